@@ -1,0 +1,5 @@
+// Placeholder until the delegate commands land; registers nothing.
+import type { Command } from 'commander';
+import type { CliContext } from '../context.ts';
+
+export function register(_program: Command, _ctx: CliContext): void {}

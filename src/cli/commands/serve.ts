@@ -1,0 +1,24 @@
+/** `baton serve`: run the gateway until SIGINT/SIGTERM. */
+import type { Command } from 'commander';
+import { startGateway } from '../../main.ts';
+import type { CliContext } from '../context.ts';
+
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('serve')
+    .description('run the gateway (embedded SQLite, cards from cards/, dev keys generated on first start)')
+    .option('-p, --port <port>', 'listen port (overrides config and BATON_PORT)')
+    .action(async (opts: { port?: string }) => {
+      const config = ctx.config();
+      if (opts.port !== undefined) config.port = Number(opts.port);
+      const gw = await startGateway(config);
+      console.log(`baton: listening on ${gw.url}`);
+      const stop = async (signal: string) => {
+        gw.logger.info({ signal }, 'shutting down');
+        await gw.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', () => void stop('SIGINT'));
+      process.once('SIGTERM', () => void stop('SIGTERM'));
+    });
+}

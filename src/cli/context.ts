@@ -1,0 +1,11 @@
+/** What every CLI command receives: the parsed config, loaded lazily once. */
+import { loadConfig, type Config } from '../config.ts';
+
+export interface CliContext {
+  config(): Config;
+}
+
+export function cliContext(file: () => string | undefined): CliContext {
+  let cached: Config | undefined;
+  return { config: () => (cached ??= loadConfig({ file: file() })) };
+}

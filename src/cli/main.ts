@@ -1,0 +1,31 @@
+/** The `baton` command. Each command family lives in ./commands/<noun>.ts. */
+import { Command } from 'commander';
+import { BatonError } from '../errors.ts';
+import { cliContext } from './context.ts';
+import { register as registerServe } from './commands/serve.ts';
+import { register as registerInit } from './commands/init.ts';
+import { register as registerKeys } from './commands/keys.ts';
+import { register as registerCards } from './commands/cards.ts';
+import { register as registerDelegate } from './commands/delegate.ts';
+
+const program = new Command('baton')
+  .description('A2A-native delegation gateway')
+  .option('-c, --config <file>', 'configuration file (YAML or JSON); default baton.config.yaml if present')
+  .showHelpAfterError();
+
+const ctx = cliContext(() => program.opts<{ config?: string }>().config);
+for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate]) register(program, ctx);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof BatonError) {
+    console.error(`baton: ${err.code}: ${err.message}`);
+    process.exitCode = 2;
+  } else if (err instanceof TypeError) {
+    console.error(`baton: ${err.message}`);
+    process.exitCode = 2;
+  } else {
+    throw err;
+  }
+}

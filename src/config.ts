@@ -1,0 +1,83 @@
+/**
+ * Gateway configuration: one zod schema, read once at boot from an optional
+ * JSON/YAML file, then overridden by BATON_* environment variables. Every
+ * default is the embedded, single-machine setup the README's quick start uses.
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+export const Config = z.strictObject({
+  /** Address to listen on. Loopback by default: exposing a gateway is a decision. */
+  host: z.string().default('127.0.0.1'),
+  port: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** Public base URL written into cards (supportedInterfaces, jku). */
+  publicUrl: z.url().optional(),
+  dataDir: z.string().default('./data'),
+  cardsDir: z.string().default('./cards'),
+  wellKnownDir: z.string().default('./well-known'),
+  keysDir: z.string().optional(),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  store: z
+    .discriminatedUnion('kind', [
+      z.strictObject({ kind: z.literal('sqlite'), path: z.string().optional() }),
+      z.strictObject({ kind: z.literal('postgres'), url: z.string().min(1) }),
+    ])
+    .default({ kind: 'sqlite' }),
+  /** Remote card verification (RW-003 §4, A2A §8.4). */
+  trust: z
+    .strictObject({
+      /** origin → path of a pinned JWKS file for that origin. */
+      pinnedJwks: z.record(z.string(), z.string()).default({}),
+      /** Origins whose `jku` header may be followed to fetch keys. Never any other. */
+      jkuAllowedOrigins: z.array(z.string()).default([]),
+    })
+    .default({ pinnedJwks: {}, jkuAllowedOrigins: [] }),
+});
+export type Config = z.infer<typeof Config>;
+
+const ENV: Record<string, (c: Record<string, unknown>, v: string) => void> = {
+  BATON_HOST: (c, v) => (c.host = v),
+  BATON_PORT: (c, v) => (c.port = v),
+  BATON_PUBLIC_URL: (c, v) => (c.publicUrl = v),
+  BATON_DATA_DIR: (c, v) => (c.dataDir = v),
+  BATON_CARDS_DIR: (c, v) => (c.cardsDir = v),
+  BATON_WELL_KNOWN_DIR: (c, v) => (c.wellKnownDir = v),
+  BATON_KEYS_DIR: (c, v) => (c.keysDir = v),
+  BATON_LOG_LEVEL: (c, v) => (c.logLevel = v),
+  BATON_SQLITE_PATH: (c, v) => (c.store = { kind: 'sqlite', path: v }),
+  BATON_PG_URL: (c, v) => (c.store = { kind: 'postgres', url: v }),
+};
+
+/** Reads the config file (if any) and the environment; throws TypeError with every problem. */
+export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv } = {}): Config {
+  const env = opts.env ?? process.env;
+  const file = opts.file ?? env.BATON_CONFIG ?? (existsSync('baton.config.yaml') ? 'baton.config.yaml' : undefined);
+  const raw: Record<string, unknown> = file ? readConfigFile(file) : {};
+  for (const [name, apply] of Object.entries(ENV)) {
+    const v = env[name];
+    if (v !== undefined && v !== '') apply(raw, v);
+  }
+  const parsed = Config.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new TypeError(`invalid configuration${file ? ` in ${file}` : ''}:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  const text = readFileSync(resolve(file), 'utf8');
+  const value: unknown = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`${file}: expected a mapping`);
+  return value as Record<string, unknown>;
+}
+
+/** Where derived paths land when the config leaves them out. */
+export function resolvedPaths(config: Config): { sqlite: string; keys: string } {
+  return {
+    sqlite: config.store.kind === 'sqlite' && config.store.path ? config.store.path : resolve(config.dataDir, 'baton.db'),
+    keys: config.keysDir ?? resolve(config.dataDir, 'keys'),
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * The express application: health, readiness and the routers of each
+ * capability. The forwarding hot path is mounted separately on purpose (see
+ * STYLE.md): no body parser or middleware stack runs before it.
+ */
+import express, { type ErrorRequestHandler, type Router } from 'express';
+import { BatonError, invalidRequest, limitExceeded } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { Store } from '../store/port.ts';
+import { errorBody, toBatonError, WIRE_CODES } from './error-map.ts';
+
+export interface AppDeps {
+  store: Store;
+  logger: Logger;
+  /** Routers mounted at the root, in order (well-known, admin, A2A front door…). */
+  routers?: Router[];
+}
+
+export function createApp(deps: AppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false); // routers that cache set their own strong ETags
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await deps.store.ping();
+      res.json({ status: 'ready' });
+    } catch (err) {
+      const e = toBatonError(err);
+      deps.logger.warn({ code: e.code }, 'readiness check failed');
+      res.status(503).json({ status: 'not_ready', code: e.code });
+    }
+  });
+
+  for (const router of deps.routers ?? []) app.use(router);
+
+  app.use((_req, res) => {
+    res.status(404).json({ error: { code: 'invalid_request', message: 'no such route', details: {} } });
+  });
+  app.use(errorHandler(deps.logger));
+  return app;
+}
+
+function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, _req, res, _next) => {
+    const e = fromExpress(err);
+    if (e.code === 'storage_error') logger.error({ err: e.cause ?? e }, 'request failed');
+    res.status(WIRE_CODES[e.code].http).json(errorBody(e));
+  };
+}
+
+// Body-parser failures carry a status and a `type`; give them our vocabulary.
+function fromExpress(err: unknown): BatonError {
+  const status = (err as { status?: unknown })?.status;
+  if (err instanceof BatonError || typeof status !== 'number') return toBatonError(err);
+  if (status === 413) return limitExceeded('request body exceeds the size bound');
+  if (status >= 400 && status < 500) return invalidRequest('request body is malformed');
+  return toBatonError(err);
+}

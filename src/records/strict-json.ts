@@ -1,0 +1,189 @@
+/**
+ * Strict JSON (RFC 8259 restricted to I-JSON, RFC 7493) for every inbound
+ * record. JSON.parse silently keeps the last of duplicate keys and accepts lone
+ * surrogates, which lets two parsers disagree about the same bytes — fatal for
+ * signed data. This parser refuses both, bounds size and depth, and never lets
+ * a `__proto__` key touch a prototype.
+ */
+import { invalidRequest, limitExceeded } from '../errors.ts';
+import { RECORD_LIMITS } from './limits.ts';
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+export interface StrictJsonOptions {
+  /** Maximum size in UTF-8 bytes. Defaults to the ADR-0014 64 KiB record bound. */
+  maxBytes?: number;
+  /** Maximum nesting of arrays and objects. */
+  maxDepth?: number;
+}
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Parses bytes or text strictly; throws BatonError invalid_request or limit_exceeded. */
+export function parseStrictJson(input: string | Uint8Array, options: StrictJsonOptions = {}): JsonValue {
+  const maxBytes = options.maxBytes ?? RECORD_LIMITS.maxRecordBytes;
+  let text: string;
+  if (typeof input === 'string') {
+    if (Buffer.byteLength(input, 'utf8') > maxBytes) throw limitExceeded('JSON input exceeds the size bound', { maxBytes });
+    text = input;
+  } else {
+    if (input.byteLength > maxBytes) throw limitExceeded('JSON input exceeds the size bound', { maxBytes });
+    try {
+      text = fatalUtf8.decode(input);
+    } catch (cause) {
+      throw invalidRequest('JSON input is not well-formed UTF-8', {}, cause);
+    }
+  }
+  return new Parser(text, options.maxDepth ?? RECORD_LIMITS.maxDepth).parseDocument();
+}
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+class Parser {
+  private pos = 0;
+  constructor(
+    private readonly text: string,
+    private readonly maxDepth: number,
+  ) {}
+
+  parseDocument(): JsonValue {
+    this.skipWs();
+    const value = this.parseValue(0);
+    this.skipWs();
+    if (this.pos !== this.text.length) this.fail('unexpected data after the JSON value');
+    return value;
+  }
+
+  private fail(reason: string): never {
+    throw invalidRequest(`malformed JSON: ${reason}`, { offset: this.pos });
+  }
+
+  private skipWs(): void {
+    while (this.pos < this.text.length && WS.has(this.text.charCodeAt(this.pos))) this.pos++;
+  }
+
+  private parseValue(depth: number): JsonValue {
+    const ch = this.text[this.pos];
+    switch (ch) {
+      case '{':
+        return this.parseObject(depth + 1);
+      case '[':
+        return this.parseArray(depth + 1);
+      case '"':
+        return this.parseString();
+      case 't':
+        return this.literal('true', true);
+      case 'f':
+        return this.literal('false', false);
+      case 'n':
+        return this.literal('null', null);
+      default:
+        return this.parseNumber();
+    }
+  }
+
+  private literal<T extends JsonValue>(word: string, value: T): T {
+    if (!this.text.startsWith(word, this.pos)) this.fail('unknown literal');
+    this.pos += word.length;
+    return value;
+  }
+
+  private enter(depth: number): void {
+    if (depth > this.maxDepth) throw limitExceeded('JSON nesting exceeds the depth bound', { maxDepth: this.maxDepth });
+    this.pos++;
+    this.skipWs();
+  }
+
+  private parseObject(depth: number): { [key: string]: JsonValue } {
+    this.enter(depth);
+    const out: { [key: string]: JsonValue } = {};
+    const seen = new Set<string>();
+    if (this.text[this.pos] === '}') {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      if (this.text[this.pos] !== '"') this.fail('expected a string key');
+      const key = this.parseString();
+      if (seen.has(key)) this.fail('duplicate object key');
+      seen.add(key);
+      this.skipWs();
+      if (this.text[this.pos] !== ':') this.fail('expected ":"');
+      this.pos++;
+      this.skipWs();
+      // defineProperty so a "__proto__" key is data, never a prototype switch.
+      Object.defineProperty(out, key, { value: this.parseValue(depth), enumerable: true, writable: true, configurable: true });
+      this.skipWs();
+      const sep = this.text[this.pos++];
+      if (sep === '}') return out;
+      if (sep !== ',') this.fail('expected "," or "}"');
+      this.skipWs();
+    }
+  }
+
+  private parseArray(depth: number): JsonValue[] {
+    this.enter(depth);
+    const out: JsonValue[] = [];
+    if (this.text[this.pos] === ']') {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      out.push(this.parseValue(depth));
+      this.skipWs();
+      const sep = this.text[this.pos++];
+      if (sep === ']') return out;
+      if (sep !== ',') this.fail('expected "," or "]"');
+      this.skipWs();
+    }
+  }
+
+  private parseNumber(): number {
+    NUMBER.lastIndex = this.pos;
+    const m = NUMBER.exec(this.text);
+    if (!m || m[0].length === 0) this.fail('unexpected character');
+    this.pos += m[0].length;
+    const n = Number(m[0]);
+    // I-JSON: a number that cannot round-trip through IEEE 754 is not data.
+    if (!Number.isFinite(n)) this.fail('number out of range');
+    if (Number.isInteger(n) && !Number.isSafeInteger(n) && !/[.eE]/.test(m[0])) this.fail('integer beyond 2^53 loses precision');
+    return n;
+  }
+
+  private parseString(): string {
+    this.pos++; // opening quote
+    let out = '';
+    let start = this.pos;
+    for (;;) {
+      if (this.pos >= this.text.length) this.fail('unterminated string');
+      const c = this.text.charCodeAt(this.pos);
+      if (c === 0x22) {
+        out += this.text.slice(start, this.pos);
+        this.pos++;
+        if (!out.isWellFormed()) this.fail('lone surrogate in string');
+        return out;
+      }
+      if (c < 0x20) this.fail('unescaped control character in string');
+      if (c !== 0x5c) {
+        this.pos++;
+        continue;
+      }
+      out += this.text.slice(start, this.pos);
+      const e = this.text[this.pos + 1];
+      if (e === 'u') {
+        const hex = this.text.slice(this.pos + 2, this.pos + 6);
+        if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail('bad \\u escape');
+        out += String.fromCharCode(parseInt(hex, 16));
+        this.pos += 6;
+      } else {
+        const rep = e === undefined ? undefined : ESCAPES[e];
+        if (rep === undefined) this.fail('bad escape');
+        out += rep;
+        this.pos += 2;
+      }
+      start = this.pos;
+    }
+  }
+}

@@ -1,0 +1,11 @@
+/** Picks the storage adapter the configuration names. */
+import type { Config } from '../config.ts';
+import { resolvedPaths } from '../config.ts';
+import { unsupported } from '../errors.ts';
+import type { Store } from './port.ts';
+import { SqliteStore } from './sqlite/store.ts';
+
+export async function openStore(config: Config, opts: { create?: boolean } = {}): Promise<Store> {
+  if (config.store.kind === 'sqlite') return SqliteStore.open(resolvedPaths(config).sqlite, { create: opts.create ?? true });
+  throw unsupported('the postgres store is not available in this build yet', { kind: config.store.kind });
+}
