@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalBytes, canonicalText } from '../../src/records/canonical.ts';
+import { digestOf, sha256Digest } from '../../src/records/digest.ts';
+import { parseStrictJson } from '../../src/records/strict-json.ts';
+import { expectCode } from '../helpers/errors.ts';
+
+// Vectors transcribed from RFC 8785 itself (§3.2.2, §3.2.3, Appendix B).
+describe('RFC 8785 canonical form', () => {
+  it('reproduces the §3.2.2 example byte for byte', () => {
+    const input = String.raw`{
+      "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+      "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+      "literals": [null, true, false]
+    }`;
+    expect(canonicalText(parseStrictJson(input))).toBe(
+      String.raw`{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`,
+    );
+  });
+
+  it('sorts keys by UTF-16 code units (§3.2.3)', () => {
+    const input = String.raw`{
+      "\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet With Dagesh",
+      "1": "One", "\ud83d\ude00": "Emoji: Grinning Face", "\u0080": "Control",
+      "\u00f6": "Latin Small Letter O With Diaeresis"
+    }`;
+    // JSON.parse would re-order the integer-like key "1", so compare the text.
+    expect(canonicalText(parseStrictJson(input))).toBe(
+      '{"\\r":"Carriage Return","1":"One","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis",' +
+        '"\u20ac":"Euro Sign","\ud83d\ude00":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
+    );
+  });
+
+  it.each([
+    ['0000000000000000', '0'],
+    ['8000000000000000', '0'],
+    ['0000000000000001', '5e-324'],
+    ['8000000000000001', '-5e-324'],
+    ['7fefffffffffffff', '1.7976931348623157e+308'],
+    ['ffefffffffffffff', '-1.7976931348623157e+308'],
+    ['4340000000000000', '9007199254740992'],
+    ['c340000000000000', '-9007199254740992'],
+    ['4430000000000000', '295147905179352830000'],
+    ['44b52d02c7e14af5', '9.999999999999997e+22'],
+    ['44b52d02c7e14af6', '1e+23'],
+    ['44b52d02c7e14af7', '1.0000000000000001e+23'],
+    ['444b1ae4d6e2ef4e', '999999999999999700000'],
+    ['444b1ae4d6e2ef4f', '999999999999999900000'],
+    ['444b1ae4d6e2ef50', '1e+21'],
+    ['3eb0c6f7a0b5ed8c', '9.999999999999997e-7'],
+    ['3eb0c6f7a0b5ed8d', '0.000001'],
+    ['41b3de4355555553', '333333333.3333332'],
+    ['41b3de4355555554', '333333333.33333325'],
+    ['41b3de4355555555', '333333333.3333333'],
+    ['41b3de4355555556', '333333333.3333334'],
+    ['41b3de4355555557', '333333333.33333343'],
+    ['becbf647612f3696', '-0.0000033333333333333333'],
+    ['43143ff3c1cb0959', '1424953923781206.2'],
+  ])('serialises IEEE 754 %s as %s (Appendix B)', (hex, expected) => {
+    const n = Buffer.from(hex, 'hex').readDoubleBE(0);
+    expect(canonicalText(n)).toBe(expected);
+  });
+
+  it('canonicalises nested structures and arrays in order', () => {
+    expect(canonicalText({ b: [3, { z: 1, a: 2 }], a: { y: null, x: 'é' } })).toBe('{"a":{"x":"é","y":null},"b":[3,{"a":2,"z":1}]}');
+    expect(new TextDecoder().decode(canonicalBytes({ a: 'é' }))).toBe('{"a":"é"}');
+  });
+
+  it.each([
+    ['NaN', NaN],
+    ['Infinity', Infinity],
+    ['lone surrogate', '\ud800'],
+    ['lone surrogate key', { '\udc00': 1 }],
+    ['undefined member', { a: undefined }],
+    ['a Date', new Date(0)],
+    ['a Map', new Map()],
+    ['a bigint', 1n],
+    ['a function', () => 1],
+  ])('refuses %s instead of silently changing it', (_name, value) => {
+    expectCode(() => canonicalText(value), 'invalid_request');
+  });
+});
+
+describe('digests', () => {
+  it('is sha256 over the canonical bytes, prefixed', () => {
+    expect(sha256Digest('abc')).toBe('sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(digestOf({ b: 1, a: 2 })).toBe(sha256Digest('{"a":2,"b":1}'));
+    expect(digestOf({ a: 2, b: 1 })).toBe(digestOf({ b: 1, a: 2 }));
+    expect(digestOf({ a: 1 })).not.toBe(digestOf({ a: 1.5 }));
+  });
+});
