@@ -2,8 +2,20 @@
  * The storage port. It offers domain operations, not a generic transaction:
  * better-sqlite3 transactions are synchronous and cannot span an await, so
  * each adapter makes each operation atomic on its own and shares the pure
- * decision code from the core.
+ * decision code from the core (src/control, src/ledger).
  */
+import type { ControlEvent, ControlEventInput } from '../control/event.ts';
+import type { ControlFenceSet, StreamHead } from '../control/fence.ts';
+import type { ControlScopeRef, StreamId } from '../control/scope.ts';
+import type {
+  AdmissionReceipt,
+  AdmissionRequest,
+  BudgetNode,
+  LedgerTreeNode,
+  OpenBudgetRequest,
+  Reservation,
+  SettlementRequest,
+} from '../ledger/types.ts';
 import type { Envelope } from '../records/envelope.ts';
 
 export type PutResult = 'inserted' | 'exists';
@@ -24,7 +36,35 @@ export interface RecordStore {
   listRevisions(recordId: string): Promise<Envelope[]>;
 }
 
+/** RW-003 §1.2 control streams. */
+export interface ControlStore {
+  /**
+   * Appends at the stream's next position. With `expectedHead`, fails with
+   * context_invalidated if the head moved. The same idempotency key with the
+   * same content returns the first event; with other content, invalid_request.
+   */
+  appendControl(input: ControlEventInput, opts?: { expectedHead?: { position: number; event_id: string }; at: string }): Promise<ControlEvent>;
+  head(scope: ControlScopeRef): Promise<StreamHead | undefined>;
+  readStream(stream: StreamId, opts?: { after?: number; limit?: number }): Promise<ControlEvent[]>;
+  /** The current fence set over `scopes` (authority scopes only). */
+  fenceSet(scopes: readonly ControlScopeRef[]): Promise<ControlFenceSet>;
+}
+
+/** ADR-0014 shared root budgets and final admission. */
+export interface LedgerStore {
+  openBudget(req: OpenBudgetRequest): Promise<BudgetNode>;
+  admit(req: AdmissionRequest): Promise<AdmissionReceipt>;
+  settle(req: SettlementRequest): Promise<Reservation>;
+  node(nodeId: string): Promise<BudgetNode | undefined>;
+  reservation(reservationId: string): Promise<Reservation | undefined>;
+  tree(rootId: string): Promise<LedgerTreeNode | undefined>;
+  /** Reservations not yet resolved (held or unknown), oldest first: the reconciliation queue. */
+  unresolved(limit?: number): Promise<Reservation[]>;
+}
+
 export interface Store extends RecordStore {
+  readonly control: ControlStore;
+  readonly ledger: LedgerStore;
   /** Cheap liveness probe for /readyz; throws storage_error when the store is unusable. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,0 +1,116 @@
+/** Requests and receipts of the ledger's domain operations (see src/store/port.ts). */
+import type { ControlBoundaryRef } from '../control/fence.ts';
+import type { ControlScopeRef } from '../control/scope.ts';
+import type { Envelope } from '../records/envelope.ts';
+import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
+import type { BudgetDimension } from './amount.ts';
+import type { ChargeKind, ReservationStatus, SettlementOutcome } from './rules.ts';
+
+/** Ledger capacity bounds; owner configuration may tighten them. */
+export interface LedgerLimits {
+  maxActiveRoots: number;
+  maxRetainedRecords: number;
+  maxDepth: number;
+  maxDescendants: number;
+}
+
+/** ADR-0014 defaults: 1,024 active roots and 10,000 retained records per owner namespace; 4 hops, 32 descendants per root. */
+export const LEDGER_LIMITS: Readonly<LedgerLimits> = Object.freeze({
+  maxActiveRoots: 1024,
+  maxRetainedRecords: 10_000,
+  maxDepth: 4,
+  maxDescendants: 32,
+});
+
+/**
+ * Registers one delegation's budget node. Atomic with storing the contract
+ * record and appending rw003.delegation.issued to its stream (ADR-0014: a
+ * delegation record and its budget commit together).
+ */
+export interface OpenBudgetRequest {
+  node_id: string;
+  /** Absent for a root. The parent must exist and be active. */
+  parent_id?: string;
+  space_id: string;
+  owner_namespace: string;
+  not_after: string;
+  dimensions: BudgetDimension[];
+  actor_ref: ActorRef;
+  /** The sealed contract record this node accounts for. */
+  record?: Envelope;
+  at: string;
+}
+
+export interface BudgetNode {
+  node_id: string;
+  parent_id: string | null;
+  root_id: string;
+  depth: number;
+  space_id: string;
+  owner_namespace: string;
+  not_after: string;
+  issued_event: ControlBoundaryRef;
+}
+
+/**
+ * One counted operation or controlled effect (ADR-0014). Everything is
+ * checked and written in one durable transaction before dispatch.
+ */
+export interface AdmissionRequest {
+  effect_id: string;
+  reservation_id: string;
+  /** The leaf delegation; its ancestry comes from the store, never the caller. */
+  node_id: string;
+  kind: ChargeKind;
+  amounts: Record<string, bigint>;
+  fence_set: ControlBoundaryRef[];
+  /** Authority scopes beyond the delegation chain (space policy, agent card, consent…). */
+  scopes: ControlScopeRef[];
+  /** The PermissionDecision record this admission binds. */
+  decision: Envelope;
+  /** The attempt audit stream the permission observation goes to. */
+  attempt_scope: ControlScopeRef;
+  actor_ref: ActorRef;
+  at: string;
+}
+
+export interface AdmissionReceipt {
+  effect_id: string;
+  reservation_id: string;
+  chain: string[];
+  kind: ChargeKind;
+  amounts: Record<string, string>;
+  status: ReservationStatus;
+  fence_set: ControlBoundaryRef[];
+  decision_ref: RevisionRef;
+  /** True when this call found the identical admission already recorded. */
+  replayed: boolean;
+}
+
+export interface SettlementRequest {
+  reservation_id: string;
+  outcome: SettlementOutcome;
+  /** Evidence for the outcome (receipt, reconciliation record); required to leave `unknown`. */
+  evidence?: RevisionRef;
+  at: string;
+}
+
+export interface Reservation {
+  reservation_id: string;
+  effect_id: string;
+  root_id: string;
+  chain: string[];
+  kind: ChargeKind;
+  amounts: Record<string, string>;
+  status: ReservationStatus;
+  created_at: string;
+  settled_at: string | null;
+}
+
+export interface LedgerTreeNode {
+  node_id: string;
+  depth: number;
+  not_after: string;
+  balances: Array<{ dimension: string; ceiling: string; consumed: string; reserved: string }>;
+  children: LedgerTreeNode[];
+}

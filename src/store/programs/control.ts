@@ -1,0 +1,79 @@
+/** appendControl as a transaction program (RW-003 §1.2). */
+import { ControlEvent, ControlEventInput, eventDigest, eventSchemaRefOf, type ParsedEventInput } from '../../control/event.ts';
+import type { StreamHead } from '../../control/fence.ts';
+import { streamOf } from '../../control/scope.ts';
+import { assertPlacement, nextState, type AuthorityState } from '../../control/state.ts';
+import { contextInvalidated, invalidRequest } from '../../errors.ts';
+import { canonicalText } from '../../records/canonical.ts';
+import { digestOf } from '../../records/digest.ts';
+import type { IdSource } from '../../records/ids.ts';
+import { summariseIssues } from '../../records/envelope.ts';
+import { tx, type HeadRow, type Program } from './ops.ts';
+
+export interface AppendOptions {
+  expectedHead?: { position: number; event_id: string };
+  at: string;
+}
+
+/** Parses caller input once, at the store edge. */
+export function parseEventInput(input: unknown): ParsedEventInput {
+  const parsed = ControlEventInput.safeParse(input);
+  if (!parsed.success) throw invalidRequest('control event is malformed', { issues: summariseIssues(parsed.error) });
+  // Absent optionals must be absent, not undefined, for canonical digests.
+  return Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined)) as ParsedEventInput;
+}
+
+export function* appendControl(input: ParsedEventInput, opts: AppendOptions, ids: IdSource): Program<ControlEvent> {
+  const scope = input.control_scope_ref;
+  assertPlacement(scope.scope_kind, input.event_type);
+  const stream = streamOf(scope);
+  const inputDigest = digestOf(input);
+  if (input.idempotency_key !== undefined) {
+    const prior = yield* tx('eventByIdempotency', stream, input.idempotency_key);
+    if (prior) {
+      if (prior.input_digest !== inputDigest) throw invalidRequest('idempotency key reused with different content', { key: input.idempotency_key });
+      return ControlEvent.parse(JSON.parse(prior.document));
+    }
+  }
+  const head = yield* tx('streamHead', stream, 'update');
+  if (opts.expectedHead && (head?.position ?? 0) !== opts.expectedHead.position) {
+    throw contextInvalidated('control stream head moved', { branch_id: stream.branch_id });
+  }
+  if (opts.expectedHead && head && head.event_id !== opts.expectedHead.event_id) {
+    throw contextInvalidated('control stream head moved', { branch_id: stream.branch_id });
+  }
+  const state = nextState(scope.scope_kind, (head?.state ?? 'unresolved') as AuthorityState, input.event_type, input.payload);
+  const draft = {
+    ...input,
+    event_id: ids.next('evt'),
+    event_schema_ref: eventSchemaRefOf(input.event_type),
+    ...stream,
+    position: (head?.position ?? 0) + 1,
+    recorded_at: opts.at,
+    prev_event_digest: head?.event_digest ?? null,
+  };
+  const event: ControlEvent = { ...draft, event_digest: eventDigest(draft) };
+  yield* tx('insertEvent', {
+    ...stream,
+    position: event.position,
+    event_id: event.event_id,
+    event_type: event.event_type,
+    idempotency_key: event.idempotency_key ?? null,
+    input_digest: inputDigest,
+    event_digest: event.event_digest,
+    document: canonicalText(event),
+  });
+  yield* tx('upsertHead', { ...stream, scope_kind: scope.scope_kind, position: event.position, event_id: event.event_id, event_digest: event.event_digest, state });
+  return event;
+}
+
+export function headOf(row: HeadRow): StreamHead {
+  return {
+    project_id: row.project_id,
+    branch_id: row.branch_id,
+    position: Number(row.position),
+    event_id: row.event_id,
+    event_digest: row.event_digest,
+    state: row.state as AuthorityState,
+  };
+}

@@ -1,0 +1,285 @@
+/**
+ * The ledger's atomic operations (ADR-0014 "Shared budgets and final
+ * admission") as transaction programs. Each runs entirely inside one durable
+ * transaction: either every check passed and every row was written before
+ * dispatch, or nothing changed.
+ */
+import { boundaryOf } from '../../control/event.ts';
+import { assertFences, streamsToRead, type StreamHead } from '../../control/fence.ts';
+import { streamKey, streamOf, type ControlScopeRef } from '../../control/scope.ts';
+import { permitsEffects, type AuthorityState } from '../../control/state.ts';
+import { contextInvalidated, deny, invalidRequest, limitExceeded } from '../../errors.ts';
+import { checkAmount } from '../../ledger/amount.ts';
+import { checkChildCeilings, nextReservationStatus, planCharge, planSettlement, type BalanceDelta } from '../../ledger/rules.ts';
+import {
+  LEDGER_LIMITS,
+  type AdmissionReceipt,
+  type AdmissionRequest,
+  type BudgetNode,
+  type LedgerLimits,
+  type OpenBudgetRequest,
+  type Reservation,
+  type SettlementRequest,
+} from '../../ledger/types.ts';
+import { digestOf } from '../../records/digest.ts';
+import { refOf } from '../../records/envelope.ts';
+import type { IdSource } from '../../records/ids.ts';
+import { appendControl, headOf, parseEventInput } from './control.ts';
+import { tx, type NodeRow, type Program, type ReservationRow } from './ops.ts';
+import { putRecord } from './records.ts';
+
+const delegationScope = (space_id: string, node_id: string): ControlScopeRef => ({ space_id, scope_kind: 'delegation', scope_id: node_id });
+
+function nodeOf(row: NodeRow): BudgetNode {
+  return {
+    node_id: row.node_id,
+    parent_id: row.parent_id,
+    root_id: row.root_id,
+    depth: Number(row.depth),
+    space_id: row.space_id,
+    owner_namespace: row.owner_namespace,
+    not_after: row.not_after,
+    issued_event: JSON.parse(row.issued_event),
+  };
+}
+
+function openDigest(req: OpenBudgetRequest): string {
+  const { at: _at, record, dimensions, ...rest } = req;
+  return digestOf({
+    ...rest,
+    record: record?.content_digest ?? null,
+    dimensions: dimensions.map((d) => ({ ...d, ceiling: d.ceiling.toString() })),
+  });
+}
+
+export function* openBudget(req: OpenBudgetRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS): Program<BudgetNode> {
+  const digest = openDigest(req);
+  const existing = yield* tx('node', req.node_id, 'none');
+  if (existing) {
+    if (existing.request_digest === digest) return nodeOf(existing);
+    throw invalidRequest('budget node already exists with other content', { node_id: req.node_id });
+  }
+  if (req.dimensions.length === 0 || req.dimensions.length > 16) throw limitExceeded('a budget has 1 to 16 dimensions');
+  if (new Set(req.dimensions.map((d) => d.name)).size !== req.dimensions.length) throw invalidRequest('duplicate budget dimension');
+  for (const d of req.dimensions) checkAmount(d.ceiling, `ceiling of ${d.name}`);
+  if ((yield* tx('countRetained', req.owner_namespace)) >= limits.maxRetainedRecords) {
+    throw limitExceeded('owner namespace holds the maximum number of retained records', { max: limits.maxRetainedRecords });
+  }
+
+  let root_id = req.node_id;
+  let depth = 0;
+  if (req.parent_id === undefined) {
+    if ((yield* tx('countActiveRoots', req.owner_namespace, req.at)) >= limits.maxActiveRoots) {
+      throw limitExceeded('owner namespace has the maximum number of active roots', { max: limits.maxActiveRoots });
+    }
+  } else {
+    const parent = yield* tx('node', req.parent_id, 'share');
+    if (!parent) throw invalidRequest('parent delegation is unknown', { parent_id: req.parent_id });
+    if (parent.space_id !== req.space_id || parent.owner_namespace !== req.owner_namespace) {
+      throw invalidRequest('a child cannot change space or owner namespace');
+    }
+    const head = yield* tx('streamHead', streamOf(delegationScope(parent.space_id, parent.node_id)), 'share');
+    if (!head || !permitsEffects(head.state as AuthorityState)) {
+      throw contextInvalidated('parent delegation does not permit new children', { parent_id: parent.node_id, state: head?.state ?? 'unresolved' });
+    }
+    if (Date.parse(req.not_after) > Date.parse(parent.not_after)) throw deny('child expiry is later than its parent', { failures: [{ dimension: 'expiry' }] });
+    if (Date.parse(parent.not_after) <= Date.parse(req.at)) throw contextInvalidated('parent delegation has expired');
+    depth = Number(parent.depth) + 1;
+    root_id = parent.root_id;
+    if (depth > limits.maxDepth) throw limitExceeded('delegation depth limit reached', { max: limits.maxDepth });
+    if ((yield* tx('countDescendants', root_id)) >= limits.maxDescendants) {
+      throw limitExceeded('root has the maximum number of descendants', { max: limits.maxDescendants });
+    }
+    const parentDims = (yield* tx('balances', [parent.node_id], 'none')).map((b) => ({ name: b.dimension, unit: b.unit, ceiling: BigInt(b.ceiling) }));
+    const failures = checkChildCeilings(parentDims, req.dimensions);
+    if (failures.length > 0) throw deny('child budget is wider than its parent', { failures });
+  }
+
+  if (req.record) yield* putRecord(req.record, req.at);
+  const event = yield* appendControl(
+    parseEventInput({
+      event_type: 'rw003.delegation.issued',
+      control_scope_ref: delegationScope(req.space_id, req.node_id),
+      actor_ref: req.actor_ref,
+      produced_records: req.record ? [refOf(req.record)] : [],
+      idempotency_key: `issue:${req.node_id}`,
+      payload: { parent_id: req.parent_id ?? null, root_id, depth },
+    }),
+    { at: req.at },
+    ids,
+  );
+  const row: NodeRow = {
+    node_id: req.node_id,
+    parent_id: req.parent_id ?? null,
+    root_id,
+    depth,
+    space_id: req.space_id,
+    owner_namespace: req.owner_namespace,
+    not_after: req.not_after,
+    request_digest: digest,
+    issued_event: JSON.stringify(boundaryOf(event)),
+    created_at: req.at,
+  };
+  yield* tx('insertNode', row);
+  for (const d of req.dimensions) {
+    yield* tx('insertBalance', { node_id: req.node_id, dimension: d.name, unit: d.unit, ceiling: d.ceiling, consumed: 0n, reserved: 0n });
+  }
+  return nodeOf(row);
+}
+
+function admissionDigest(req: AdmissionRequest): string {
+  return digestOf({
+    effect_id: req.effect_id,
+    reservation_id: req.reservation_id,
+    node_id: req.node_id,
+    kind: req.kind,
+    amounts: stringAmounts(req.amounts),
+    fence_set: req.fence_set,
+    scopes: req.scopes,
+    decision: req.decision.content_digest,
+    attempt_scope: req.attempt_scope,
+  });
+}
+
+const stringAmounts = (a: Record<string, bigint>): Record<string, string> =>
+  Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v.toString()]));
+
+/** Walks from the leaf to the root through trusted rows; returns root first. */
+function* chainOf(leafId: string): Program<NodeRow[]> {
+  const chain: NodeRow[] = [];
+  let id: string | null = leafId;
+  while (id !== null) {
+    const row: NodeRow | undefined = yield* tx('node', id, 'share');
+    if (!row) throw invalidRequest(chain.length === 0 ? 'delegation is unknown' : 'delegation lineage is broken', { node_id: id });
+    if (chain.length > LEDGER_LIMITS.maxDepth + 1) throw invalidRequest('delegation lineage is too long');
+    chain.unshift(row);
+    id = row.parent_id;
+  }
+  return chain;
+}
+
+export function* admit(req: AdmissionRequest, ids: IdSource): Program<AdmissionReceipt> {
+  const digest = admissionDigest(req);
+  const prior = yield* tx('reservationByEffect', req.effect_id);
+  if (prior) {
+    if (prior.request_digest !== digest) throw invalidRequest('effect id reused with different content', { effect_id: req.effect_id });
+    return { ...(JSON.parse(prior.receipt) as AdmissionReceipt), status: prior.status as AdmissionReceipt['status'], replayed: true };
+  }
+  if (yield* tx('reservation', req.reservation_id, 'none')) throw invalidRequest('reservation id already used', { reservation_id: req.reservation_id });
+
+  const chain = yield* chainOf(req.node_id);
+  const root = chain[0]!;
+  if ((yield* tx('countRetained', root.owner_namespace)) >= LEDGER_LIMITS.maxRetainedRecords) {
+    throw limitExceeded('owner namespace holds the maximum number of retained records', { max: LEDGER_LIMITS.maxRetainedRecords });
+  }
+  // Fences: every ancestor delegation stream plus the caller-named authority scopes.
+  const required = [...chain.map((n) => delegationScope(n.space_id, n.node_id)), ...req.scopes];
+  const heads = new Map<string, StreamHead>();
+  for (const s of streamsToRead(req.fence_set, required)) {
+    const row = yield* tx('streamHead', s, 'share');
+    if (row) heads.set(streamKey(s), headOf(row));
+  }
+  assertFences(req.fence_set, required, heads);
+  for (const n of chain) {
+    if (Date.parse(n.not_after) <= Date.parse(req.at)) throw contextInvalidated('a delegation in the chain has expired', { node_id: n.node_id });
+  }
+
+  const nodeIds = chain.map((n) => n.node_id);
+  const balances = (yield* tx('balances', nodeIds, 'update')).map((b) => ({ ...b, ceiling: BigInt(b.ceiling), consumed: BigInt(b.consumed), reserved: BigInt(b.reserved) }));
+  const amounts = new Map(Object.entries(req.amounts));
+  const deltas = planCharge(nodeIds, balances, amounts, req.kind);
+
+  yield* putRecord(req.decision, req.at);
+  const status = req.kind === 'consume' ? 'consumed' : 'held';
+  const receipt: AdmissionReceipt = {
+    effect_id: req.effect_id,
+    reservation_id: req.reservation_id,
+    chain: nodeIds,
+    kind: req.kind,
+    amounts: stringAmounts(req.amounts),
+    status,
+    fence_set: req.fence_set,
+    decision_ref: refOf(req.decision),
+    replayed: false,
+  };
+  yield* tx('insertReservation', {
+    reservation_id: req.reservation_id,
+    effect_id: req.effect_id,
+    root_id: root.node_id,
+    owner_namespace: root.owner_namespace,
+    chain: JSON.stringify(nodeIds),
+    kind: req.kind,
+    amounts: JSON.stringify(receipt.amounts),
+    charged: JSON.stringify(deltas.map(deltaJson)),
+    status,
+    request_digest: digest,
+    receipt: JSON.stringify(receipt),
+    settlement: null,
+    created_at: req.at,
+    settled_at: null,
+  });
+  yield* applyAndJournal(req.reservation_id, deltas, 'admit', req.at);
+  // The permission observation goes to the attempt audit stream, which no fence reads.
+  yield* appendControl(
+    parseEventInput({
+      event_type: 'rw003.permission.evaluated',
+      control_scope_ref: req.attempt_scope,
+      actor_ref: req.actor_ref,
+      produced_records: [refOf(req.decision)],
+      fence_set: req.fence_set,
+      idempotency_key: `admit:${req.effect_id}`,
+      payload: { decision: 'allow', reservation_id: req.reservation_id, effect_id: req.effect_id },
+    }),
+    { at: req.at },
+    ids,
+  );
+  return receipt;
+}
+
+function* applyAndJournal(reservationId: string, deltas: readonly BalanceDelta[], reason: string, at: string): Program<void> {
+  for (const d of deltas) {
+    yield* tx('addToBalance', d.node_id, d.dimension, d.consumed, d.reserved);
+    yield* tx('insertEntry', { reservation_id: reservationId, node_id: d.node_id, dimension: d.dimension, d_consumed: d.consumed, d_reserved: d.reserved, reason, at });
+  }
+}
+
+const deltaJson = (d: BalanceDelta) => ({ node_id: d.node_id, dimension: d.dimension, consumed: d.consumed.toString(), reserved: d.reserved.toString() });
+const deltaOf = (j: ReturnType<typeof deltaJson>): BalanceDelta => ({ node_id: j.node_id, dimension: j.dimension, consumed: BigInt(j.consumed), reserved: BigInt(j.reserved) });
+
+export function reservationOf(row: ReservationRow): Reservation {
+  return {
+    reservation_id: row.reservation_id,
+    effect_id: row.effect_id,
+    root_id: row.root_id,
+    chain: JSON.parse(row.chain),
+    kind: row.kind as Reservation['kind'],
+    amounts: JSON.parse(row.amounts),
+    status: row.status as Reservation['status'],
+    created_at: row.created_at,
+    settled_at: row.settled_at,
+  };
+}
+
+export function* settle(req: SettlementRequest): Program<Reservation> {
+  const row = yield* tx('reservation', req.reservation_id, 'update');
+  if (!row) throw invalidRequest('reservation is unknown', { reservation_id: req.reservation_id });
+  const settlement = JSON.stringify({
+    outcome: req.outcome.kind,
+    actual: req.outcome.kind === 'measured' ? stringAmounts(Object.fromEntries(req.outcome.actual)) : undefined,
+    evidence: req.evidence,
+  });
+  // Resolve-once: the same settlement again is a no-op, a different one an error.
+  if (row.settlement !== null && row.status !== 'unknown' && row.settlement === settlement) return reservationOf(row);
+  if (row.status === 'unknown' && req.outcome.kind !== 'unknown' && !req.evidence) {
+    throw invalidRequest('leaving unknown requires reconciliation evidence', { reservation_id: req.reservation_id });
+  }
+  if (row.status === 'unknown' && req.outcome.kind === 'unknown') return reservationOf(row);
+  const status = nextReservationStatus(row.status as Reservation['status'], req.outcome);
+  const chain: string[] = JSON.parse(row.chain);
+  const charged = (JSON.parse(row.charged) as ReturnType<typeof deltaJson>[]).map(deltaOf);
+  const deltas = planSettlement(chain, charged, req.outcome);
+  yield* applyAndJournal(req.reservation_id, deltas, `settle:${req.outcome.kind}`, req.at);
+  yield* tx('resolveReservation', req.reservation_id, status, settlement, status === 'unknown' ? null : req.at);
+  return { ...reservationOf(row), status, settled_at: status === 'unknown' ? null : req.at };
+}
+

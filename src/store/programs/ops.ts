@@ -1,0 +1,134 @@
+/**
+ * The primitive reads and writes every store operation is made of. Each
+ * domain operation is written once, as a generator that yields these calls
+ * (see ./run.ts); the SQLite adapter answers them synchronously inside one
+ * BEGIN IMMEDIATE transaction, the PostgreSQL adapter asynchronously inside
+ * one BEGIN … COMMIT on one client. So both stores run the same decisions in
+ * the same order, and neither needs a transaction that spans an await it
+ * cannot hold.
+ */
+import type { StreamId } from '../../control/scope.ts';
+
+export type Lock = 'none' | 'share' | 'update';
+
+export interface RecordRow {
+  record_id: string;
+  revision_id: string;
+  content_digest: string;
+  schema_ref: string;
+  prior_revision: string | null;
+  document: string;
+  stored_at: string;
+}
+
+export interface HeadRow {
+  project_id: string;
+  branch_id: string;
+  scope_kind: string;
+  position: number;
+  event_id: string;
+  event_digest: string;
+  state: string;
+}
+
+export interface EventRow {
+  project_id: string;
+  branch_id: string;
+  position: number;
+  event_id: string;
+  event_type: string;
+  idempotency_key: string | null;
+  input_digest: string;
+  event_digest: string;
+  document: string;
+}
+
+export interface NodeRow {
+  node_id: string;
+  parent_id: string | null;
+  root_id: string;
+  depth: number;
+  space_id: string;
+  owner_namespace: string;
+  not_after: string;
+  request_digest: string;
+  issued_event: string;
+  created_at: string;
+}
+
+export interface BalanceRow {
+  node_id: string;
+  dimension: string;
+  unit: string;
+  ceiling: bigint;
+  consumed: bigint;
+  reserved: bigint;
+}
+
+export interface ReservationRow {
+  reservation_id: string;
+  effect_id: string;
+  root_id: string;
+  owner_namespace: string;
+  chain: string;
+  kind: string;
+  amounts: string;
+  charged: string;
+  status: string;
+  request_digest: string;
+  receipt: string;
+  settlement: string | null;
+  created_at: string;
+  settled_at: string | null;
+}
+
+export interface EntryRow {
+  reservation_id: string;
+  node_id: string;
+  dimension: string;
+  d_consumed: bigint;
+  d_reserved: bigint;
+  reason: string;
+  at: string;
+}
+
+/** Synchronous shape of the primitives; the async adapter returns the same values in promises. */
+export interface TxOps {
+  recordByRevision(revisionId: string): RecordRow | undefined;
+  recordHead(recordId: string): string | undefined;
+  insertRecord(row: RecordRow): void;
+  setRecordHead(recordId: string, revisionId: string): void;
+
+  streamHead(stream: StreamId, lock: Lock): HeadRow | undefined;
+  eventByIdempotency(stream: StreamId, key: string): EventRow | undefined;
+  insertEvent(row: EventRow): void;
+  upsertHead(row: HeadRow): void;
+
+  node(nodeId: string, lock: Lock): NodeRow | undefined;
+  countDescendants(rootId: string): number;
+  countActiveRoots(ownerNamespace: string, at: string): number;
+  countRetained(ownerNamespace: string): number;
+  insertNode(row: NodeRow): void;
+  balances(nodeIds: readonly string[], lock: Lock): BalanceRow[];
+  insertBalance(row: BalanceRow): void;
+  addToBalance(nodeId: string, dimension: string, consumed: bigint, reserved: bigint): void;
+  reservationByEffect(effectId: string): ReservationRow | undefined;
+  reservation(reservationId: string, lock: Lock): ReservationRow | undefined;
+  insertReservation(row: ReservationRow): void;
+  resolveReservation(reservationId: string, status: string, settlement: string, settledAt: string | null): void;
+  insertEntry(row: EntryRow): void;
+}
+
+export type OpName = keyof TxOps;
+export interface Call<K extends OpName = OpName> {
+  op: K;
+  args: Parameters<TxOps[K]>;
+}
+
+/** A transaction program: yields primitive calls, receives their results, returns R. */
+export type Program<R> = Generator<Call, R, unknown>;
+
+/** Typed yield of one primitive: `const row = yield* tx('node', id, 'update')`. */
+export function* tx<K extends OpName>(op: K, ...args: Parameters<TxOps[K]>): Generator<Call, ReturnType<TxOps[K]>, unknown> {
+  return (yield { op, args } as Call) as ReturnType<TxOps[K]>;
+}

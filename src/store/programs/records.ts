@@ -1,0 +1,36 @@
+/** putRecord as a transaction program: append-only, head-chained revisions. */
+import { invalidRequest } from '../../errors.ts';
+import { canonicalText } from '../../records/canonical.ts';
+import { computeContentDigest, type Envelope } from '../../records/envelope.ts';
+import type { PutResult } from '../port.ts';
+import { tx, type Program } from './ops.ts';
+
+export function* putRecord(record: Envelope, at: string): Program<PutResult> {
+  if (computeContentDigest(record) !== record.content_digest) {
+    throw invalidRequest('record content digest does not match its bytes', { record_id: record.record_id });
+  }
+  const document = canonicalText(record);
+  const existing = yield* tx('recordByRevision', record.revision_id);
+  if (existing) {
+    if (existing.document === document) return 'exists';
+    throw invalidRequest('a different record already holds this revision id', { revision_id: record.revision_id });
+  }
+  const head = yield* tx('recordHead', record.record_id);
+  const prior = record.prior_revision_ref;
+  if (prior && prior.object_id !== record.record_id) throw invalidRequest('prior revision belongs to another record');
+  if (head !== undefined && prior?.revision_id !== head) {
+    throw invalidRequest('a new revision must name the current head as its prior revision', { record_id: record.record_id });
+  }
+  if (head === undefined && prior) throw invalidRequest('prior revision is unknown', { record_id: record.record_id });
+  yield* tx('insertRecord', {
+    record_id: record.record_id,
+    revision_id: record.revision_id,
+    content_digest: record.content_digest,
+    schema_ref: record.schema_ref,
+    prior_revision: prior?.revision_id ?? null,
+    document,
+    stored_at: at,
+  });
+  yield* tx('setRecordHead', record.record_id, record.revision_id);
+  return 'inserted';
+}

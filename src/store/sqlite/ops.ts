@@ -1,0 +1,108 @@
+/**
+ * SQLite answers to the transaction primitives. Locks are no-ops here: every
+ * write transaction is BEGIN IMMEDIATE, so one writer at a time holds the
+ * whole database and reads inside it are already serialised.
+ */
+import type { StreamId } from '../../control/scope.ts';
+import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, TxOps } from '../programs/ops.ts';
+import type { Db } from './database.ts';
+
+const TERMINAL = "('revoked','expired','retired','superseded')";
+
+export function sqliteOps(db: Db): TxOps {
+  const q = {
+    recordByRevision: db.prepare<[string], RecordRow>('SELECT * FROM records WHERE revision_id = ?'),
+    recordHead: db.prepare<[string], { revision_id: string }>('SELECT revision_id FROM record_heads WHERE record_id = ?'),
+    insertRecord: db.prepare(
+      `INSERT INTO records(record_id, revision_id, content_digest, schema_ref, prior_revision, document, stored_at)
+       VALUES (@record_id, @revision_id, @content_digest, @schema_ref, @prior_revision, @document, @stored_at)`,
+    ),
+    setRecordHead: db.prepare(
+      'INSERT INTO record_heads(record_id, revision_id) VALUES (?, ?) ON CONFLICT(record_id) DO UPDATE SET revision_id = excluded.revision_id',
+    ),
+    streamHead: db.prepare<[string, string], HeadRow>('SELECT * FROM control_heads WHERE project_id = ? AND branch_id = ?'),
+    eventByIdem: db.prepare<[string, string, string], EventRow>(
+      'SELECT * FROM control_events WHERE project_id = ? AND branch_id = ? AND idempotency_key = ?',
+    ),
+    insertEvent: db.prepare(
+      `INSERT INTO control_events(project_id, branch_id, position, event_id, event_type, idempotency_key, input_digest, event_digest, document)
+       VALUES (@project_id, @branch_id, @position, @event_id, @event_type, @idempotency_key, @input_digest, @event_digest, @document)`,
+    ),
+    upsertHead: db.prepare(
+      `INSERT INTO control_heads(project_id, branch_id, scope_kind, position, event_id, event_digest, state)
+       VALUES (@project_id, @branch_id, @scope_kind, @position, @event_id, @event_digest, @state)
+       ON CONFLICT(project_id, branch_id) DO UPDATE SET position = excluded.position, event_id = excluded.event_id,
+         event_digest = excluded.event_digest, state = excluded.state`,
+    ),
+    node: db.prepare<[string], NodeRow>('SELECT * FROM ledger_nodes WHERE node_id = ?'),
+    countDescendants: db.prepare<[string], { n: bigint }>('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = ? AND parent_id IS NOT NULL'),
+    countActiveRoots: db.prepare<[string, string], { n: bigint }>(
+      `SELECT count(*) AS n FROM ledger_nodes n
+       LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || n.space_id AND h.branch_id = 'delegation:' || n.node_id
+       WHERE n.parent_id IS NULL AND n.owner_namespace = ? AND n.not_after > ? AND coalesce(h.state, '') NOT IN ${TERMINAL}`,
+    ),
+    countRetained: db.prepare<[string, string], { n: bigint }>(
+      `SELECT (SELECT count(*) FROM ledger_nodes WHERE owner_namespace = ?) + (SELECT count(*) FROM ledger_reservations WHERE owner_namespace = ?) AS n`,
+    ),
+    insertNode: db.prepare(
+      `INSERT INTO ledger_nodes(node_id, parent_id, root_id, depth, space_id, owner_namespace, not_after, request_digest, issued_event, created_at)
+       VALUES (@node_id, @parent_id, @root_id, @depth, @space_id, @owner_namespace, @not_after, @request_digest, @issued_event, @created_at)`,
+    ),
+    insertBalance: db.prepare(
+      `INSERT INTO ledger_balances(node_id, dimension, unit, ceiling, consumed, reserved)
+       VALUES (@node_id, @dimension, @unit, @ceiling, @consumed, @reserved)`,
+    ),
+    addToBalance: db.prepare(
+      'UPDATE ledger_balances SET consumed = consumed + ?, reserved = reserved + ? WHERE node_id = ? AND dimension = ?',
+    ),
+    reservationByEffect: db.prepare<[string], ReservationRow>('SELECT * FROM ledger_reservations WHERE effect_id = ?'),
+    reservation: db.prepare<[string], ReservationRow>('SELECT * FROM ledger_reservations WHERE reservation_id = ?'),
+    insertReservation: db.prepare(
+      `INSERT INTO ledger_reservations(reservation_id, effect_id, root_id, owner_namespace, chain, kind, amounts, charged, status,
+         request_digest, receipt, settlement, created_at, settled_at)
+       VALUES (@reservation_id, @effect_id, @root_id, @owner_namespace, @chain, @kind, @amounts, @charged, @status,
+         @request_digest, @receipt, @settlement, @created_at, @settled_at)`,
+    ),
+    resolveReservation: db.prepare('UPDATE ledger_reservations SET status = ?, settlement = ?, settled_at = ? WHERE reservation_id = ?'),
+    insertEntry: db.prepare(
+      `INSERT INTO ledger_entries(reservation_id, node_id, dimension, d_consumed, d_reserved, reason, at)
+       VALUES (@reservation_id, @node_id, @dimension, @d_consumed, @d_reserved, @reason, @at)`,
+    ),
+  };
+  const n = (row: { n: bigint } | undefined) => Number(row?.n ?? 0n);
+  return {
+    recordByRevision: (id) => q.recordByRevision.get(id),
+    recordHead: (id) => q.recordHead.get(id)?.revision_id,
+    insertRecord: (row) => void q.insertRecord.run(row),
+    setRecordHead: (id, rev) => void q.setRecordHead.run(id, rev),
+    streamHead: (s: StreamId) => {
+      const row = q.streamHead.get(s.project_id, s.branch_id);
+      return row && { ...row, position: Number(row.position) };
+    },
+    eventByIdempotency: (s, key) => q.eventByIdem.get(s.project_id, s.branch_id, key),
+    insertEvent: (row: EventRow) => void q.insertEvent.run(row),
+    upsertHead: (row: HeadRow) => void q.upsertHead.run(row),
+    node: (id) => {
+      const row = q.node.get(id);
+      return row && { ...row, depth: Number(row.depth) };
+    },
+    countDescendants: (root) => n(q.countDescendants.get(root)),
+    countActiveRoots: (ns, at) => n(q.countActiveRoots.get(ns, at)),
+    countRetained: (ns) => n(q.countRetained.get(ns, ns)),
+    insertNode: (row: NodeRow) => void q.insertNode.run(row),
+    balances: (ids) =>
+      ids.length === 0
+        ? []
+        : (db.prepare(`SELECT * FROM ledger_balances WHERE node_id IN (${ids.map(() => '?').join(',')}) ORDER BY node_id, dimension`).all(...ids) as BalanceRow[]),
+    insertBalance: (row: BalanceRow) => void q.insertBalance.run(row),
+    addToBalance: (id, dim, c, r) => {
+      const info = q.addToBalance.run(c, r, id, dim);
+      if (info.changes !== 1) throw new Error(`balance row ${id}/${dim} missing`);
+    },
+    reservationByEffect: (id) => q.reservationByEffect.get(id),
+    reservation: (id) => q.reservation.get(id),
+    insertReservation: (row: ReservationRow) => void q.insertReservation.run(row),
+    resolveReservation: (id, status, settlement, at) => void q.resolveReservation.run(status, settlement, at, id),
+    insertEntry: (row: EntryRow) => void q.insertEntry.run(row),
+  };
+}

@@ -1,0 +1,74 @@
+/** Builders shared by the store contract suite, the race workers and the crash tests. */
+import type { ControlScopeRef } from '../../../src/control/scope.ts';
+import type { AdmissionRequest } from '../../../src/ledger/types.ts';
+import { sealRecord } from '../../../src/records/envelope.ts';
+import { randomIds } from '../../../src/records/ids.ts';
+import { systemClock } from '../../../src/records/time.ts';
+import type { Store } from '../../../src/store/port.ts';
+
+export const actor = { object_id: 'actor_owner', revision_id: 'rev_1', content_digest: `sha256:${'a'.repeat(64)}` };
+export const FAR = '2099-01-01T00:00:00.000Z';
+export const NOW = () => new Date().toISOString();
+
+export const agentScope = (space: string, agent = 'agent_x'): ControlScopeRef => ({ space_id: space, scope_kind: 'agent', scope_id: agent });
+export const delegationScope = (space: string, id: string): ControlScopeRef => ({ space_id: space, scope_kind: 'delegation', scope_id: id });
+export const attemptScope = (space: string, id: string): ControlScopeRef => ({ space_id: space, scope_kind: 'attempt', scope_id: id });
+
+/** A unique space per test so suites can share one PostgreSQL database. */
+export function freshSpace(): string {
+  return randomIds.next('space');
+}
+
+export async function publishAgent(store: Store, space: string, agent = 'agent_x'): Promise<void> {
+  await store.control.appendControl({ event_type: 'rw003.agent_card.published', control_scope_ref: agentScope(space, agent), actor_ref: actor });
+}
+
+/** Root → child → grandchild, each capped on `units` (admissions) and `tokens`. */
+export async function chain(store: Store, space: string, caps: { root: bigint; child?: bigint; leaf?: bigint } = { root: 10n }) {
+  const root = randomIds.next('dlg');
+  const child = randomIds.next('dlg');
+  const leaf = randomIds.next('dlg');
+  const dims = (n: bigint) => [
+    { name: 'units', unit: 'admission', ceiling: n },
+    { name: 'tokens', unit: 'token', ceiling: n * 100n },
+  ];
+  const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW() };
+  await store.ledger.openBudget({ ...base, node_id: root, not_after: FAR, dimensions: dims(caps.root) });
+  await store.ledger.openBudget({ ...base, node_id: child, parent_id: root, not_after: FAR, dimensions: dims(caps.child ?? caps.root) });
+  await store.ledger.openBudget({ ...base, node_id: leaf, parent_id: child, not_after: FAR, dimensions: dims(caps.leaf ?? caps.child ?? caps.root) });
+  return { root, child, leaf };
+}
+
+export function decision(effect: string) {
+  return sealRecord(
+    { type: 'permission_decision', body: { effect_id: effect, decision: 'allow' }, issuedBy: actor, lifecycle: 'recorded' },
+    { ids: randomIds, clock: systemClock },
+  );
+}
+
+/** An admission request fenced on the current heads of every applicable scope. */
+export async function admission(
+  store: Store,
+  space: string,
+  nodeIds: readonly string[],
+  leaf: string,
+  amounts: Record<string, bigint> = { units: 1n },
+  kind: 'reserve' | 'consume' = 'reserve',
+): Promise<AdmissionRequest> {
+  const scopes = [agentScope(space)];
+  const fence = await store.control.fenceSet([...scopes, ...nodeIds.map((id) => delegationScope(space, id))]);
+  const effect = randomIds.next('eff');
+  return {
+    effect_id: effect,
+    reservation_id: randomIds.next('res'),
+    node_id: leaf,
+    kind,
+    amounts,
+    fence_set: [...fence],
+    scopes,
+    decision: decision(effect),
+    attempt_scope: attemptScope(space, randomIds.next('att')),
+    actor_ref: actor,
+    at: NOW(),
+  };
+}
