@@ -3,9 +3,11 @@ import type { Config } from '../config.ts';
 import { resolvedPaths } from '../config.ts';
 import { unsupported } from '../errors.ts';
 import type { Store } from './port.ts';
+import { PgStore } from './postgres/store.ts';
 import { SqliteStore } from './sqlite/store.ts';
 
 export async function openStore(config: Config, opts: { create?: boolean } = {}): Promise<Store> {
   if (config.store.kind === 'sqlite') return SqliteStore.open(resolvedPaths(config).sqlite, { create: opts.create ?? true });
-  throw unsupported('the postgres store is not available in this build yet', { kind: config.store.kind });
+  if (config.store.kind === 'postgres') return PgStore.open(config.store.url);
+  throw unsupported('unknown store kind');
 }

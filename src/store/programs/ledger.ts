@@ -145,20 +145,20 @@ const stringAmounts = (a: Record<string, bigint>): Record<string, string> =>
   Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v.toString()]));
 
 /** Walks from the leaf to the root through trusted rows; returns root first. */
-function* chainOf(leafId: string): Program<NodeRow[]> {
+function* chainOf(leafId: string, maxDepth: number): Program<NodeRow[]> {
   const chain: NodeRow[] = [];
   let id: string | null = leafId;
   while (id !== null) {
     const row: NodeRow | undefined = yield* tx('node', id, 'share');
     if (!row) throw invalidRequest(chain.length === 0 ? 'delegation is unknown' : 'delegation lineage is broken', { node_id: id });
-    if (chain.length > LEDGER_LIMITS.maxDepth + 1) throw invalidRequest('delegation lineage is too long');
+    if (chain.length > maxDepth + 1) throw invalidRequest('delegation lineage is too long');
     chain.unshift(row);
     id = row.parent_id;
   }
   return chain;
 }
 
-export function* admit(req: AdmissionRequest, ids: IdSource): Program<AdmissionReceipt> {
+export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS): Program<AdmissionReceipt> {
   const digest = admissionDigest(req);
   const prior = yield* tx('reservationByEffect', req.effect_id);
   if (prior) {
@@ -167,10 +167,10 @@ export function* admit(req: AdmissionRequest, ids: IdSource): Program<AdmissionR
   }
   if (yield* tx('reservation', req.reservation_id, 'none')) throw invalidRequest('reservation id already used', { reservation_id: req.reservation_id });
 
-  const chain = yield* chainOf(req.node_id);
+  const chain = yield* chainOf(req.node_id, limits.maxDepth);
   const root = chain[0]!;
-  if ((yield* tx('countRetained', root.owner_namespace)) >= LEDGER_LIMITS.maxRetainedRecords) {
-    throw limitExceeded('owner namespace holds the maximum number of retained records', { max: LEDGER_LIMITS.maxRetainedRecords });
+  if ((yield* tx('countRetained', root.owner_namespace)) >= limits.maxRetainedRecords) {
+    throw limitExceeded('owner namespace holds the maximum number of retained records', { max: limits.maxRetainedRecords });
   }
   // Fences: every ancestor delegation stream plus the caller-named authority scopes.
   const required = [...chain.map((n) => delegationScope(n.space_id, n.node_id)), ...req.scopes];

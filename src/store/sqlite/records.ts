@@ -1,14 +1,9 @@
 /** Reads of the append-only record table; writes go through the shared program. */
-import { storageError } from '../../errors.ts';
-import { computeContentDigest, type Envelope } from '../../records/envelope.ts';
+import type { Envelope } from '../../records/envelope.ts';
+import { decodeRecord, type RecordDocRow } from '../decode.ts';
 import type { Db } from './database.ts';
 
-interface Row {
-  record_id: string;
-  revision_id: string;
-  content_digest: string;
-  document: string;
-}
+type Row = RecordDocRow;
 
 export function recordReads(db: Db) {
   const byRevision = db.prepare<[string], Row>('SELECT * FROM records WHERE revision_id = ?');
@@ -28,19 +23,3 @@ export function recordReads(db: Db) {
   };
 }
 
-/**
- * Stored bytes are re-checked on every read, in both adapters: a flipped bit
- * on disk must surface as storage_error, not as a record someone acts on.
- */
-export function decodeRecord(row: Row): Envelope {
-  let doc: Envelope;
-  try {
-    doc = JSON.parse(row.document) as Envelope;
-  } catch (cause) {
-    throw storageError('stored record is not valid JSON', { revision_id: row.revision_id }, cause);
-  }
-  if (computeContentDigest(doc) !== row.content_digest || doc.content_digest !== row.content_digest) {
-    throw storageError('stored record does not match its digest', { revision_id: row.revision_id });
-  }
-  return doc;
-}

@@ -1,0 +1,70 @@
+/**
+ * Builds the control and ledger halves of a Store from an adapter's two
+ * capabilities: running a transaction program atomically, and a handful of
+ * plain reads. Both adapters share this, so they differ only in SQL.
+ */
+import { ControlEvent } from '../control/event.ts';
+import { fenceSetOf, type StreamHead } from '../control/fence.ts';
+import { isAuthorityScope, streamOf, type StreamId } from '../control/scope.ts';
+import type { LedgerLimits } from '../ledger/types.ts';
+import type { IdSource } from '../records/ids.ts';
+import type { ControlStore, LedgerStore } from './port.ts';
+import { appendControl, headOf, parseEventInput } from './programs/control.ts';
+import { admit, openBudget, reservationOf, settle } from './programs/ledger.ts';
+import type { HeadRow, NodeRow, Program, ReservationRow } from './programs/ops.ts';
+import { buildTree, type TreeRow } from './tree.ts';
+
+/** Runs a fresh program from `make` atomically; an adapter may call `make` again to retry. */
+export type RunProgram = <R>(make: () => Program<R>) => Promise<R>;
+
+export interface StoreReads {
+  head(stream: StreamId): Promise<HeadRow | undefined>;
+  events(stream: StreamId, after: number, limit: number): Promise<string[]>;
+  node(nodeId: string): Promise<NodeRow | undefined>;
+  reservation(reservationId: string): Promise<ReservationRow | undefined>;
+  unresolved(limit: number): Promise<ReservationRow[]>;
+  treeRows(rootId: string): Promise<TreeRow[]>;
+}
+
+const now = () => new Date().toISOString();
+
+export function composeControl(run: RunProgram, reads: StoreReads, ids: IdSource): ControlStore {
+  const head = async (s: StreamId): Promise<StreamHead | undefined> => {
+    const row = await reads.head(s);
+    return row && headOf(row);
+  };
+  return {
+    appendControl: async (input, opts) => {
+      const parsed = parseEventInput(input);
+      const at = opts?.at ?? now();
+      return run(() => appendControl(parsed, { ...opts, at }, ids));
+    },
+    head: (scope) => head(streamOf(scope)),
+    readStream: async (s, opts) =>
+      (await reads.events(s, opts?.after ?? 0, Math.min(opts?.limit ?? 1000, 10_000))).map((doc) => ControlEvent.parse(JSON.parse(doc))),
+    fenceSet: async (scopes) => {
+      const heads = await Promise.all(scopes.filter(isAuthorityScope).map((sc) => head(streamOf(sc))));
+      return fenceSetOf(
+        heads.flatMap((h) => (h ? [{ project_id: h.project_id, branch_id: h.branch_id, position: h.position, event_id: h.event_id, event_digest: h.event_digest }] : [])),
+      );
+    },
+  };
+}
+
+export function composeLedger(run: RunProgram, reads: StoreReads, ids: IdSource, limits: LedgerLimits): LedgerStore {
+  return {
+    openBudget: async (req) => run(() => openBudget(req, ids, limits)),
+    admit: async (req) => run(() => admit(req, ids, limits)),
+    settle: async (req) => run(() => settle(req)),
+    node: async (id) => {
+      const row = await reads.node(id);
+      return row && { ...row, depth: Number(row.depth), issued_event: JSON.parse(row.issued_event) };
+    },
+    reservation: async (id) => {
+      const row = await reads.reservation(id);
+      return row && reservationOf(row);
+    },
+    tree: async (rootId) => buildTree(rootId, await reads.treeRows(rootId)),
+    unresolved: async (limit = 100) => (await reads.unresolved(limit)).map(reservationOf),
+  };
+}

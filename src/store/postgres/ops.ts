@@ -1,0 +1,76 @@
+/**
+ * PostgreSQL answers to the transaction primitives, on the one client that
+ * holds the transaction. Heads that are only fenced are locked FOR SHARE,
+ * heads and balances that change FOR UPDATE; callers read them in sorted
+ * order, so concurrent admissions lock in the same order and do not deadlock.
+ */
+import type pg from 'pg';
+import type { StreamId } from '../../control/scope.ts';
+import type { AsyncTxOps } from '../programs/run.ts';
+import type { BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../programs/ops.ts';
+
+const TERMINAL = "('revoked','expired','retired','superseded')";
+const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
+
+export function pgOps(client: pg.PoolClient): AsyncTxOps {
+  const one = async <T>(sql: string, params: unknown[]): Promise<T | undefined> => (await client.query(sql, params)).rows[0] as T | undefined;
+  const exec = async (sql: string, params: unknown[]): Promise<void> => {
+    await client.query(sql, params);
+  };
+  const count = async (sql: string, params: unknown[]): Promise<number> => Number((await one<{ n: bigint }>(sql, params))?.n ?? 0n);
+  const insert = (table: string, row: object) => {
+    const cols = Object.keys(row);
+    return exec(`INSERT INTO ${table}(${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
+  };
+  return {
+    recordByRevision: (id) => one<RecordRow>('SELECT * FROM records WHERE revision_id = $1', [id]),
+    recordHead: async (id) => (await one<{ revision_id: string }>('SELECT revision_id FROM record_heads WHERE record_id = $1 FOR UPDATE', [id]))?.revision_id,
+    insertRecord: (row) => insert('records', row),
+    setRecordHead: (id, rev) =>
+      exec('INSERT INTO record_heads(record_id, revision_id) VALUES ($1, $2) ON CONFLICT (record_id) DO UPDATE SET revision_id = excluded.revision_id', [id, rev]),
+
+    streamHead: async (s: StreamId, lock) => {
+      const row = await one<HeadRow>(`SELECT * FROM control_heads WHERE project_id = $1 AND branch_id = $2${lockSql(lock)}`, [s.project_id, s.branch_id]);
+      return row && { ...row, position: Number(row.position) };
+    },
+    eventByIdempotency: (s, key) =>
+      one('SELECT * FROM control_events WHERE project_id = $1 AND branch_id = $2 AND idempotency_key = $3', [s.project_id, s.branch_id, key]),
+    insertEvent: (row) => insert('control_events', row),
+    upsertHead: (row) =>
+      exec(
+        `INSERT INTO control_heads(project_id, branch_id, scope_kind, position, event_id, event_digest, state) VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (project_id, branch_id) DO UPDATE SET position = excluded.position, event_id = excluded.event_id,
+           event_digest = excluded.event_digest, state = excluded.state`,
+        [row.project_id, row.branch_id, row.scope_kind, row.position, row.event_id, row.event_digest, row.state],
+      ),
+
+    node: async (id, lock) => {
+      const row = await one<NodeRow>(`SELECT * FROM ledger_nodes WHERE node_id = $1${lockSql(lock)}`, [id]);
+      return row && { ...row, depth: Number(row.depth) };
+    },
+    countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
+    countActiveRoots: (ns, at) =>
+      count(
+        `SELECT count(*) AS n FROM ledger_nodes n
+         LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || n.space_id AND h.branch_id = 'delegation:' || n.node_id
+         WHERE n.parent_id IS NULL AND n.owner_namespace = $1 AND n.not_after > $2 AND coalesce(h.state, '') NOT IN ${TERMINAL}`,
+        [ns, at],
+      ),
+    countRetained: (ns) =>
+      count('SELECT (SELECT count(*) FROM ledger_nodes WHERE owner_namespace = $1) + (SELECT count(*) FROM ledger_reservations WHERE owner_namespace = $1) AS n', [ns]),
+    insertNode: (row) => insert('ledger_nodes', row),
+    balances: async (ids, lock) =>
+      (await client.query(`SELECT * FROM ledger_balances WHERE node_id = ANY($1) ORDER BY node_id, dimension${lockSql(lock)}`, [ids])).rows as BalanceRow[],
+    insertBalance: (row) => insert('ledger_balances', row),
+    addToBalance: async (id, dim, c, r) => {
+      const res = await client.query('UPDATE ledger_balances SET consumed = consumed + $1, reserved = reserved + $2 WHERE node_id = $3 AND dimension = $4', [c, r, id, dim]);
+      if (res.rowCount !== 1) throw new Error(`balance row ${id}/${dim} missing`);
+    },
+    reservationByEffect: (id) => one<ReservationRow>('SELECT * FROM ledger_reservations WHERE effect_id = $1', [id]),
+    reservation: (id, lock) => one<ReservationRow>(`SELECT * FROM ledger_reservations WHERE reservation_id = $1${lockSql(lock)}`, [id]),
+    insertReservation: (row) => insert('ledger_reservations', row),
+    resolveReservation: (id, status, settlement, at) =>
+      exec('UPDATE ledger_reservations SET status = $1, settlement = $2, settled_at = $3 WHERE reservation_id = $4', [status, settlement, at, id]),
+    insertEntry: (row) => insert('ledger_entries', row),
+  };
+}

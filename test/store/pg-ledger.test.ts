@@ -1,0 +1,15 @@
+import { afterAll, beforeAll, describe } from 'vitest';
+import { LEDGER_LIMITS } from '../../src/ledger/types.ts';
+import { PgStore } from '../../src/store/postgres/store.ts';
+import { storeContract } from './support/contract.ts';
+import { freshSchema, PG_URL } from './support/pg.ts';
+
+describe.skipIf(!PG_URL)('postgres store', () => {
+  let db: Awaited<ReturnType<typeof freshSchema>>;
+  beforeAll(async () => {
+    db = await freshSchema();
+  });
+  afterAll(async () => db?.drop());
+
+  storeContract('postgres', async (limits) => PgStore.open(db.url, { limits: { ...LEDGER_LIMITS, ...limits }, max: 4 }));
+});

@@ -1,0 +1,24 @@
+/** A throw-away PostgreSQL schema per test file, on the server CI provides. */
+import pg from 'pg';
+import { randomIds } from '../../../src/records/ids.ts';
+
+export const PG_URL = process.env.BATON_TEST_PG;
+
+export async function freshSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!PG_URL) throw new Error('BATON_TEST_PG is not set');
+  const schema = randomIds.next('bt').replace(/[^a-z0-9_]/g, '');
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  return {
+    url,
+    async drop() {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    },
+  };
+}
