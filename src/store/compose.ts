@@ -24,7 +24,24 @@ export interface StoreReads {
   reservation(reservationId: string): Promise<ReservationRow | undefined>;
   unresolved(limit: number): Promise<ReservationRow[]>;
   treeRows(rootId: string): Promise<TreeRow[]>;
+  balanceAudit(rootId: string): Promise<BalanceAuditRow[]>;
 }
+
+export interface BalanceAuditRow {
+  node_id: string;
+  dimension: string;
+  consumed: bigint | string;
+  reserved: bigint | string;
+  entries_consumed: bigint | string;
+  entries_reserved: bigint | string;
+}
+
+/** Same SQL in both dialects; `param` is the placeholder for the root id. */
+export const balanceAuditSql = (param: string) => `
+  SELECT b.node_id, b.dimension, b.consumed, b.reserved,
+    coalesce((SELECT sum(e.d_consumed) FROM ledger_entries e WHERE e.node_id = b.node_id AND e.dimension = b.dimension), 0) AS entries_consumed,
+    coalesce((SELECT sum(e.d_reserved) FROM ledger_entries e WHERE e.node_id = b.node_id AND e.dimension = b.dimension), 0) AS entries_reserved
+  FROM ledger_balances b JOIN ledger_nodes n ON n.node_id = b.node_id WHERE n.root_id = ${param} ORDER BY b.node_id, b.dimension`;
 
 const now = () => new Date().toISOString();
 
@@ -66,5 +83,10 @@ export function composeLedger(run: RunProgram, reads: StoreReads, ids: IdSource,
     },
     tree: async (rootId) => buildTree(rootId, await reads.treeRows(rootId)),
     unresolved: async (limit = 100) => (await reads.unresolved(limit)).map(reservationOf),
+    balanceAudit: async (rootId) =>
+      (await reads.balanceAudit(rootId)).map((r) => {
+        const [c, rs, ec, er] = [r.consumed, r.reserved, r.entries_consumed, r.entries_reserved].map((v) => BigInt(v));
+        return { node_id: r.node_id, dimension: r.dimension, consumed: c!, reserved: rs!, entries_consumed: ec!, entries_reserved: er!, consistent: c === ec && rs === er };
+      }),
   };
 }

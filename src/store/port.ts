@@ -60,6 +60,18 @@ export interface LedgerStore {
   tree(rootId: string): Promise<LedgerTreeNode | undefined>;
   /** Reservations not yet resolved (held or unknown), oldest first: the reconciliation queue. */
   unresolved(limit?: number): Promise<Reservation[]>;
+  /** Every balance of a root's tree beside the sum of its journal entries; they must agree. */
+  balanceAudit(rootId: string): Promise<BalanceAudit[]>;
+}
+
+export interface BalanceAudit {
+  node_id: string;
+  dimension: string;
+  consumed: bigint;
+  reserved: bigint;
+  entries_consumed: bigint;
+  entries_reserved: bigint;
+  consistent: boolean;
 }
 
 export interface Store extends RecordStore {

@@ -10,7 +10,7 @@ import { storageError, unavailable } from '../../errors.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
-import { composeControl, composeLedger, type StoreReads } from '../compose.ts';
+import { balanceAuditSql, composeControl, composeLedger, type BalanceAuditRow, type StoreReads } from '../compose.ts';
 import { decodeRecord, type RecordDocRow } from '../decode.ts';
 import type { ControlStore, LedgerStore, PutResult, Store } from '../port.ts';
 import type { HeadRow, NodeRow, Program, ReservationRow } from '../programs/ops.ts';
@@ -57,6 +57,7 @@ export class PgStore implements Store {
            FROM ledger_nodes n LEFT JOIN ledger_balances b ON b.node_id = n.node_id WHERE n.root_id = $1 ORDER BY n.depth, n.node_id, b.dimension`,
           [root],
         ),
+      balanceAudit: (root) => this.query<BalanceAuditRow>(balanceAuditSql('$1'), [root]),
     };
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);

@@ -3,7 +3,7 @@ import { storageError } from '../../errors.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
-import { composeControl, composeLedger, type StoreReads } from '../compose.ts';
+import { balanceAuditSql, composeControl, composeLedger, type BalanceAuditRow, type StoreReads } from '../compose.ts';
 import type { ControlStore, LedgerStore, PutResult, Store } from '../port.ts';
 import type { Program, ReservationRow } from '../programs/ops.ts';
 import { putRecord } from '../programs/records.ts';
@@ -42,6 +42,7 @@ export class SqliteStore implements Store {
       `SELECT n.node_id, n.parent_id, n.depth, n.not_after, b.dimension, b.ceiling, b.consumed, b.reserved
        FROM ledger_nodes n LEFT JOIN ledger_balances b ON b.node_id = n.node_id WHERE n.root_id = ? ORDER BY n.depth, n.node_id, b.dimension`,
     );
+    const audit = db.prepare<[string], BalanceAuditRow>(balanceAuditSql('?'));
     const reads: StoreReads = {
       head: async (s) => this.guard(() => this.ops.streamHead(s, 'none')),
       events: async (s, after, limit) => this.guard(() => events.all(s.project_id, s.branch_id, after, limit).map((r) => r.document)),
@@ -49,6 +50,7 @@ export class SqliteStore implements Store {
       reservation: async (id) => this.guard(() => this.ops.reservation(id, 'none')),
       unresolved: async (limit) => this.guard(() => unresolved.all(limit)),
       treeRows: async (root) => this.guard(() => treeRows.all(root)),
+      balanceAudit: async (root) => this.guard(() => audit.all(root)),
     };
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);

@@ -1,0 +1,143 @@
+/**
+ * Races and crashes with real OS processes on one ledger: the ADR-0014
+ * confirmation checks, run against SQLite and PostgreSQL alike.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../../src/store/port.ts';
+import { actor, chain, delegationScope, freshSpace, publishAgent } from './fixtures.ts';
+import { runWorker, startWorker } from './processes.ts';
+
+export interface Ledger {
+  kind: 'sqlite' | 'pg';
+  where: string;
+  open(): Promise<Store>;
+}
+
+/** Tries per worker in the revocation race: enough to straddle the revocation. */
+const TRIES = 150;
+
+const unitsOf = async (store: Store, root: string) => (await store.ledger.tree(root))!.balances.find((b) => b.dimension === 'units')!;
+
+async function expectConsistent(store: Store, root: string): Promise<void> {
+  const audit = await store.ledger.balanceAudit(root);
+  expect(audit.length).toBeGreaterThan(0);
+  expect(audit.filter((a) => !a.consistent)).toEqual([]);
+}
+
+export function processContract(name: string, setup: () => Promise<Ledger>): void {
+  describe(`${name}: several processes on one ledger`, () => {
+    it('4 processes racing for the last units of one root are granted exactly the budget', async () => {
+      const ledger = await setup();
+      const store = await ledger.open();
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const c = await chain(store, space, { root: 40n });
+      const ids = JSON.stringify([c.root, c.child, c.leaf]);
+      const results = await Promise.all([1, 2, 3, 4].map(() => runWorker(['race', ledger.kind, ledger.where, space, ids, '100'])));
+      const granted = results.map((r) => r.granted as number);
+      expect(granted.reduce((a, b) => a + b, 0)).toBe(40);
+      expect(granted.filter((g) => g > 0).length).toBeGreaterThan(1); // they really raced
+      expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '40', consumed: '0' });
+      await expectConsistent(store, c.root);
+      await store.close();
+    }, 120_000);
+
+    it('a revocation appended while processes admit lets no effect commit against the stale fence', async () => {
+      const ledger = await setup();
+      const store = await ledger.open();
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const c = await chain(store, space, { root: 100_000n });
+      const ids = JSON.stringify([c.root, c.child, c.leaf]);
+      const workers = [1, 2, 3, 4].map(() => startWorker(['fenced', ledger.kind, ledger.where, space, ids, String(TRIES)]));
+      for (let i = 0; i < 600 && Number((await unitsOf(store, c.root)).reserved) < 20; i++) await new Promise((r) => setTimeout(r, 25));
+      const revoked = await store.control.appendControl({ event_type: 'rw003.delegation.revoked', control_scope_ref: delegationScope(space, c.child), actor_ref: actor });
+      const revokedAt = Date.now();
+      const results = await Promise.all(workers.map((w) => w.next()));
+      const granted = results.reduce((a, r) => a + (r.granted as number), 0);
+      const late = results.flatMap((r) => r.starts as number[]).filter((t) => t > revokedAt);
+      expect(late).toEqual([]);
+      expect(granted).toBeGreaterThan(0);
+      expect(granted).toBeLessThan(4 * TRIES); // the revocation cut the run short
+      expect(Number((await unitsOf(store, c.root)).reserved)).toBe(granted);
+      for (const r of await store.ledger.unresolved(10_000)) {
+        if (!r.chain.includes(c.child)) continue;
+        const stored = await store.ledger.reservation(r.reservation_id);
+        expect(stored?.status).toBe('held');
+      }
+      expect(revoked.position).toBeGreaterThan(1);
+      await Promise.all(workers.map((w) => w.exited));
+      await expectConsistent(store, c.root);
+      await store.close();
+    }, 120_000);
+
+    it('kill -9 between reserve and dispatch: the reservation survives, held, nothing released', async () => {
+      const ledger = await setup();
+      let store = await ledger.open();
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const c = await chain(store, space, { root: 10n });
+      const w = startWorker(['hold', ledger.kind, ledger.where, space, JSON.stringify([c.root, c.child, c.leaf])]);
+      const { reserved } = (await w.next()) as { reserved: string };
+      w.child.kill('SIGKILL');
+      expect(await w.exited).toBe('SIGKILL');
+      await store.close();
+      store = await ledger.open(); // a restarted gateway
+      expect((await store.ledger.reservation(reserved))?.status).toBe('held');
+      expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '2', consumed: '0' });
+      expect((await store.ledger.unresolved(10_000)).map((r) => r.reservation_id)).toContain(reserved);
+      await expectConsistent(store, c.root);
+      await store.close();
+    }, 60_000);
+
+    it('kill -9 after dispatch: the effect happened once and its reservation stays held', async () => {
+      const ledger = await setup();
+      let store = await ledger.open();
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const c = await chain(store, space, { root: 10n });
+      const seen: string[] = [];
+      const receiver = createServer((req, res) => {
+        let body = '';
+        req.on('data', (d) => (body += d));
+        req.on('end', () => (seen.push(body), res.end('ok')));
+      });
+      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/effect`;
+      const w = startWorker(['dispatch', ledger.kind, ledger.where, space, JSON.stringify([c.root, c.child, c.leaf]), url]);
+      const { reserved, effect } = (await w.next()) as { reserved: string; effect: string };
+      await w.next(); // dispatched
+      w.child.kill('SIGKILL');
+      await w.exited;
+      receiver.close();
+      await store.close();
+      store = await ledger.open();
+      expect(seen).toEqual([effect]);
+      expect((await store.ledger.reservation(reserved))?.status).toBe('held');
+      expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '2' });
+      await store.close();
+    }, 60_000);
+
+    it('kill -9 in the middle of admit/settle churn leaves balances equal to the journal', async () => {
+      const ledger = await setup();
+      let store = await ledger.open();
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const c = await chain(store, space, { root: 1_000_000n });
+      const w = startWorker(['churn', ledger.kind, ledger.where, space, JSON.stringify([c.root, c.child, c.leaf])]);
+      await w.next();
+      await new Promise((r) => setTimeout(r, 400));
+      w.child.kill('SIGKILL');
+      await w.exited;
+      await store.close();
+      store = await ledger.open();
+      const units = await unitsOf(store, c.root);
+      expect(Number(units.consumed)).toBeGreaterThan(0);
+      expect(Number(units.reserved)).toBeLessThanOrEqual(1); // at most the one in flight
+      await expectConsistent(store, c.root);
+      await store.close();
+    }, 60_000);
+  });
+}

@@ -1,0 +1,67 @@
+/**
+ * A separate OS process that talks to the same ledger as the test. Modes:
+ *   race     — admit 1 unit at a time until the budget refuses; print the count.
+ *   fenced   — like race, but each try fences on the current heads first and
+ *              reports when it started, so a revocation race can be judged.
+ *   hold     — admit once, print the reservation, then wait to be killed.
+ *   dispatch — admit, send the effect to a loopback receiver, then wait to be killed.
+ *   churn    — admit and settle as fast as possible until killed.
+ */
+import { request } from 'node:http';
+import { isBatonError } from '../../../src/errors.ts';
+import type { Store } from '../../../src/store/port.ts';
+import { PgStore } from '../../../src/store/postgres/store.ts';
+import { SqliteStore } from '../../../src/store/sqlite/store.ts';
+import { admission, NOW } from './fixtures.ts';
+
+const [mode, kind, where, space, chainJson, arg] = process.argv.slice(2) as [string, string, string, string, string, string | undefined];
+const ids: string[] = JSON.parse(chainJson);
+const leaf = ids[ids.length - 1]!;
+
+const store: Store = kind === 'pg' ? await PgStore.open(where, { max: 2 }) : SqliteStore.open(where);
+const say = (msg: unknown) => process.stdout.write(`${JSON.stringify(msg)}\n`);
+
+if (mode === 'race' || mode === 'fenced') {
+  let granted = 0;
+  const starts: number[] = [];
+  for (let i = 0; i < Number(arg ?? 1000); i++) {
+    const started = Date.now();
+    try {
+      await store.ledger.admit(await admission(store, space, ids, leaf));
+      granted++;
+      starts.push(started);
+    } catch (err) {
+      if (isBatonError(err, 'limit_exceeded') || isBatonError(err, 'context_invalidated')) {
+        if (mode === 'race') break;
+        continue;
+      }
+      throw err;
+    }
+  }
+  say({ granted, starts });
+  await store.close();
+} else if (mode === 'hold' || mode === 'dispatch') {
+  const req = await admission(store, space, ids, leaf, { units: 2n });
+  await store.ledger.admit(req);
+  say({ reserved: req.reservation_id, effect: req.effect_id });
+  if (mode === 'dispatch') {
+    await new Promise<void>((resolve, reject) => {
+      const r = request(arg!, { method: 'POST' }, (res) => (res.resume(), res.on('end', resolve)));
+      r.on('error', reject);
+      r.end(req.effect_id);
+    });
+    say({ dispatched: req.effect_id });
+  }
+  setInterval(() => {}, 1 << 30); // wait for SIGKILL
+} else if (mode === 'churn') {
+  say({ ready: true });
+  for (;;) {
+    const req = await admission(store, space, ids, leaf);
+    try {
+      await store.ledger.admit(req);
+      await store.ledger.settle({ reservation_id: req.reservation_id, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, at: NOW() });
+    } catch (err) {
+      if (!isBatonError(err, 'limit_exceeded')) throw err;
+    }
+  }
+}
