@@ -7,6 +7,8 @@ import { register as registerInit } from './commands/init.ts';
 import { register as registerKeys } from './commands/keys.ts';
 import { register as registerCards } from './commands/cards.ts';
 import { register as registerDelegate } from './commands/delegate.ts';
+import { register as registerLedger } from './commands/ledger.ts';
+import { register as registerControl } from './commands/control.ts';
 
 const program = new Command('baton')
   .description('A2A-native delegation gateway')
@@ -14,7 +16,7 @@ const program = new Command('baton')
   .showHelpAfterError();
 
 const ctx = cliContext(() => program.opts<{ config?: string }>().config);
-for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate]) register(program, ctx);
+for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl]) register(program, ctx);
 
 try {
   await program.parseAsync(process.argv);
