@@ -27,8 +27,7 @@ export const LifecycleAssertion = z.enum([
 ]);
 export type LifecycleAssertion = z.infer<typeof LifecycleAssertion>;
 
-/** Envelope fields; `.loose()` keeps unknown members so they survive forwarding. */
-export const Envelope = z.looseObject({
+const EnvelopeFields = z.strictObject({
   record_id: Identifier,
   revision_id: Identifier,
   schema_ref: SchemaRef,
@@ -40,10 +39,13 @@ export const Envelope = z.looseObject({
   lifecycle_assertion: LifecycleAssertion,
   body: z.record(z.string(), z.unknown()),
 });
+
+/** Envelope fields; `.loose()` keeps unknown members so they survive forwarding. */
+export const Envelope = EnvelopeFields.loose();
 export type Envelope = z.infer<typeof Envelope>;
 
 /** An envelope whose body has been parsed to a known type. */
-export type SealedRecord<B> = Omit<Envelope, 'body'> & { body: B };
+export type SealedRecord<B> = Omit<z.infer<typeof EnvelopeFields>, 'body'> & { body: B };
 
 export interface SealInput<B> {
   type: RecordType;

@@ -36,7 +36,7 @@ describe('gateway process', () => {
   it('answers unknown routes with the error vocabulary', async () => {
     const res = await fetch(`${gw.url}/nope`);
     expect(res.status).toBe(404);
-    expect((await res.json()).error.code).toBe('invalid_request');
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_request');
   });
 });
 

@@ -50,14 +50,14 @@ describe('RW-003 §3 envelope', () => {
 
   it('retains unknown fields (RW-003 §3) and covers them by the digest', () => {
     const rec = sealRecord({ type: 'grant', body: { scope: ['read'] }, issuedBy: actor, lifecycle: 'active' }, deps) as Record<string, unknown>;
-    const withExtra = { ...rec, x_vendor: { note: 'kept' } };
+    const withExtra: Record<string, unknown> = { ...rec, x_vendor: { note: 'kept' } };
     withExtra.content_digest = computeContentDigest(withExtra);
     expect(openEnvelope(withExtra)).toHaveProperty('x_vendor', { note: 'kept' });
   });
 
   it('fails closed on an unsupported schema version', () => {
     const rec = sealRecord({ type: 'grant', body: {}, issuedBy: actor, lifecycle: 'active' }, deps) as Record<string, unknown>;
-    const future = { ...rec, schema_ref: 'rw-agent-delegation/0.2.0#grant' };
+    const future: Record<string, unknown> = { ...rec, schema_ref: 'rw-agent-delegation/0.2.0#grant' };
     future.content_digest = computeContentDigest(future);
     expectCode(() => openEnvelope(future), 'unsupported');
     expectCode(() => recordTypeOf('rw-agent-delegation/0.1.1#nonsense'), 'unsupported');
