@@ -201,6 +201,25 @@ export function storeContract(name: string, make: MakeStore): void {
       await store.close();
     });
 
+    it('refuses a reused reservation id, unrepresentable amounts and ceilings', async () => {
+      const store = await make();
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const { root, child, leaf } = await chain(store, space);
+      const first = await admission(store, space, [root, child, leaf], leaf);
+      await store.ledger.admit(first);
+      const reuse = await admission(store, space, [root, child, leaf], leaf);
+      await expectCodeAsync(store.ledger.admit({ ...reuse, reservation_id: first.reservation_id }), 'invalid_request');
+      await expectCodeAsync(store.ledger.admit(await admission(store, space, [root, child, leaf], leaf, { units: 1n << 62n })), 'invalid_request');
+      await expectCodeAsync(store.ledger.admit(await admission(store, space, [root, child, leaf], leaf, { units: 0n })), 'invalid_request');
+      await expectCodeAsync(
+        store.ledger.openBudget({ space_id: space, owner_namespace: 'ns', actor_ref: actor, at: NOW(), node_id: randomIds.next('dlg'), not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: 1n << 62n }] }),
+        'limit_exceeded',
+      );
+      expect((await store.ledger.tree(root))?.balances.find((b) => b.dimension === 'units')?.reserved).toBe('1');
+      await store.close();
+    });
+
     it('siblings share the root allowance; exhaustion names the node and changes nothing', async () => {
       const store = await make();
       const space = freshSpace();
