@@ -1,0 +1,89 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { project, type Observation, type ReadBack } from '../../src/attempts/outcome.ts';
+import { fingerprint, TASK_STATES, type TaskView } from '../../src/attempts/task-view.ts';
+
+const task = (state: string, artifacts: TaskView['artifacts'] = [{ artifactId: 'a1', parts: [{ mediaType: 'text/plain', text: 'hi' }] }], id = 't1'): TaskView => ({
+  id,
+  contextId: 'c1',
+  status: { state, timestamp: '2026-12-01T10:00:00Z' },
+  artifacts,
+});
+const seen = (t: TaskView): Observation => ({ kind: 'task', task: t, fingerprint: fingerprint(t) });
+const back = (t: TaskView): ReadBack => ({ kind: 'task', task: t, fingerprint: fingerprint(t) });
+
+describe('outcome projection', () => {
+  it('projects succeeded only when a read-back agrees and acceptance passes', () => {
+    const t = task('TASK_STATE_COMPLETED');
+    expect(project(seen(t), back(structuredClone(t)), { minArtifacts: 1, allowedMediaTypes: ['text/plain'] })).toMatchObject({ outcome: 'succeeded', settlement: 'consume' });
+  });
+
+  it('a completed observation without read-back is unknown, never succeeded', () => {
+    const t = task('TASK_STATE_COMPLETED');
+    expect(project(seen(t), undefined)).toMatchObject({ outcome: 'unknown', settlement: 'hold' });
+    expect(project(seen(t), { kind: 'unavailable', reason: 'reset' })).toMatchObject({ outcome: 'unknown', settlement: 'hold' });
+  });
+
+  it('the lying agent: COMPLETED observed, read-back disagrees', () => {
+    const t = task('TASK_STATE_COMPLETED');
+    expect(project(seen(t), back(task('TASK_STATE_WORKING')))).toMatchObject({ outcome: 'unknown', settlement: 'hold' });
+    expect(project(seen(t), back(task('TASK_STATE_COMPLETED', [])))).toMatchObject({ outcome: 'partially_applied', settlement: 'hold' });
+    expect(project(seen(t), back(task('TASK_STATE_COMPLETED', undefined, 'other')))).toMatchObject({ outcome: 'unknown' });
+  });
+
+  it('acceptance failure on an agreed completion is failed, budget consumed', () => {
+    const t = task('TASK_STATE_COMPLETED', []);
+    const p = project(seen(t), back(t), { minArtifacts: 1 });
+    expect(p).toMatchObject({ outcome: 'failed', settlement: 'consume' });
+    expect(p.acceptance).toEqual([{ check: 'artifacts>=1', passed: false }]);
+    const img = task('TASK_STATE_COMPLETED', [{ artifactId: 'x', parts: [{ mediaType: 'image/png' }] }]);
+    expect(project(seen(img), back(img), { allowedMediaTypes: ['text/plain'] }).outcome).toBe('failed');
+  });
+
+  it('timeout after transmission is unknown and holds; only a request never sent releases', () => {
+    expect(project({ kind: 'lost', reason: 'timeout' }, undefined)).toMatchObject({ outcome: 'unknown', settlement: 'hold' });
+    expect(project({ kind: 'not_transmitted' }, undefined)).toMatchObject({ outcome: 'failed', settlement: 'release' });
+  });
+
+  it('interrupted and working states keep the attempt open', () => {
+    for (const s of ['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED', 'TASK_STATE_WORKING', 'TASK_STATE_SUBMITTED']) {
+      const p = project(seen(task(s)), back(task(s)));
+      expect(p.outcome).toBeUndefined();
+      expect(p.settlement).toBe('hold');
+    }
+  });
+
+  it('cancellation acknowledged is cancelled only when read-back shows no outputs', () => {
+    const clean = task('TASK_STATE_CANCELED', []);
+    expect(project(seen(clean), back(clean)).outcome).toBe('cancelled');
+    const dirty = task('TASK_STATE_CANCELED');
+    expect(project(seen(dirty), back(dirty))).toMatchObject({ outcome: 'partially_applied', settlement: 'hold' });
+  });
+
+  it('property: succeeded implies an agreeing read-back; release implies never transmitted; unknown never releases', () => {
+    const state = fc.constantFrom(...TASK_STATES, 'TASK_STATE_BOGUS');
+    const arts = fc.constantFrom<TaskView['artifacts']>([], [{ artifactId: 'a', parts: [] }], [{ artifactId: 'b', parts: [{ mediaType: 'text/plain' }] }]);
+    const tv = fc.record({ state, arts, id: fc.constantFrom('t1', 't2') }).map((r) => task(r.state, r.arts, r.id));
+    const obs = fc.oneof(
+      fc.constant<Observation>({ kind: 'not_transmitted' }),
+      fc.constant<Observation>({ kind: 'lost', reason: 'x' }),
+      tv.map(seen),
+    );
+    const rb = fc.oneof(fc.constant(undefined), fc.constant<ReadBack>({ kind: 'unavailable', reason: 'x' }), tv.map(back));
+    fc.assert(
+      fc.property(obs, rb, (o, r) => {
+        const p = project(o, r, { minArtifacts: 1 });
+        if (p.outcome === 'succeeded') {
+          expect(o.kind === 'task' && r?.kind === 'task').toBe(true);
+          if (o.kind === 'task' && r?.kind === 'task') {
+            expect(r.fingerprint).toEqual(o.fingerprint);
+            expect(o.fingerprint.state).toBe('TASK_STATE_COMPLETED');
+          }
+        }
+        if (p.settlement === 'release') expect(o.kind).toBe('not_transmitted');
+        if (p.outcome === 'unknown' || p.outcome === 'partially_applied') expect(p.settlement).toBe('hold');
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
