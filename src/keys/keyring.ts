@@ -45,7 +45,7 @@ export class Keyring {
       ring.entries.push(await loadKey(join(dir, name)));
     }
     if (opts.generate !== false) {
-      for (const alg of ['ES256', 'EdDSA'] as const) if (!ring.entries.some((e) => e.alg === alg)) await ring.rotate(alg);
+      for (const alg of ['ES256', 'EdDSA'] as const) if (!ring.entries.some((e) => e.alg === alg && e.notAfter === undefined)) await ring.rotate(alg);
     }
     return ring;
   }
@@ -58,17 +58,15 @@ export class Keyring {
     const createdAt = new Date().toISOString();
     const stored = { kid, alg, createdAt, privateJwk: await exportJWK(privateKey) };
     const file = join(this.dir, `${createdAt.replace(/[:.]/g, '-')}-${kid}.jwk.json`);
-    // Write-then-rename so a crash never leaves half a key behind.
-    await writeFile(`${file}.tmp`, JSON.stringify(stored), { mode: 0o600 });
-    await rename(`${file}.tmp`, file);
+    await writeAtomic(file, stored);
     const entry: KeyEntry = { kid, alg, createdAt, privateKey, publicKey, publicJwk: { ...publicJwk, kid, alg, use: 'sig' } };
     this.entries.push(entry);
     return entry;
   }
 
-  /** The newest key for `alg` (default ES256). */
-  current(alg: SigningAlg = 'ES256'): KeyEntry {
-    const candidates = this.entries.filter((e) => e.alg === alg);
+  /** The newest key for `alg` (default ES256) that is not retired. */
+  current(alg: SigningAlg = 'ES256', now = new Date()): KeyEntry {
+    const candidates = this.entries.filter((e) => e.alg === alg && isLive(e, now) && e.notAfter === undefined);
     const entry = candidates[candidates.length - 1];
     if (!entry) throw new TypeError(`no ${alg} key in keyring`);
     return entry;
@@ -78,20 +76,67 @@ export class Keyring {
     return this.entries;
   }
 
-  /** Public JWKS of every key still valid for verification. */
+  /**
+   * Keys that sign cards now: every key not past its `notAfter`. During a
+   * rotation old and new keys both sign (A2A §8.4.3 "Multiple signatures MAY
+   * be present to support key rotation"), so a verifier that pinned either
+   * set still verifies; `retire` ends the old key's grace period.
+   */
+  signingKeys(now = new Date()): readonly KeyEntry[] {
+    return this.entries.filter((e) => isLive(e, now));
+  }
+
+  /**
+   * Public JWKS of every key still valid for verification. A retiring key
+   * carries `exp` (RFC 7519 NumericDate; RFC 7517 §4 lets verifiers ignore
+   * members they do not understand) so remote verifiers know when to stop.
+   */
   jwks(now = new Date()): { keys: JWK[] } {
-    return { keys: this.entries.filter((e) => !e.notAfter || Date.parse(e.notAfter) > now.getTime()).map((e) => e.publicJwk) };
+    return {
+      keys: this.signingKeys(now).map((e) =>
+        e.notAfter ? { ...e.publicJwk, exp: Math.floor(Date.parse(e.notAfter) / 1000) } : e.publicJwk,
+      ),
+    };
+  }
+
+  /**
+   * Ends a key's life at `notAfter` (default: now, i.e. revoke). Recorded in
+   * the key file so every process sees it; the key is neither published nor
+   * used for signing afterwards. An earlier existing `notAfter` is kept.
+   */
+  async retire(kid: string, notAfter = new Date()): Promise<KeyEntry> {
+    const entry = this.entries.find((e) => e.kid === kid);
+    if (!entry) throw new TypeError(`no key ${kid} in keyring`);
+    const at = entry.notAfter && Date.parse(entry.notAfter) < notAfter.getTime() ? entry.notAfter : notAfter.toISOString();
+    const file = join(this.dir, (await readdir(this.dir)).find((n) => n.endsWith(`-${kid}.jwk.json`)) ?? '');
+    const stored = await readStored(file);
+    await writeAtomic(file, { ...stored, notAfter: at });
+    entry.notAfter = at;
+    return entry;
   }
 }
 
-async function loadKey(path: string): Promise<KeyEntry> {
-  let stored: z.infer<typeof StoredKey>;
+function isLive(e: KeyEntry, now: Date): boolean {
+  return e.notAfter === undefined || Date.parse(e.notAfter) > now.getTime();
+}
+
+async function readStored(path: string): Promise<z.infer<typeof StoredKey>> {
   try {
-    stored = StoredKey.parse(JSON.parse(await readFile(path, 'utf8')));
+    return StoredKey.parse(JSON.parse(await readFile(path, 'utf8')));
   } catch (cause) {
     // Never echo file content: it is a private key.
     throw storageError('signing key file is unreadable', { file: path }, cause);
   }
+}
+
+// Write-then-rename so a crash never leaves half a key behind; 0600 because it is private.
+async function writeAtomic(file: string, stored: z.infer<typeof StoredKey>): Promise<void> {
+  await writeFile(`${file}.tmp`, JSON.stringify(stored), { mode: 0o600 });
+  await rename(`${file}.tmp`, file);
+}
+
+async function loadKey(path: string): Promise<KeyEntry> {
+  const stored = await readStored(path);
   const privateJwk = stored.privateJwk as JWK;
   const { d: _d, ...pub } = privateJwk;
   const privateKey = (await importJWK(privateJwk, stored.alg)) as SigningKey;

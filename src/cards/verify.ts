@@ -1,0 +1,149 @@
+/**
+ * Verification of a remote Agent Card (A2A §8.4.3) over the RAW bytes that
+ * were fetched: strict JSON (no duplicate keys), schema, no credentials, then
+ * every signature against the trust store. Pure: keys come from an injected
+ * lookup, time from an injected clock.
+ *
+ * Multiple-signature policy (A2A §8.4.3 "Multiple signatures MAY be present
+ * to support key rotation"):
+ * - a signature whose header breaks the alg allow-list fails the whole card;
+ * - a signature whose kid is unknown, revoked, expired or only reachable via a
+ *   non-allow-listed `jku` is skipped and recorded (rotation leaves such
+ *   signatures behind);
+ * - a signature that does NOT verify under a trusted, valid key fails the
+ *   whole card: the bytes are not what that key's holder signed;
+ * - at least one signature must verify.
+ */
+import { invalidRequest } from '../errors.ts';
+import { sha256Digest, type Digest } from '../records/digest.ts';
+import { summariseIssues } from '../records/envelope.ts';
+import type { ActorRef } from '../records/revision-ref.ts';
+import { readProtectedHeader, verifyDetached, type DetachedSignature, type SigningAlg } from '../records/signature.ts';
+import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
+import { utc, type Clock, type UtcTime } from '../records/time.ts';
+import { LooseAgentCard, type AgentCardJson } from './a2a-card.ts';
+import { cardSigningBytes } from './canonical-card.ts';
+import { assertActorContinuity, type CardHistory } from './continuity.ts';
+import { readRw003Params, type Rw003CardParams } from './extension.ts';
+import { assertNoSecrets } from './secrets.ts';
+import type { KeySource, TrustStore } from './trust-store.ts';
+
+/** Remote cards may be larger than a record, but not unboundedly. */
+export const MAX_CARD_BYTES = 256 * 1024;
+
+/** RW-003 §10.3: public and extended cards are separate observations. */
+export type CardForm = 'public' | 'extended';
+
+/** The verification record: which card form, exact digests, which keys. */
+export interface CardVerification {
+  form: CardForm;
+  /** Where the bytes came from (URL after redirects, or a file path). */
+  source: string;
+  /** Origin whose trust applied. */
+  origin: string;
+  /** sha256 of the exact bytes received. */
+  raw_digest: Digest;
+  /** sha256 of the §8.4.1 canonical payload that the signatures cover. */
+  payload_digest: Digest;
+  verified_keys: Array<{ kid: string; alg: SigningAlg; thumbprint: string; key_source: KeySource; jku?: string }>;
+  skipped_signatures: Array<{ index: number; kid: string; reason: string }>;
+  verified_at: UtcTime;
+  agent_card_id?: string;
+  agent_actor_ref?: ActorRef;
+  /** The parsed raw card (not a normalised copy). */
+  card: AgentCardJson;
+  rw003?: Rw003CardParams;
+}
+
+export interface VerifyCardInput {
+  bytes: Uint8Array;
+  origin: string;
+  source: string;
+  form?: CardForm;
+}
+
+export interface VerifyCardDeps {
+  trust: Pick<TrustStore, 'lookup'>;
+  clock: Clock;
+  history?: CardHistory;
+  /** Remembers (payload digest, key, signature) triples already checked; skips repeat crypto. */
+  verifiedSignatures?: { has(key: string): boolean; add(key: string): unknown };
+  maxBytes?: number;
+}
+
+/** Verifies raw card bytes; throws invalid_request / limit_exceeded, never returns an unverified card. */
+export async function verifyCardBytes(input: VerifyCardInput, deps: VerifyCardDeps): Promise<CardVerification> {
+  const raw = parseStrictJson(input.bytes, { maxBytes: deps.maxBytes ?? MAX_CARD_BYTES });
+  const parsed = LooseAgentCard.safeParse(raw);
+  if (!parsed.success) throw invalidRequest('Agent Card does not match the A2A v1.0 schema', { issues: summariseIssues(parsed.error) });
+  assertNoSecrets(raw, 'Agent Card');
+  const signatures = parsed.data.signatures ?? [];
+  if (signatures.length === 0) throw invalidRequest('Agent Card is unsigned');
+  const payload = cardSigningBytes(raw);
+  const payloadDigest = sha256Digest(payload);
+  const verified: CardVerification['verified_keys'] = [];
+  const skipped: CardVerification['skipped_signatures'] = [];
+  for (const [index, sig] of signatures.entries()) {
+    const header = readProtectedHeader(sig);
+    const found = await deps.trust.lookup(input.origin, header);
+    if (!found.ok) {
+      skipped.push({ index, kid: header.kid, reason: found.reason });
+      continue;
+    }
+    await verifyOnce(payload, payloadDigest, sig, found.key, deps);
+    verified.push({ kid: header.kid, alg: header.alg, thumbprint: found.key.thumbprint, key_source: found.source, ...(found.jku ? { jku: found.jku } : {}) });
+  }
+  if (verified.length === 0) {
+    throw invalidRequest('no signature on the Agent Card verifies with a trusted key', { skipped: skipped.map((s) => s.reason) });
+  }
+  const rw003 = readRw003Params(parsed.data);
+  if (rw003) await checkRw003(rw003, verified, input.origin, deps);
+  return {
+    form: input.form ?? 'public',
+    source: input.source,
+    origin: input.origin,
+    raw_digest: sha256Digest(input.bytes),
+    payload_digest: payloadDigest,
+    verified_keys: verified,
+    skipped_signatures: skipped,
+    verified_at: utc(deps.clock.now()),
+    ...(rw003 ? { agent_card_id: rw003.agent_card_id, agent_actor_ref: rw003.agent_actor_ref, rw003 } : {}),
+    card: parsed.data,
+  };
+}
+
+async function verifyOnce(
+  payload: Uint8Array,
+  payloadDigest: Digest,
+  sig: DetachedSignature,
+  key: { key: Parameters<typeof verifyDetached>[2]; thumbprint: string },
+  deps: VerifyCardDeps,
+): Promise<void> {
+  const memo = `${payloadDigest}|${key.thumbprint}|${sig.protected}.${sig.signature}`;
+  if (deps.verifiedSignatures?.has(memo)) return;
+  await verifyDetached(payload, sig, key.key);
+  deps.verifiedSignatures?.add(memo);
+}
+
+// RW-003 §4.1 signer: the keys that verified must be the ones the card declares,
+// and §4.3: the actor identity must not change silently.
+async function checkRw003(
+  params: Rw003CardParams,
+  verified: CardVerification['verified_keys'],
+  origin: string,
+  deps: VerifyCardDeps,
+): Promise<void> {
+  for (const v of verified) {
+    if (!params.signer.keys.some((k) => k.key_id === v.kid && k.algorithm === v.alg)) {
+      throw invalidRequest('signing key is not declared by the card signer (kid mismatch)', { kid: v.kid });
+    }
+  }
+  const previous = deps.history?.last(origin, params.agent_card_id);
+  await assertActorContinuity(params, previous, { trust: deps.trust, origin });
+  deps.history?.remember(origin, params.agent_card_id, { agent_actor_ref: params.agent_actor_ref, kids: verified.map((v) => v.kid) });
+}
+
+/** Parses card JSON text or bytes strictly (duplicate keys refused) without verifying. */
+export function parseCardJson(input: Uint8Array | string, maxBytes = MAX_CARD_BYTES): JsonValue {
+  return parseStrictJson(input, { maxBytes });
+}
