@@ -36,13 +36,14 @@ describe('RW-003 §3 envelope', () => {
 
   it('detects tampering with any covered field', () => {
     const rec = sealRecord({ type: 'grant', body: { scope: ['read'] }, issuedBy: actor, lifecycle: 'active' }, deps);
+    type Mutable = Record<string, unknown> & { body: Record<string, unknown> };
     for (const mutate of [
-      (r: Record<string, any>) => (r.body.scope = ['write']),
-      (r: Record<string, any>) => (r.issued_at = '2026-12-01T10:00:01.000Z'),
-      (r: Record<string, any>) => (r.lifecycle_assertion = 'revoked'),
-      (r: Record<string, any>) => (r.extra = true),
+      (r: Mutable) => (r.body.scope = ['write']),
+      (r: Mutable) => (r.issued_at = '2026-12-01T10:00:01.000Z'),
+      (r: Mutable) => (r.lifecycle_assertion = 'revoked'),
+      (r: Mutable) => (r.extra = true),
     ]) {
-      const copy = structuredClone(rec) as Record<string, any>;
+      const copy = structuredClone(rec) as unknown as Mutable;
       mutate(copy);
       expectCode(() => openEnvelope(copy), 'invalid_request');
     }
