@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/store/port.ts';
 import { actor, chain, delegationScope, freshSpace, publishAgent } from './fixtures.ts';
-import { runWorker, startWorker } from './processes.ts';
+import { runRacers, startRacers, startWorker } from './processes.ts';
 
 export interface Ledger {
   kind: 'sqlite' | 'pg';
@@ -35,7 +35,7 @@ export function processContract(name: string, setup: () => Promise<Ledger>): voi
       await publishAgent(store, space);
       const c = await chain(store, space, { root: 40n });
       const ids = JSON.stringify([c.root, c.child, c.leaf]);
-      const results = await Promise.all([1, 2, 3, 4].map(() => runWorker(['race', ledger.kind, ledger.where, space, ids, '100'])));
+      const results = await runRacers(4, ['race', ledger.kind, ledger.where, space, ids, '100']);
       const granted = results.map((r) => r.granted as number);
       expect(granted.reduce((a, b) => a + b, 0)).toBe(40);
       expect(granted.filter((g) => g > 0).length).toBeGreaterThan(1); // they really raced
@@ -51,7 +51,7 @@ export function processContract(name: string, setup: () => Promise<Ledger>): voi
       await publishAgent(store, space);
       const c = await chain(store, space, { root: 100_000n });
       const ids = JSON.stringify([c.root, c.child, c.leaf]);
-      const workers = [1, 2, 3, 4].map(() => startWorker(['fenced', ledger.kind, ledger.where, space, ids, String(TRIES)]));
+      const workers = await startRacers(4, ['fenced', ledger.kind, ledger.where, space, ids, String(TRIES)]);
       for (let i = 0; i < 600 && Number((await unitsOf(store, c.root)).reserved) < 20; i++) await new Promise((r) => setTimeout(r, 25));
       const revoked = await store.control.appendControl({ event_type: 'rw003.delegation.revoked', control_scope_ref: delegationScope(space, c.child), actor_ref: actor });
       const revokedAt = Date.now();

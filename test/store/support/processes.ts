@@ -10,10 +10,12 @@ export interface Worker {
   next(): Promise<Record<string, unknown>>;
   /** Resolves with the exit code (or signal) once the worker stops. */
   exited: Promise<number | NodeJS.Signals>;
+  /** Releases the worker's start barrier. */
+  go(): void;
 }
 
 export function startWorker(args: string[]): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const waiters: Array<(line: string) => void> = [];
   let buf = '';
@@ -33,6 +35,7 @@ export function startWorker(args: string[]): Worker {
   return {
     child,
     exited,
+    go: () => child.stdin!.write('go\n'),
     next: () =>
       new Promise((resolve, reject) => {
         const take = (line: string) => resolve(JSON.parse(line) as Record<string, unknown>);
@@ -44,11 +47,19 @@ export function startWorker(args: string[]): Worker {
   };
 }
 
-/** Runs a worker to completion and returns its last line. */
-export async function runWorker(args: string[]): Promise<Record<string, unknown>> {
-  const w = startWorker(args);
-  const out = await w.next();
-  const code = await w.exited;
-  if (code !== 0) throw new Error(`worker failed with ${code}`);
-  return out;
+/** Starts racers, waits until every one is ready, then releases them at once. */
+export async function startRacers(n: number, args: string[]): Promise<Worker[]> {
+  const workers = Array.from({ length: n }, () => startWorker(args));
+  await Promise.all(workers.map((w) => w.next())); // each prints {ready}
+  for (const w of workers) w.go();
+  return workers;
+}
+
+/** Runs racers to completion and returns each one's result line. */
+export async function runRacers(n: number, args: string[]): Promise<Array<Record<string, unknown>>> {
+  const workers = await startRacers(n, args);
+  const results = await Promise.all(workers.map((w) => w.next()));
+  const codes = await Promise.all(workers.map((w) => w.exited));
+  if (codes.some((c) => c !== 0)) throw new Error(`a worker failed: ${codes.join(', ')}`);
+  return results;
 }

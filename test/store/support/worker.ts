@@ -21,7 +21,16 @@ const leaf = ids[ids.length - 1]!;
 const store: Store = kind === 'pg' ? await PgStore.open(where, { max: 2 }) : SqliteStore.open(where);
 const say = (msg: unknown) => process.stdout.write(`${JSON.stringify(msg)}\n`);
 
+/** Resolves when the parent writes a line: a start barrier so every racer begins together. */
+const barrier = () =>
+  new Promise<void>((resolve) => {
+    say({ ready: true });
+    process.stdin.once('data', () => resolve());
+  });
+
 if (mode === 'race' || mode === 'fenced') {
+  await barrier();
+  process.stdin.unref();
   let granted = 0;
   const starts: number[] = [];
   for (let i = 0; i < Number(arg ?? 1000); i++) {
