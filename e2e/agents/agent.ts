@@ -1,0 +1,105 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express, { type Response } from 'express';
+import { TaskState, type AgentCard, type GetTaskRequest, type Task } from '@a2a-js/sdk';
+import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext } from '@a2a-js/sdk/server';
+import { UserBuilder, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
+import { buildCard, cardJson } from './card.ts';
+import { ReverseExecutor } from './executor.ts';
+import { bodyParser, dropAfterAccept, neverAnswer, requireExtension } from './front.ts';
+import { TestLog, type Transport } from './testlog.ts';
+
+/** The selectable delegatee behaviours. */
+export const BEHAVIOURS = ['honest', 'lying-readback', 'drop-after-accept', 'never-answer'] as const;
+/** One of {@link BEHAVIOURS}. */
+export type Behaviour = (typeof BEHAVIOURS)[number];
+
+/** Options for {@link startAgent}. */
+export interface AgentOptions {
+  behaviour: Behaviour;
+  name: string;
+  /** Port to bind on 127.0.0.1; 0 (default) picks a free one. */
+  port?: number | undefined;
+  /** Delay between lifecycle events in ms (default 50). */
+  stepMs?: number | undefined;
+  /** Refuse A2A requests whose `A2A-Extensions` header lacks this URI. */
+  requireExtension?: string | undefined;
+  /** State GetTask reports for lying-readback (default FAILED). */
+  lieState?: 'failed' | 'working' | undefined;
+}
+
+/** A running agent. */
+export interface RunningAgent {
+  /** Base URL, e.g. `http://127.0.0.1:43121` (card at `/.well-known/agent-card.json`). */
+  url: string;
+  /** Stops listening and force-closes every connection, including held ones. */
+  close(): Promise<void>;
+}
+
+/** lying-readback: the send path is honest, but GetTask reports a different truth. */
+class LyingHandler extends DefaultRequestHandler {
+  constructor(card: AgentCard, executor: ReverseExecutor, private readonly lie: TaskState) {
+    super(card, new InMemoryTaskStore(), executor);
+  }
+
+  override async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    const task = await super.getTask(params, context);
+    // Lie in the read-back only; the store (used by send/cancel) stays truthful (brief §1).
+    return { ...task, artifacts: [], status: { state: this.lie, message: undefined, timestamp: new Date().toISOString() } };
+  }
+}
+
+function makeHandler(card: AgentCard, opts: AgentOptions): DefaultRequestHandler {
+  const executor = new ReverseExecutor(opts.stepMs ?? 50);
+  if (opts.behaviour === 'lying-readback') {
+    const lie = opts.lieState === 'working' ? TaskState.TASK_STATE_WORKING : TaskState.TASK_STATE_FAILED;
+    return new LyingHandler(card, executor, lie);
+  }
+  return new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+}
+
+const listen = (app: express.Express, port: number): Promise<Server> =>
+  new Promise((resolve, reject) => {
+    const server = app.listen(port, '127.0.0.1', (err?: Error) => (err ? reject(err) : resolve(server)));
+  });
+
+/**
+ * Starts a real A2A v1.0 delegatee on 127.0.0.1. It listens first and registers routes
+ * afterwards, because the card must carry the bound port; nobody can reach the app
+ * before its port is known, so there is no window with missing routes.
+ */
+export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
+  const app = express();
+  const server = await listen(app, opts.port ?? 0);
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  const card = buildCard({ name: opts.name, baseUrl: url, requireExtension: opts.requireExtension });
+  const cardBody = cardJson(card); // cached once; served on every fetch
+  const handler = makeHandler(card, opts);
+  const log = new TestLog();
+  const held = new Set<Response>();
+
+  app.get('/.well-known/agent-card.json', (_req, res) => void res.json(cardBody));
+  app.get('/_test/log', (_req, res) => void res.json(log.toJSON()));
+  const mount = (path: string, transport: Transport): void => {
+    // Order: parse → log (so refused/dropped requests are still seen) → guards → misbehaviour → SDK.
+    app.use(path, bodyParser(transport), log.recorder(transport));
+    if (opts.requireExtension) app.use(path, requireExtension(opts.requireExtension, transport));
+    if (opts.behaviour === 'never-answer') app.use(path, neverAnswer(transport, held));
+    if (opts.behaviour === 'drop-after-accept') app.use(path, dropAfterAccept(transport, handler, log));
+    const sdk = transport === 'jsonrpc' ? jsonRpcHandler : restHandler;
+    app.use(path, sdk({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  };
+  mount('/a2a/jsonrpc', 'jsonrpc');
+  mount('/a2a/rest', 'rest');
+
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const res of held) res.destroy();
+        server.close(() => resolve());
+        server.closeAllConnections(); // keep-alive and held sockets would otherwise keep close() pending
+      }),
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Process entry for one test delegatee:
+ *   tsx e2e/agents/main.ts --behaviour honest --name alice [--port 0] [--step-ms 50]
+ *     [--require-extension URI] [--lie-state failed|working] [--watch-stdin]
+ * Prints exactly one JSON line `{"url":...,"name":...}` on stdout once it serves, then
+ * nothing else on stdout (the harness treats stdout as the ready channel).
+ */
+import { parseArgs } from 'node:util';
+import { BEHAVIOURS, startAgent, type Behaviour } from './agent.ts';
+
+const { values } = parseArgs({
+  options: {
+    behaviour: { type: 'string', default: 'honest' },
+    name: { type: 'string' },
+    port: { type: 'string', default: '0' },
+    'step-ms': { type: 'string', default: '50' },
+    'require-extension': { type: 'string' },
+    'lie-state': { type: 'string', default: 'failed' },
+    // Exit when the parent's stdin pipe closes, so a crashed test runner leaves no orphans.
+    'watch-stdin': { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+const fail = (msg: string): never => {
+  process.stderr.write(`${msg}\n`);
+  process.exit(2);
+};
+
+const behaviour = values.behaviour as Behaviour;
+if (!BEHAVIOURS.includes(behaviour)) fail(`unknown --behaviour ${values.behaviour}; want one of ${BEHAVIOURS.join(', ')}`);
+const port = Number(values.port);
+const stepMs = Number(values['step-ms']);
+if (!Number.isInteger(port) || port < 0) fail(`bad --port ${values.port}`);
+if (!Number.isFinite(stepMs) || stepMs < 0) fail(`bad --step-ms ${values['step-ms']}`);
+const lieState = values['lie-state'];
+if (lieState !== 'failed' && lieState !== 'working') fail(`bad --lie-state ${lieState}`);
+
+const name = values.name ?? behaviour;
+const agent = await startAgent({
+  behaviour,
+  name,
+  port,
+  stepMs,
+  requireExtension: values['require-extension'],
+  lieState: lieState === 'working' ? 'working' : 'failed',
+});
+
+let stopping = false;
+const stop = (): void => {
+  if (stopping) return;
+  stopping = true;
+  // Hard deadline: a wedged close() must not keep the process alive past its stop().
+  setTimeout(() => process.exit(0), 2_000).unref();
+  void agent.close().then(() => process.exit(0));
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
+if (values['watch-stdin']) {
+  process.stdin.on('end', stop).on('close', stop).resume();
+}
+
+process.stdout.write(`${JSON.stringify({ url: agent.url, name })}\n`);

@@ -1,0 +1,171 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { Behaviour } from '../agents/agent.ts';
+import type { TestLogJson } from '../agents/testlog.ts';
+
+/** Repo root: `--import tsx` is resolved against the child's cwd, so it must see node_modules. */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const AGENT_MAIN = fileURLToPath(new URL('../agents/main.ts', import.meta.url));
+const STDERR_TAIL = 4_000;
+
+/** Options for {@link spawnReady}. */
+export interface SpawnReadyOptions {
+  /** How long to wait for the ready line (default 20 s). */
+  timeoutMs?: number;
+  /** Grace period between SIGTERM and SIGKILL in stop() (default 5 s). */
+  stopGraceMs?: number;
+}
+
+/** A child that printed its ready line. */
+export interface ReadyProcess<T = Record<string, unknown>> {
+  /** The parsed first stdout line. */
+  ready: T;
+  pid: number;
+  /** SIGTERM, then SIGKILL after the grace period; resolves once the process has exited. Idempotent. */
+  stop(): Promise<void>;
+  /** SIGKILL now (simulates a crash); resolves once the process has exited. */
+  kill9(): Promise<void>;
+  /** The last few KB of stderr, for diagnostics. */
+  stderrTail(): string;
+  /** Settles with the exit code/signal when the process ends. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+// Every live child, so a crashing or forgetful test run still leaves no orphans behind.
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
+
+/** Stops every process started by this module that is still running. For afterAll safety nets. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((c) => terminate(c, 'SIGTERM', 5_000)));
+}
+
+const hasExited = (c: ChildProcess): boolean => c.exitCode !== null || c.signalCode !== null;
+
+function terminate(c: ChildProcess, signal: NodeJS.Signals, graceMs: number): Promise<void> {
+  if (hasExited(c)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => c.kill('SIGKILL'), graceMs);
+    c.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    c.kill(signal);
+  });
+}
+
+/**
+ * Runs `file` with `node --import tsx` and resolves once it prints its first stdout line,
+ * which must be a JSON object. Rejects (and kills the child) on timeout, early exit or a
+ * non-JSON line, quoting the stderr tail. stdin stays an open pipe so children may watch it
+ * to notice a dead parent.
+ */
+export function spawnReady<T = Record<string, unknown>>(
+  file: string,
+  args: readonly string[] = [],
+  env: Record<string, string | undefined> = {},
+  options: SpawnReadyOptions = {},
+): Promise<ReadyProcess<T>> {
+  const { timeoutMs = 20_000, stopGraceMs = 5_000 } = options;
+  const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-STDERR_TAIL);
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  const lines = createInterface({ input: child.stdout });
+
+  return new Promise<ReadyProcess<T>>((resolve, reject) => {
+    let settled = false;
+    const fail = (why: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${file}: ${why}\n--- stderr tail ---\n${stderr}`));
+    };
+    const timer = setTimeout(() => fail(`no ready line within ${timeoutMs} ms`), timeoutMs);
+    child.once('error', (err) => fail(`spawn failed: ${err.message}`));
+    void exited.then(({ code, signal }) => fail(`exited before ready (code ${code}, signal ${signal})`));
+    lines.once('line', (line) => {
+      let ready: T;
+      try {
+        ready = JSON.parse(line) as T;
+      } catch {
+        return fail(`first stdout line is not JSON: ${line.slice(0, 200)}`);
+      }
+      if (typeof ready !== 'object' || ready === null) return fail(`ready line is not an object: ${line}`);
+      settled = true;
+      clearTimeout(timer);
+      // Keep draining stdout so a chatty child never blocks on a full pipe.
+      lines.on('line', () => undefined);
+      resolve({
+        ready,
+        pid: child.pid ?? -1,
+        stop: () => terminate(child, 'SIGTERM', stopGraceMs),
+        kill9: () => terminate(child, 'SIGKILL', 0),
+        stderrTail: () => stderr,
+        exited,
+      });
+    });
+  });
+}
+
+/** Options for {@link spawnAgent}; mirrors the flags of `e2e/agents/main.ts`. */
+export interface SpawnAgentOptions {
+  behaviour: Behaviour;
+  name?: string;
+  port?: number;
+  stepMs?: number;
+  requireExtension?: string;
+  lieState?: 'failed' | 'working';
+}
+
+/** A delegatee agent running in its own OS process. */
+export interface SpawnedAgent {
+  /** Base URL (`http://127.0.0.1:PORT`); pass to `ClientFactory.createFromUrl`. */
+  url: string;
+  name: string;
+  pid: number;
+  stop(): Promise<void>;
+  kill9(): Promise<void>;
+  /** Fetches the agent's request log from `GET /_test/log`. */
+  log(): Promise<TestLogJson>;
+}
+
+/** Starts `e2e/agents/main.ts` with the given behaviour as a child process. */
+export async function spawnAgent(opts: SpawnAgentOptions): Promise<SpawnedAgent> {
+  const flags = ['--behaviour', opts.behaviour, '--watch-stdin'];
+  if (opts.name !== undefined) flags.push('--name', opts.name);
+  if (opts.port !== undefined) flags.push('--port', String(opts.port));
+  if (opts.stepMs !== undefined) flags.push('--step-ms', String(opts.stepMs));
+  if (opts.requireExtension !== undefined) flags.push('--require-extension', opts.requireExtension);
+  if (opts.lieState !== undefined) flags.push('--lie-state', opts.lieState);
+  const proc = await spawnReady<{ url: string; name: string }>(AGENT_MAIN, flags);
+  const { url, name } = proc.ready;
+  return {
+    url,
+    name,
+    pid: proc.pid,
+    stop: proc.stop,
+    kill9: proc.kill9,
+    log: async () => {
+      const res = await fetch(`${url}/_test/log`);
+      if (!res.ok) throw new Error(`GET /_test/log: HTTP ${res.status}`);
+      return (await res.json()) as TestLogJson;
+    },
+  };
+}
