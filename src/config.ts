@@ -7,6 +7,9 @@ import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { CallerConfig, JwtConfig } from './gateway/callers.ts';
+import { DelegateeConfig } from './gateway/delegatees.ts';
+import { GatewayPresetConfig } from './gateway/preset.ts';
 
 export const Config = z.strictObject({
   /** Address to listen on. Loopback by default: exposing a gateway is a decision. */
@@ -34,6 +37,18 @@ export const Config = z.strictObject({
       jkuAllowedOrigins: z.array(z.string()).default([]),
     })
     .default({ pinnedJwks: {}, jkuAllowedOrigins: [] }),
+  /** RW-003 §1.2 control-plane space this gateway's streams live in. */
+  spaceId: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/).default('default'),
+  /** ADR-0014 owner namespace (capacity limits apply per namespace). */
+  ownerNamespace: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/).default('local'),
+  /** Remote agents Baton delegates to, each served at /agents/<id>. */
+  delegatees: z.array(DelegateeConfig).default([]),
+  /** Who may call the front door, and from which preset their authority is issued. */
+  callers: z.array(CallerConfig).default([]),
+  jwt: JwtConfig.optional(),
+  presets: z.array(GatewayPresetConfig).default(() => [GatewayPresetConfig.parse({ id: 'standard' })]),
+  /** Time limits for calls to delegatees. */
+  remote: z.strictObject({ headersTimeoutMs: z.number().int().min(100).default(10_000), bodyTimeoutMs: z.number().int().min(100).default(30_000) }).default({ headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000 }),
 });
 export type Config = z.infer<typeof Config>;
 

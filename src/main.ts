@@ -1,14 +1,32 @@
 /**
  * The composition root: the only place that wires adapters (store, keys,
- * HTTP) to the core. Everything else receives its dependencies.
+ * HTTP, undici) to the core. Everything else receives its dependencies.
  */
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createDocumentFetcher, jwksFetcherOf } from './cards/fetch.ts';
+import { loadCardPublisher, type CardPublisher } from './cards/publisher.ts';
+import { CardResolver } from './cards/resolver.ts';
+import { TrustStore } from './cards/trust-store.ts';
+import type { OwnerBinding } from './contracts/model.ts';
 import type { Config } from './config.ts';
 import { resolvedPaths } from './config.ts';
+import { DelegationAuthority } from './gateway/authority.ts';
+import { createCallerAuthenticator, type CallerAuthenticator } from './gateway/callers.ts';
+import { DelegateeRegistry } from './gateway/delegatees.ts';
+import { Dispatcher } from './gateway/dispatcher.ts';
+import { delegateeOf } from './gateway/identity.ts';
+import { buildPreset } from './gateway/preset.ts';
+import { RemoteClient } from './gateway/remote.ts';
+import { gatewayRouter } from './gateway/router.ts';
 import { createApp } from './http/app.ts';
+import { wellKnownRouter } from './http/well-known.ts';
 import { Keyring } from './keys/keyring.ts';
 import { createLogger, type Logger } from './log.ts';
+import { digestOf } from './records/digest.ts';
+import { randomIds } from './records/ids.ts';
+import { systemClock } from './records/time.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/port.ts';
 
@@ -17,17 +35,18 @@ export interface Gateway {
   server: Server;
   store: Store;
   keyring: Keyring;
+  publisher: CardPublisher;
+  dispatcher: Dispatcher;
   logger: Logger;
   close(): Promise<void>;
 }
 
-/** Opens the store and keys, builds the app and listens. */
+/** Opens the store and keys, listens, then builds the app once the public URL is known. */
 export async function startGateway(config: Config, opts: { logger?: Logger } = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const store = await openStore(config, { create: true });
   const keyring = await Keyring.open(resolvedPaths(config).keys);
-  const app = createApp({ store, logger, routers: [] });
-  const server = createServer(app);
+  const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -35,17 +54,79 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
-  logger.info({ url, store: config.store.kind, keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
-  return {
-    url,
-    server,
-    store,
-    keyring,
-    logger,
-    async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await store.close();
-    },
-  };
+  const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, '');
+  const remote = new RemoteClient({ limits: config.remote });
+
+  try {
+    const publisher = await loadCardPublisher({ cardsDir: config.cardsDir, keyring, publicUrl });
+    const own = publisher.primary;
+    const gateway = delegateeOf(own.params, own.publicCard.payloadDigest, 'own card');
+    const ownerActor = { object_id: `actor_owner_${config.ownerNamespace}`, revision_id: 'rev_config', content_digest: digestOf({ owner: config.ownerNamespace }) };
+    const owner: OwnerBinding = { namespace: config.ownerNamespace, access_domain: 'a2a', space_id: config.spaceId, config_revision: digestOf(config.presets).slice(7, 23) };
+    await bootstrapStreams(store, config.spaceId, gateway, own.publicCard.payloadDigest);
+
+    const fetcher = createDocumentFetcher();
+    const trust = await TrustStore.fromConfig(config.trust, { readFile: async (p) => readFile(p), fetchJwks: jwksFetcherOf(fetcher) });
+    const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust }), store, spaceId: config.spaceId, announcer: gateway.actor_ref });
+    const presets = new Map(config.presets.map((p) => [p.id, buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId })]));
+    const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets });
+    const dispatcher = new Dispatcher({ store, authority, delegatees, remote, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref, spaceId: config.spaceId });
+    const auth = await authenticator(config);
+    const app = createApp({
+      store,
+      logger,
+      routers: [
+        wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
+        gatewayRouter({ dispatcher, delegatees, auth, keyring, publicUrl: () => publicUrl, logger }),
+      ],
+    });
+    server.on('request', app);
+    logger.info({ url, publicUrl, store: config.store.kind, delegatees: delegatees.ids(), keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
+    return {
+      url,
+      server,
+      store,
+      keyring,
+      publisher,
+      dispatcher,
+      logger,
+      async close() {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await remote.close();
+        await store.close();
+      },
+    };
+  } catch (err) {
+    server.close();
+    await remote.close();
+    await store.close();
+    throw err;
+  }
+}
+
+/** The space policy stream and Baton's own agent stream must be active before any fence can hold. */
+async function bootstrapStreams(store: Store, spaceId: string, gateway: ReturnType<typeof delegateeOf>, cardDigest: string): Promise<void> {
+  await store.control.appendControl({
+    event_type: 'baton.scope.lifecycle_changed',
+    control_scope_ref: { space_id: spaceId, scope_kind: 'space', scope_id: spaceId },
+    actor_ref: gateway.actor_ref,
+    idempotency_key: 'bootstrap',
+    payload: { lifecycle: 'active' },
+  });
+  await store.control.appendControl({
+    event_type: 'rw003.agent_card.published',
+    control_scope_ref: { space_id: spaceId, scope_kind: 'agent', scope_id: gateway.card_ref.object_id },
+    actor_ref: gateway.actor_ref,
+    idempotency_key: `verified:${cardDigest}`,
+    payload: { card_ref: gateway.card_ref, form: 'public' },
+  });
+}
+
+async function authenticator(config: Config): Promise<CallerAuthenticator> {
+  if (!config.jwt) return createCallerAuthenticator(config.callers);
+  const jwks = JSON.parse(await readFile(config.jwt.jwksFile, 'utf8'));
+  return createCallerAuthenticator(config.callers, { config: config.jwt, jwks });
 }

@@ -5,6 +5,9 @@ import { TaskState, type AgentCard, type GetTaskRequest, type Task } from '@a2a-
 import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext } from '@a2a-js/sdk/server';
 import { UserBuilder, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { buildCard, cardJson } from './card.ts';
+import { signAgentCard } from './signed-card.ts';
+import type { JWK } from 'jose';
+import type { JsonValue } from '../../src/records/strict-json.ts';
 import { ReverseExecutor } from './executor.ts';
 import { bodyParser, dropAfterAccept, neverAnswer, requireExtension } from './front.ts';
 import { TestLog, type Transport } from './testlog.ts';
@@ -32,6 +35,8 @@ export interface AgentOptions {
 export interface RunningAgent {
   /** Base URL, e.g. `http://127.0.0.1:43121` (card at `/.well-known/agent-card.json`). */
   url: string;
+  /** Public keys that sign the agent's card; an operator pins these for its origin. */
+  jwks: { keys: JWK[] };
   /** Stops listening and force-closes every connection, including held ones. */
   close(): Promise<void>;
 }
@@ -74,12 +79,15 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   const card = buildCard({ name: opts.name, baseUrl: url, requireExtension: opts.requireExtension });
-  const cardBody = cardJson(card); // cached once; served on every fetch
+  // Signed once at start-up and served as exact bytes, like a published card.
+  const signed = await signAgentCard(cardJson(card) as { [key: string]: JsonValue }, opts.name, url);
+  const cardBody = JSON.stringify(signed.card);
   const handler = makeHandler(card, opts);
   const log = new TestLog();
   const held = new Set<Response>();
 
-  app.get('/.well-known/agent-card.json', (_req, res) => void res.json(cardBody));
+  app.get('/.well-known/agent-card.json', (_req, res) => void res.type('application/json').send(cardBody));
+  app.get('/.well-known/jwks.json', (_req, res) => void res.json(signed.jwks));
   app.get('/_test/log', (_req, res) => void res.json(log.toJSON()));
   const mount = (path: string, transport: Transport): void => {
     // Order: parse → log (so refused/dropped requests are still seen) → guards → misbehaviour → SDK.
@@ -95,6 +103,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
 
   return {
     url,
+    jwks: signed.jwks,
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of held) res.destroy();

@@ -60,4 +60,4 @@ if (values['watch-stdin']) {
   process.stdin.on('end', stop).on('close', stop).resume();
 }
 
-process.stdout.write(`${JSON.stringify({ url: agent.url, name })}\n`);
+process.stdout.write(`${JSON.stringify({ url: agent.url, name, jwks: agent.jwks })}\n`);

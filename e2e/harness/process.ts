@@ -139,6 +139,8 @@ export interface SpawnedAgent {
   /** Base URL (`http://127.0.0.1:PORT`); pass to `ClientFactory.createFromUrl`. */
   url: string;
   name: string;
+  /** The JWKS that verifies the agent's signed card. */
+  jwks: { keys: Array<Record<string, unknown>> };
   pid: number;
   stop(): Promise<void>;
   kill9(): Promise<void>;
@@ -154,11 +156,12 @@ export async function spawnAgent(opts: SpawnAgentOptions): Promise<SpawnedAgent>
   if (opts.stepMs !== undefined) flags.push('--step-ms', String(opts.stepMs));
   if (opts.requireExtension !== undefined) flags.push('--require-extension', opts.requireExtension);
   if (opts.lieState !== undefined) flags.push('--lie-state', opts.lieState);
-  const proc = await spawnReady<{ url: string; name: string }>(AGENT_MAIN, flags);
-  const { url, name } = proc.ready;
+  const proc = await spawnReady<{ url: string; name: string; jwks: { keys: Array<Record<string, unknown>> } }>(AGENT_MAIN, flags);
+  const { url, name, jwks } = proc.ready;
   return {
     url,
     name,
+    jwks,
     pid: proc.pid,
     stop: proc.stop,
     kill9: proc.kill9,

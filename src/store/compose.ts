@@ -57,6 +57,7 @@ export function composeControl(run: RunProgram, reads: StoreReads, ids: IdSource
       return run(() => appendControl(parsed, { ...opts, at }, ids));
     },
     head: (scope) => head(streamOf(scope)),
+    streamHead: (stream) => head(stream),
     readStream: async (s, opts) =>
       (await reads.events(s, opts?.after ?? 0, Math.min(opts?.limit ?? 1000, 10_000))).map((doc) => ControlEvent.parse(JSON.parse(doc))),
     fenceSet: async (scopes) => {

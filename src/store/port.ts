@@ -45,6 +45,8 @@ export interface ControlStore {
    */
   appendControl(input: ControlEventInput, opts?: { expectedHead?: { position: number; event_id: string }; at: string }): Promise<ControlEvent>;
   head(scope: ControlScopeRef): Promise<StreamHead | undefined>;
+  /** The head of a stream by its exact address (e.g. one named in a fence set). */
+  streamHead(stream: StreamId): Promise<StreamHead | undefined>;
   readStream(stream: StreamId, opts?: { after?: number; limit?: number }): Promise<ControlEvent[]>;
   /** The current fence set over `scopes` (authority scopes only). */
   fenceSet(scopes: readonly ControlScopeRef[]): Promise<ControlFenceSet>;

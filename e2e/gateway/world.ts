@@ -1,0 +1,78 @@
+/**
+ * An e2e world: real delegatee agents and a real Baton gateway process on
+ * loopback, wired the way an operator would configure them (pinned JWKS per
+ * agent origin, API-key callers, owner presets).
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { spawnAgent, spawnReady, type SpawnAgentOptions, type SpawnedAgent, type ReadyProcess } from '../harness/process.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+
+const BATON_MAIN = fileURLToPath(new URL('../harness/baton-main.ts', import.meta.url));
+export const API_KEY = 'e2e-test-key-not-a-secret';
+
+export interface World {
+  dir: string;
+  agents: Record<string, SpawnedAgent>;
+  baton: ReadyProcess<{ url: string }>;
+  url: string;
+  /** An SDK client for /agents/<id>, authenticating with `key`. */
+  client(id: string, opts?: { key?: string; transport?: 'JSONRPC' | 'HTTP+JSON' }): Promise<Client>;
+  /** A read-only view of the gateway's ledger, opened beside the running process. */
+  store(): SqliteStore;
+  close(): Promise<void>;
+}
+
+export async function startWorld(opts: { agents: Record<string, SpawnAgentOptions>; presets?: unknown[]; remote?: unknown; config?: Record<string, unknown> }): Promise<World> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-e2e-'));
+  const agents: Record<string, SpawnedAgent> = {};
+  for (const [id, a] of Object.entries(opts.agents)) agents[id] = await spawnAgent({ name: id, ...a });
+  const pinnedJwks: Record<string, string> = {};
+  for (const [id, a] of Object.entries(agents)) {
+    const file = join(dir, `${id}.jwks.json`);
+    writeFileSync(file, JSON.stringify(a.jwks));
+    pinnedJwks[a.url] = file;
+  }
+  const config = {
+    port: 0,
+    dataDir: dir,
+    logLevel: 'warn',
+    trust: { pinnedJwks, jkuAllowedOrigins: [] },
+    delegatees: Object.entries(agents).map(([id, a]) => ({ id, cardUrl: `${a.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 } })),
+    callers: [{ id: 'planner', apiKeySha256: createHash('sha256').update(API_KEY).digest('hex'), preset: 'standard' }],
+    presets: opts.presets ?? [{ id: 'standard', maxInvocations: 5 }],
+    ...(opts.remote ? { remote: opts.remote } : {}),
+    ...opts.config,
+  };
+  const configFile = join(dir, 'baton.json');
+  writeFileSync(configFile, JSON.stringify(config));
+  const baton = await spawnReady<{ url: string }>(BATON_MAIN, [configFile]);
+  const url = baton.ready.url;
+  return {
+    dir,
+    agents,
+    baton,
+    url,
+    async client(id, o = {}) {
+      const key = o.key ?? API_KEY;
+      const fetchImpl: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': key } });
+      const factory = new ClientFactory(
+        ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+          transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+          preferredTransports: [o.transport ?? 'JSONRPC'],
+        }),
+      );
+      return factory.createFromUrl(`${url}/agents/${id}/`);
+    },
+    store: () => SqliteStore.open(join(dir, 'baton.db')),
+    async close() {
+      await baton.stop();
+      await Promise.all(Object.values(agents).map((a) => a.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

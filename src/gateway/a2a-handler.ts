@@ -1,0 +1,135 @@
+/**
+ * Baton's A2ARequestHandler for one delegatee, behind the SDK's express
+ * adapters. The SDK hands us its internal types; the core works on v1.0
+ * wire JSON, so this edge converts with the SDK's own codecs and maps
+ * Baton's ADR-0014 codes onto A2A errors. Nothing here decides authority.
+ */
+import { AgentCard, SendMessageResponse, StreamResponse, Task, type ListTasksResponse, type Message, type TaskPushNotificationConfig } from '@a2a-js/sdk';
+import {
+  fromJsonRpcErrorResponse,
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { BatonError } from '../errors.ts';
+import { WIRE_CODES } from '../http/error-map.ts';
+import type { JsonValue } from '../records/strict-json.ts';
+import type { Caller } from './callers.ts';
+import { TaskNotFound, type Dispatcher } from './dispatcher.ts';
+import { RemoteRpcError } from './remote.ts';
+
+type Json = { [key: string]: JsonValue };
+
+/** Per-request facts the express edge established before the SDK ran, keyed by the request's headers object. */
+export interface RequestFacts {
+  caller: Caller;
+  /** The raw params (JSON-RPC) or body (REST) exactly as received. */
+  raw?: Json;
+}
+
+export class BatonA2AHandler implements A2ARequestHandler {
+  constructor(
+    private readonly delegateeId: string,
+    private readonly dispatcher: Dispatcher,
+    private readonly card: () => Promise<AgentCard>,
+    private readonly facts: WeakMap<object, RequestFacts>,
+  ) {}
+
+  getAgentCard(): Promise<AgentCard> {
+    return this.card();
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    return this.card();
+  }
+
+  async sendMessage(params: Parameters<A2ARequestHandler['sendMessage']>[0], ctx: ServerCallContext): Promise<Message | Task> {
+    const { caller, raw } = this.factsOf(ctx);
+    const result = await guard(() => this.dispatcher.send(caller, this.delegateeId, raw ?? (SendMessageRequestJson(params) as Json)));
+    const decoded = SendMessageResponse.fromJSON(result).payload;
+    if (!decoded) throw new UnsupportedOperationError('delegatee returned neither task nor message');
+    return decoded.value;
+  }
+
+  async *sendMessageStream(params: Parameters<A2ARequestHandler['sendMessageStream']>[0], ctx: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    const { caller, raw } = this.factsOf(ctx);
+    const events = this.dispatcher.stream(caller, this.delegateeId, raw ?? (SendMessageRequestJson(params) as Json));
+    try {
+      for await (const ev of events) yield StreamResponse.fromJSON(ev);
+    } catch (err) {
+      throw toA2AError(err);
+    }
+  }
+
+  async getTask(params: Parameters<A2ARequestHandler['getTask']>[0], ctx: ServerCallContext): Promise<Task> {
+    const { caller } = this.factsOf(ctx);
+    return Task.fromJSON(await guard(() => this.dispatcher.getTask(caller, params.id, params.historyLength)));
+  }
+
+  async cancelTask(params: Parameters<A2ARequestHandler['cancelTask']>[0], ctx: ServerCallContext): Promise<Task> {
+    const { caller } = this.factsOf(ctx);
+    return Task.fromJSON(await guard(() => this.dispatcher.cancel(caller, params.id)));
+  }
+
+  async listTasks(): Promise<ListTasksResponse> {
+    throw new UnsupportedOperationError('ListTasks is not offered through Baton yet');
+  }
+
+  async *resubscribe(): AsyncGenerator<StreamResponse, void, undefined> {
+    throw new UnsupportedOperationError('SubscribeToTask is not offered through Baton yet');
+  }
+
+  async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError('push notifications are not offered through Baton yet');
+  }
+  async getTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError('push notifications are not offered through Baton yet');
+  }
+  async listTaskPushNotificationConfigs(): Promise<never> {
+    throw new PushNotificationNotSupportedError('push notifications are not offered through Baton yet');
+  }
+  async deleteTaskPushNotificationConfig(): Promise<void> {
+    throw new PushNotificationNotSupportedError('push notifications are not offered through Baton yet');
+  }
+
+  private factsOf(ctx: ServerCallContext): RequestFacts {
+    const headers = ctx.state.get('headers') as object | undefined;
+    const facts = headers && this.facts.get(headers);
+    // The auth middleware runs first on every route; reaching here without facts is a wiring bug.
+    if (!facts) throw new RequestMalformedError('request was not authenticated by the gateway');
+    return facts;
+  }
+}
+
+const SendMessageRequestJson = (params: unknown): unknown => {
+  // Fallback only: the raw body is preferred so unknown fields survive.
+  return JSON.parse(JSON.stringify(params));
+};
+
+async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toA2AError(err);
+  }
+}
+
+/** ADR-0014 codes onto A2A errors; JSON-RPC keeps Baton's code in the implementation-defined range. */
+export function toA2AError(err: unknown): Error {
+  if (err instanceof TaskNotFound) return new TaskNotFoundError('task not found');
+  if (err instanceof RemoteRpcError) {
+    // The delegatee's own A2A error (e.g. -32001), passed on with its code.
+    return fromJsonRpcErrorResponse({ jsonrpc: '2.0', id: null, error: { code: err.code, message: err.message } } as never) as unknown as Error;
+  }
+  if (!(err instanceof BatonError)) return err instanceof Error ? err : new Error(String(err));
+  if (err.code === 'invalid_request') return new RequestMalformedError(err.message);
+  if (err.code === 'unsupported') return new UnsupportedOperationError(err.message);
+  return fromJsonRpcErrorResponse({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: WIRE_CODES[err.code].jsonRpc, message: err.message, data: { baton: err.code, details: { ...err.details } } },
+  } as never) as unknown as Error;
+}
+

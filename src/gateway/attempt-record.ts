@@ -1,0 +1,61 @@
+/**
+ * ExecutionAttempt and VerificationReceipt records (RW-003 §7, §10.3). An
+ * attempt is an immutable record revised as it progresses: first when
+ * admitted, again when the remote names its task, last when an outcome is
+ * projected. Remote ids are stored beside Baton's, never instead of them.
+ */
+import type { ControlBoundaryRef } from '../control/fence.ts';
+import type { Outcome } from '../control/event.ts';
+import type { Digest } from '../records/digest.ts';
+import type { RevisionRef } from '../records/revision-ref.ts';
+import type { TaskFingerprint } from '../attempts/task-view.ts';
+
+export interface AttemptBody {
+  [key: string]: unknown;
+  attempt_id: string;
+  space_id: string;
+  delegatee_id: string;
+  delegation_ref: RevisionRef;
+  root_ref: RevisionRef;
+  caller_id: string;
+  effect_id: string;
+  reservation_id: string;
+  fence_set: ControlBoundaryRef[];
+  remote: {
+    endpoint: string;
+    protocol: 'a2a';
+    protocol_version: '1.0';
+    binding: 'JSONRPC';
+    card_ref: RevisionRef;
+    extensions: string[];
+    task_id?: string;
+    context_id?: string;
+    message_id?: string;
+  };
+  /** Baton's own context id shown to the caller. */
+  context_id: string;
+  idempotency_key: string;
+  state: 'dispatching' | 'open' | 'closed';
+  observed?: TaskFingerprint;
+  outcome?: Outcome;
+  receipt_ref?: RevisionRef;
+}
+
+export interface ReceiptBody {
+  [key: string]: unknown;
+  profile: 'a2a-readback/1';
+  attempt_id: string;
+  delegation_ref: RevisionRef;
+  expected?: TaskFingerprint;
+  observed?: TaskFingerprint;
+  readback: 'agreed' | 'disagreed' | 'unavailable' | 'not_applicable';
+  acceptance: Array<{ check: string; passed: boolean }>;
+  fences_current: boolean;
+  verifier_ref: RevisionRef;
+  checked_at: string;
+  evidence_digest: Digest | null;
+  outcome: Outcome;
+  reasons: string[];
+  /** RW-003 §1.1: a read-back records no project mutation. */
+  no_project_mutation: true;
+}

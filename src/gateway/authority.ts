@@ -1,0 +1,150 @@
+/**
+ * Where a forwarded call's authority comes from and how it narrows
+ * (ADR-0014 "Decision", "Delegation only narrows"). Per task: a root
+ * contract issued to Baton from the caller's owner preset, then a child
+ * minted for the delegatee that is a provable subset of it. Each contract
+ * and its budget node commit together (ledger.openBudget stores the record
+ * and appends rw003.delegation.issued in one transaction).
+ */
+import { evaluateChain, type EvaluatedChain, type OperationRequest } from '../contracts/admission.ts';
+import type { AuthorityHeads } from '../contracts/attestation-chain.ts';
+import { issueContract, type TrustedCaller } from '../contracts/issuance.ts';
+import { mintChild } from '../contracts/mint.ts';
+import type { DelegationContract, OwnerBinding } from '../contracts/model.ts';
+import type { DelegateeOption, Preset } from '../contracts/presets.ts';
+import { defaultScopeRegistry } from '../contracts/scope.ts';
+import type { ContractSigner, ResolveSignerKey } from '../contracts/signing.ts';
+import { invalidRequest } from '../errors.ts';
+import type { Keyring } from '../keys/keyring.ts';
+import type { Envelope } from '../records/envelope.ts';
+import { refOf } from '../records/envelope.ts';
+import type { IdSource } from '../records/ids.ts';
+import { sameRevision } from '../records/revision-ref.ts';
+import { utc, type Clock } from '../records/time.ts';
+import type { Store } from '../store/port.ts';
+import type { Caller } from './callers.ts';
+
+export interface AuthorityDeps {
+  store: Store;
+  keyring: Keyring;
+  clock: Clock;
+  ids: IdSource;
+  owner: OwnerBinding;
+  /** Baton's own identity: every root's delegatee and every child's delegator. */
+  gateway: DelegateeOption;
+  presets: ReadonlyMap<string, Readonly<Preset>>;
+}
+
+export interface TaskAuthority {
+  root: DelegationContract;
+  child: DelegationContract;
+  /** The evaluated root→child chain; re-evaluate it before every later effect. */
+  chain: EvaluatedChain;
+}
+
+export class DelegationAuthority {
+  private readonly issuedAt = new Map<string, number[]>();
+
+  constructor(private readonly deps: AuthorityDeps) {}
+
+  /** Heads from the control plane: the stored revision plus its stream's projected state. */
+  readonly heads: AuthorityHeads = {
+    head: async (delegationId) => {
+      const record = await this.deps.store.getRecord(delegationId);
+      if (!record) return undefined;
+      const head = await this.deps.store.control.head({ space_id: this.deps.owner.space_id, scope_kind: 'delegation', scope_id: delegationId });
+      const state = head?.state;
+      const status = state === 'active' ? 'active' : state === 'suspended' || state === 'tripped' ? 'suspended' : state === 'expired' ? 'expired' : 'revoked';
+      return { ref: refOf(record), status };
+    },
+  };
+
+  readonly resolveSignerKey: ResolveSignerKey = async (kid, issuer) =>
+    sameRevision(issuer, this.deps.gateway.actor_ref) ? this.deps.keyring.all().find((k) => k.kid === kid)?.publicKey : undefined;
+
+  /** Issues the root from the caller's preset and mints the child for `delegatee`. */
+  async open(caller: Caller, delegatee: DelegateeOption, objectiveText: string): Promise<TaskAuthority> {
+    const preset = caller.preset === undefined ? undefined : this.deps.presets.get(caller.preset);
+    if (!preset) throw invalidRequest('this caller has no issuance preset configured', { caller: caller.id });
+    const objective = { text: objectiveText.slice(0, 2000) || 'A2A task', type: preset.objective_types[0]! };
+    const trusted: TrustedCaller = { actor: caller.actor, subject: { subject_id: caller.id, kind: 'authenticated' } };
+    const signer = this.signer();
+    const { contract: root } = await issueContract(
+      { delegatee_card_ref: this.deps.gateway.card_ref, objective, input_revisions: [] },
+      trusted,
+      { path: 'owner_preset', preset },
+      { clock: this.deps.clock, ids: this.deps.ids, signer, owner: this.deps.owner, registry: defaultScopeRegistry, issuanceCounters: this.counters() },
+    );
+    await this.openBudget(root);
+    this.noteIssued(preset.preset_id);
+    const rootChain = await this.evaluate([root]);
+    const { contract: child } = await mintChild(
+      rootChain,
+      { delegatee, objective, input_revisions: [] },
+      this.deps.gateway.actor_ref,
+      { clock: this.deps.clock, ids: this.deps.ids, signer, registry: defaultScopeRegistry, countDescendants: async (r) => this.descendants(r.object_id) },
+    );
+    await this.openBudget(child);
+    return { root, child, chain: await this.evaluate([root, child]) };
+  }
+
+  /** Re-verifies every ancestor now, optionally against one operation (ADR-0014: at admission, not only at mint). */
+  async evaluate(contracts: readonly DelegationContract[], op?: OperationRequest): Promise<EvaluatedChain> {
+    return evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey: this.resolveSignerKey, heads: this.heads }, op);
+  }
+
+  /** The operation request a forwarded A2A call is checked as. */
+  operation(name: string, effect: 'read' | 'proposal' | 'reversible_mutation'): OperationRequest {
+    return { operation: name, resource: { kind: 'project', project_id: this.deps.owner.space_id }, effect_class: effect, data_class: 'internal' };
+  }
+
+  private async openBudget(contract: DelegationContract): Promise<void> {
+    const { lineage, budget_ceilings, limits, owner } = contract.body;
+    await this.deps.store.ledger.openBudget({
+      node_id: contract.record_id,
+      ...(lineage.kind === 'child' ? { parent_id: lineage.parent_ref.object_id } : {}),
+      space_id: owner.space_id,
+      owner_namespace: owner.namespace,
+      not_after: limits.not_after,
+      dimensions: budget_ceilings.map((b) => ({ name: b.name, unit: b.unit, ceiling: BigInt(b.ceiling) })),
+      actor_ref: this.deps.gateway.actor_ref,
+      record: contract as unknown as Envelope,
+      at: utc(this.deps.clock.now()),
+    });
+  }
+
+  private async descendants(rootId: string): Promise<number> {
+    const tree = await this.deps.store.ledger.tree(rootId);
+    const count = (n: { children: unknown[] } | undefined): number =>
+      n ? n.children.reduce<number>((a, c) => a + 1 + count(c as { children: unknown[] }), 0) : 0;
+    return count(tree);
+  }
+
+  private signer(): ContractSigner {
+    const k = this.deps.keyring.current('ES256');
+    return { actorRef: this.deps.gateway.actor_ref, kid: k.kid, alg: 'ES256', key: k.privateKey };
+  }
+
+  // Process-local issuance counters: a root counts as active for its preset's
+  // lifetime (revoked ones too, conservatively). The durable bound across
+  // processes is the ledger's per-namespace active-root limit in openBudget.
+  private counters() {
+    return {
+      activeRoots: async (presetId: string) => this.recent(presetId).length,
+      issuedSince: async (presetId: string, since: Date) => this.recent(presetId).filter((t) => t >= since.getTime()).length,
+    };
+  }
+
+  private recent(presetId: string): number[] {
+    const lifetimeMs = (this.deps.presets.get(presetId)?.terms.limits.lifetime_seconds ?? 3600) * 1000;
+    const now = this.deps.clock.now().getTime();
+    const kept = (this.issuedAt.get(presetId) ?? []).filter((t) => t > now - lifetimeMs);
+    this.issuedAt.set(presetId, kept);
+    return kept;
+  }
+
+  private noteIssued(presetId: string): void {
+    this.recent(presetId).push(this.deps.clock.now().getTime());
+  }
+}
+

@@ -1,0 +1,92 @@
+/**
+ * Caller authentication. The caller's identity comes from a credential Baton
+ * verifies — an API key whose sha256 is configured, or a bearer JWT from a
+ * configured issuer — and becomes the ADR-0014 actorBinding. A name the
+ * caller claims in a request body never does.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import { z } from 'zod';
+import { BatonError } from '../errors.ts';
+import { Identifier } from '../records/ids.ts';
+import { digestOf } from '../records/digest.ts';
+import type { ActorRef } from '../records/revision-ref.ts';
+
+export const CallerConfig = z.strictObject({
+  id: Identifier,
+  /** Lowercase hex sha256 of the API key. The key itself is never configured or logged. */
+  apiKeySha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  /** Or: the JWT `sub` this caller authenticates as (with `jwt` configured). */
+  jwtSubject: z.string().min(1).optional(),
+  /** Owner preset this caller may issue root authority from. */
+  preset: Identifier.optional(),
+});
+export type CallerConfig = z.infer<typeof CallerConfig>;
+
+export const JwtConfig = z.strictObject({
+  issuer: z.string().min(1),
+  audience: z.string().min(1),
+  /** Path of the issuer's JWKS (pinned; never fetched from the token). */
+  jwksFile: z.string().min(1),
+  algorithms: z.array(z.enum(['ES256', 'EdDSA', 'RS256'])).default(['ES256', 'EdDSA']),
+});
+export type JwtConfig = z.infer<typeof JwtConfig>;
+
+/** The authenticated caller, as the core sees it. */
+export interface Caller {
+  id: string;
+  actor: ActorRef;
+  via: 'api_key' | 'jwt';
+  preset?: string;
+}
+
+export interface CallerAuthenticator {
+  /** Resolves credentials from headers; undefined when none were presented; throws on bad ones. */
+  authenticate(headers: Record<string, string | string[] | undefined>): Promise<Caller | undefined>;
+}
+
+/** A stable actor ref for a configured caller (the configuration is the authority for it). */
+export function callerActorRef(id: string): ActorRef {
+  return { object_id: `actor_caller_${id}`, revision_id: 'rev_config', content_digest: digestOf({ caller: id }) };
+}
+
+export function createCallerAuthenticator(callers: readonly CallerConfig[], jwt?: { config: JwtConfig; jwks: JSONWebKeySet }): CallerAuthenticator {
+  const byKey = callers.filter((c) => c.apiKeySha256).map((c) => ({ c, hash: Buffer.from(c.apiKeySha256!, 'hex') }));
+  const bySubject = new Map(callers.filter((c) => c.jwtSubject).map((c) => [c.jwtSubject!, c]));
+  const keySet = jwt && createLocalJWKSet(jwt.jwks);
+  const toCaller = (c: CallerConfig, via: Caller['via']): Caller => ({ id: c.id, actor: callerActorRef(c.id), via, ...(c.preset ? { preset: c.preset } : {}) });
+  const rejected = () => new BatonError('authentication_required', 'credentials were not accepted');
+
+  return {
+    async authenticate(headers) {
+      const apiKey = header(headers, 'x-api-key');
+      const auth = header(headers, 'authorization');
+      const bearer = auth?.match(/^Bearer\s+(\S+)$/i)?.[1];
+      if (apiKey !== undefined || (bearer && !bearer.includes('.'))) {
+        const presented = createHash('sha256').update(apiKey ?? bearer!).digest();
+        // Compare against every key in constant time so timing tells nothing.
+        let found: CallerConfig | undefined;
+        for (const { c, hash } of byKey) if (timingSafeEqual(hash, presented)) found ??= c;
+        if (!found) throw rejected();
+        return toCaller(found, 'api_key');
+      }
+      if (bearer) {
+        if (!jwt || !keySet) throw rejected();
+        try {
+          const { payload } = await jwtVerify(bearer, keySet, { issuer: jwt.config.issuer, audience: jwt.config.audience, algorithms: jwt.config.algorithms });
+          const c = payload.sub ? bySubject.get(payload.sub) : undefined;
+          if (!c) throw rejected();
+          return toCaller(c, 'jwt');
+        } catch {
+          throw rejected();
+        }
+      }
+      return undefined;
+    },
+  };
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}

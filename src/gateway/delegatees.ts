@@ -1,0 +1,80 @@
+/**
+ * The remote agents this gateway delegates to. Each is configured by card
+ * URL only; everything else — endpoint, identity, operator — comes from its
+ * verified card (RW-003 §10.3: record the exact card form and digest used).
+ * A card Baton has verified is announced on its agent control stream, so
+ * a changed card moves that head and invalidates fences taken on the old one.
+ */
+import { z } from 'zod';
+import type { CardResolver } from '../cards/resolver.ts';
+import type { CardVerification } from '../cards/verify.ts';
+import type { DelegateeOption } from '../contracts/presets.ts';
+import type { ControlScopeRef } from '../control/scope.ts';
+import { invalidRequest, unsupported } from '../errors.ts';
+import { Identifier } from '../records/ids.ts';
+import type { ActorRef } from '../records/revision-ref.ts';
+import type { Store } from '../store/port.ts';
+import { delegateeOf } from './identity.ts';
+
+export const DelegateeConfig = z.strictObject({
+  /** Path segment Baton serves this delegatee under: /agents/<id>. */
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/),
+  cardUrl: z.url(),
+  /** Contract acceptance checks applied at read-back. */
+  acceptance: z.strictObject({ minArtifacts: z.number().int().min(0).optional(), allowedMediaTypes: z.array(z.string()).optional() }).default({}),
+  /** Display name on Baton's card for this delegatee; defaults to the remote card's. */
+  name: Identifier.optional(),
+});
+export type DelegateeConfig = z.infer<typeof DelegateeConfig>;
+
+export interface ResolvedDelegatee {
+  config: DelegateeConfig;
+  verification: CardVerification;
+  option: DelegateeOption;
+  /** The remote JSON-RPC endpoint for A2A v1.0. */
+  endpoint: string;
+  agentScope: ControlScopeRef;
+}
+
+export class DelegateeRegistry {
+  private readonly byId: Map<string, DelegateeConfig>;
+
+  constructor(
+    configs: readonly DelegateeConfig[],
+    private readonly deps: { resolver: CardResolver; store: Store; spaceId: string; announcer: ActorRef },
+  ) {
+    this.byId = new Map(configs.map((c) => [c.id, c]));
+  }
+
+  ids(): string[] {
+    return [...this.byId.keys()];
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  /** Verifies the delegatee's card now (HTTP caching applies) and announces it on its agent stream. */
+  async resolve(id: string): Promise<ResolvedDelegatee> {
+    const config = this.byId.get(id);
+    if (!config) throw invalidRequest('no such delegatee', { delegatee: id });
+    const verification = await this.deps.resolver.resolve(config.cardUrl);
+    const option = delegateeOf(verification.rw003, verification.payload_digest, verification.source);
+    const endpoint = jsonRpcEndpoint(verification);
+    const agentScope: ControlScopeRef = { space_id: this.deps.spaceId, scope_kind: 'agent', scope_id: option.card_ref.object_id };
+    await this.deps.store.control.appendControl({
+      event_type: 'rw003.agent_card.published',
+      control_scope_ref: agentScope,
+      actor_ref: this.deps.announcer,
+      idempotency_key: `verified:${verification.payload_digest}`,
+      payload: { card_ref: option.card_ref, form: verification.form, raw_digest: verification.raw_digest, keys: verification.verified_keys.map((k) => k.kid) },
+    });
+    return { config, verification, option, endpoint, agentScope };
+  }
+}
+
+function jsonRpcEndpoint(v: CardVerification): string {
+  const iface = v.card.supportedInterfaces.find((i) => i.protocolBinding === 'JSONRPC' && (i.protocolVersion ?? '1.0').startsWith('1.'));
+  if (!iface) throw unsupported('delegatee offers no A2A 1.x JSON-RPC interface', { source: v.source.slice(0, 512) });
+  return iface.url;
+}

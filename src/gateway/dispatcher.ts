@@ -1,0 +1,365 @@
+/**
+ * The main path (DESIGN §3–§6): authority → fenced admission → forward →
+ * read-back → projected outcome. Works on A2A v1.0 wire JSON so unknown
+ * fields survive forwarding (RW-003 §3); the SDK edge converts types.
+ * Every reply carries Baton's ids: the caller never sees a remote task id.
+ */
+import type { Observation } from '../attempts/outcome.ts';
+import { fingerprint, isInterrupted, isTerminal, TaskView } from '../attempts/task-view.ts';
+import type { EvaluatedChain } from '../contracts/admission.ts';
+import { parseContract, type DelegationContract } from '../contracts/model.ts';
+import type { ControlScopeRef } from '../control/scope.ts';
+import { BatonError, invalidRequest } from '../errors.ts';
+import { refOf, sealRecord, type SealedRecord } from '../records/envelope.ts';
+import type { IdSource } from '../records/ids.ts';
+import type { ActorRef } from '../records/revision-ref.ts';
+import type { JsonValue } from '../records/strict-json.ts';
+import { utc, type Clock } from '../records/time.ts';
+import type { Store } from '../store/port.ts';
+import type { AttemptBody } from './attempt-record.ts';
+import type { DelegationAuthority } from './authority.ts';
+import type { Caller } from './callers.ts';
+import type { DelegateeRegistry, ResolvedDelegatee } from './delegatees.ts';
+import { CONTRACT_EXTENSION, OUTCOME_METADATA, presentTask, withIds } from './present.ts';
+import { parseSse } from './sse.ts';
+import { INVOCATIONS } from './preset.ts';
+import { RemoteFailure, RemoteRpcError, type RemoteClient } from './remote.ts';
+import { verifyAttempt } from './verifier.ts';
+
+type Json = { [key: string]: JsonValue };
+
+export interface DispatcherDeps {
+  store: Store;
+  authority: DelegationAuthority;
+  delegatees: DelegateeRegistry;
+  remote: RemoteClient;
+  clock: Clock;
+  ids: IdSource;
+  gatewayActor: ActorRef;
+  spaceId: string;
+}
+
+export type Attempt = SealedRecord<AttemptBody>;
+
+export class Dispatcher {
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  /** SendMessage: returns the wire `SendMessageResponse` (`{task}` or `{message}`) with Baton ids. */
+  async send(caller: Caller, delegateeId: string, params: Json): Promise<Json> {
+    const { attempt, target, forwarded } = await this.admit(caller, delegateeId, params, 'a2a.SendMessage');
+    let result: JsonValue;
+    try {
+      result = await this.deps.remote.call(target.endpoint, 'SendMessage', forwarded, { headers: { 'a2a-extensions': CONTRACT_EXTENSION } });
+    } catch (err) {
+      await this.observe(attempt, target, lostOrRefused(err));
+      throw toCallerError(err);
+    }
+    const body = result as Json;
+    if (body.task === undefined) {
+      // A bare Message has no task to read back: its effect stays unknown (RW-003 §10.1).
+      await this.observe(attempt, target, { kind: 'lost', reason: 'remote answered with a message, no task to read back' });
+      return body;
+    }
+    const final = await this.observeTask(attempt, target, body.task);
+    return { task: final };
+  }
+
+  /** SendStreamingMessage: relays each event as it arrives; the terminal one only after read-back. */
+  async *stream(caller: Caller, delegateeId: string, params: Json): AsyncGenerator<Json> {
+    const { target, forwarded } = await this.admit(caller, delegateeId, params, 'a2a.SendStreamingMessage');
+    let attempt = (await this.latest(forwarded)) as Attempt;
+    let res;
+    try {
+      res = await this.deps.remote.stream(target.endpoint, 'SendStreamingMessage', forwarded, { 'a2a-extensions': CONTRACT_EXTENSION });
+    } catch (err) {
+      await this.observe(attempt, target, lostOrRefused(err));
+      throw toCallerError(err);
+    }
+    const view: Json = {};
+    let ended = false;
+    try {
+      for await (const ev of parseSse(res.body)) {
+        const env = parseEnvelope(ev.data);
+        if (ev.event === 'error' || env.error !== undefined) throw new RemoteRpcError(-32603, 'delegatee stream failed');
+        const result = env.result as Json;
+        if (result.task) {
+          Object.assign(view, result.task as Json);
+          attempt = await this.ensureRemoteIds(attempt, view);
+          if (isTerminal(stateOf(view))) {
+            ended = true;
+            yield { task: await this.observeTask(attempt, target, view) };
+            return;
+          }
+          yield { task: presentTask(view, attempt.body, undefined) };
+        } else if (result.artifactUpdate) {
+          const u = result.artifactUpdate as Json;
+          mergeArtifact(view, u);
+          attempt = await this.ensureRemoteIds(attempt, { id: u.taskId ?? null, contextId: u.contextId ?? null });
+          yield { artifactUpdate: withIds(u, attempt.body) };
+        } else if (result.statusUpdate) {
+          const u = result.statusUpdate as Json;
+          view.id ??= u.taskId ?? null;
+          view.contextId ??= u.contextId ?? null;
+          view.status = u.status ?? null;
+          attempt = await this.ensureRemoteIds(attempt, view);
+          if (isTerminal(stateOf(view))) {
+            ended = true;
+            const final = await this.observeTask(attempt, target, view);
+            yield { statusUpdate: { ...withIds(u, attempt.body) as Json, status: final.status as JsonValue, metadata: final.metadata as JsonValue } };
+            return;
+          }
+          yield { statusUpdate: withIds(u, attempt.body) };
+        } else if (result.message) {
+          yield { message: withIds(result.message, attempt.body) };
+        }
+      }
+    } catch (err) {
+      if (!ended) await this.observe(attempt, target, { kind: 'lost', reason: err instanceof Error ? err.message : 'stream failed' });
+      throw toCallerError(err);
+    }
+    if (!ended && !isInterrupted(stateOf(view))) await this.observe(attempt, target, { kind: 'lost', reason: 'stream ended before a terminal state' });
+  }
+
+  /** GetTask: Baton's id in, Baton's view out; verifies on first sight of a terminal state. */
+  async getTask(caller: Caller, attemptId: string, historyLength?: number): Promise<Json> {
+    const attempt = await this.attemptFor(caller, attemptId);
+    if (!attempt) throw new TaskNotFound(attemptId);
+    const target = await this.deps.delegatees.resolve(attempt.body.delegatee_id);
+    if (!attempt.body.remote.task_id) return placeholderTask(attempt.body);
+    const raw = await this.deps.remote.call(target.endpoint, 'GetTask', { id: attempt.body.remote.task_id, ...(historyLength !== undefined ? { historyLength } : {}) });
+    if (attempt.body.state === 'closed') return presentTask(raw as Json, attempt.body, attempt.body.outcome);
+    return this.observeTask(attempt, target, raw);
+  }
+
+  /**
+   * CancelTask: forwarded without a budget charge — a safe stop must stay
+   * possible when the budget is spent or the delegation revoked. The
+   * acknowledgement is only an observation; read-back decides (RW-003 §10.3).
+   */
+  async cancel(caller: Caller, attemptId: string): Promise<Json> {
+    const attempt = await this.attemptFor(caller, attemptId);
+    if (!attempt) throw new TaskNotFound(attemptId);
+    return this.cancelAttempt(attempt);
+  }
+
+  async cancelAttempt(attempt: Attempt): Promise<Json> {
+    const target = await this.deps.delegatees.resolve(attempt.body.delegatee_id);
+    if (!attempt.body.remote.task_id) throw new BatonError('unavailable', 'the delegatee has not named its task yet');
+    const raw = await this.deps.remote.call(target.endpoint, 'CancelTask', { id: attempt.body.remote.task_id });
+    if (attempt.body.state === 'closed') return presentTask(raw as Json, attempt.body, attempt.body.outcome);
+    return this.observeTask(attempt, target, raw);
+  }
+
+  private async ensureRemoteIds(attempt: Attempt, view: Json): Promise<Attempt> {
+    if (attempt.body.remote.task_id !== undefined || typeof view.id !== 'string') return attempt;
+    return this.revise(attempt, { remote: { ...attempt.body.remote, task_id: view.id, ...(typeof view.contextId === 'string' ? { context_id: view.contextId } : {}) }, state: 'open' });
+  }
+
+  /** The attempt admitted for `forwarded` (admit() stores it; streams need it back). */
+  private async latest(forwarded: Json): Promise<Attempt | undefined> {
+    const id = this.pendingAttempt.get(forwarded);
+    return id === undefined ? undefined : ((await this.deps.store.getRecord(id)) as unknown as Attempt);
+  }
+
+  private readonly pendingAttempt = new WeakMap<object, string>();
+
+  /** Records and, when terminal, verifies one observed remote task; returns it as the caller sees it. */
+  async observeTask(attempt: Attempt, target: ResolvedDelegatee, rawTask: JsonValue): Promise<Json> {
+    const parsed = TaskView.safeParse(rawTask);
+    if (!parsed.success) {
+      await this.observe(attempt, target, { kind: 'lost', reason: 'remote task is malformed' });
+      throw new BatonError('unavailable', 'delegatee returned a malformed task');
+    }
+    const view = parsed.data;
+    let current = attempt;
+    if (current.body.remote.task_id === undefined) {
+      current = await this.revise(current, { remote: { ...current.body.remote, task_id: view.id, context_id: view.contextId }, state: 'open' });
+    }
+    if (!isTerminal(view.status.state)) return presentTask(rawTask as Json, current.body, undefined);
+    const revised = await this.observe(current, target, { kind: 'task', task: view, fingerprint: fingerprint(view) });
+    return presentTask(rawTask as Json, revised.body, revised.body.outcome);
+  }
+
+  /** Fresh fence + admission for one counted operation; returns the forwarded params. */
+  private async admit(caller: Caller, delegateeId: string, params: Json, operation: string) {
+    const target = await this.deps.delegatees.resolve(delegateeId);
+    const message = params.message as Json | undefined;
+    if (!message || typeof message !== 'object') throw invalidRequest('SendMessage needs a message');
+    if (message.taskId) throw new BatonError('unsupported', 'continuing an existing task through Baton is not supported yet');
+    const authority = await this.deps.authority.open(caller, target.option, textOf(message));
+    const chain = await this.deps.authority.evaluate([authority.root, authority.child], this.deps.authority.operation(operation, 'proposal'));
+    const attempt = await this.admitOn(caller, target, chain, authority.root, authority.child, message);
+    const forwarded: Json = {
+      ...params,
+      message: {
+        ...message,
+        metadata: { ...((message.metadata as Json | undefined) ?? {}), [CONTRACT_EXTENSION]: { chain: [authority.root, authority.child] as unknown as JsonValue } },
+      },
+    };
+    this.pendingAttempt.set(forwarded, attempt.record_id);
+    return { attempt, target, forwarded, chain };
+  }
+
+  private async admitOn(caller: Caller, target: ResolvedDelegatee, chain: EvaluatedChain, root: DelegationContract, child: DelegationContract, message: Json): Promise<Attempt> {
+    const at = utc(this.deps.clock.now());
+    const attemptId = this.deps.ids.next('att');
+    const effectId = this.deps.ids.next('eff');
+    const reservationId = this.deps.ids.next('res');
+    const scopes = chain.fenceScopes as ControlScopeRef[];
+    const fence = [...(await this.deps.store.control.fenceSet(scopes))];
+    const decision = sealRecord(
+      {
+        type: 'permission_decision',
+        issuedBy: this.deps.gatewayActor,
+        lifecycle: 'recorded',
+        body: { decision: 'allow', effect_id: effectId, attempt_id: attemptId, operation: 'a2a.SendMessage', delegation_ref: refOf(child), fence_set: fence, evaluated_at: at },
+      },
+      this.deps,
+    );
+    await this.deps.store.ledger.admit({
+      effect_id: effectId,
+      reservation_id: reservationId,
+      node_id: child.record_id,
+      kind: 'reserve',
+      amounts: { [INVOCATIONS]: 1n },
+      fence_set: fence,
+      scopes: scopes.filter((s) => s.scope_kind !== 'delegation'),
+      decision,
+      attempt_scope: { space_id: this.deps.spaceId, scope_kind: 'attempt', scope_id: attemptId },
+      actor_ref: this.deps.gatewayActor,
+      at,
+    });
+    const attempt = sealRecord<AttemptBody>(
+      {
+        type: 'execution_attempt',
+        issuedBy: this.deps.gatewayActor,
+        lifecycle: 'active',
+        body: {
+          attempt_id: attemptId,
+          space_id: this.deps.spaceId,
+          delegatee_id: target.config.id,
+          delegation_ref: refOf(child),
+          root_ref: refOf(root),
+          caller_id: caller.id,
+          effect_id: effectId,
+          reservation_id: reservationId,
+          fence_set: fence,
+          remote: { endpoint: target.endpoint, protocol: 'a2a', protocol_version: '1.0', binding: 'JSONRPC', card_ref: target.option.card_ref, extensions: [CONTRACT_EXTENSION], ...(typeof message.messageId === 'string' ? { message_id: message.messageId } : {}) },
+          context_id: this.deps.ids.next('ctx'),
+          idempotency_key: effectId,
+          state: 'dispatching',
+        },
+      },
+      // The attempt's record id is its attempt id, so Baton's task id names the record.
+      { ids: { next: (p) => (p === 'rev' ? this.deps.ids.next('rev') : attemptId) }, clock: this.deps.clock },
+    );
+    await this.deps.store.putRecord(attempt);
+    await this.deps.store.control.appendControl({
+      event_type: 'rw003.execution.started',
+      control_scope_ref: { space_id: this.deps.spaceId, scope_kind: 'attempt', scope_id: attemptId },
+      actor_ref: this.deps.gatewayActor,
+      produced_records: [refOf(attempt)],
+      fence_set: fence,
+      idempotency_key: `started:${attemptId}`,
+    });
+    return attempt;
+  }
+
+  /** Projects an observation (read-back included) and revises the attempt with its outcome. */
+  private async observe(attempt: Attempt, target: ResolvedDelegatee, observation: Observation): Promise<Attempt> {
+    const scopes = await this.scopesOf(attempt);
+    const verdict = await verifyAttempt(attempt, observation, { endpoint: target.endpoint, criteria: target.config.acceptance, scopes }, this.deps);
+    if (!verdict) return attempt;
+    return this.revise(attempt, {
+      state: 'closed',
+      outcome: verdict.projection.outcome,
+      receipt_ref: refOf(verdict.receipt),
+      ...(observation.kind === 'task' ? { observed: observation.fingerprint } : {}),
+    });
+  }
+
+  /** The authority scopes an attempt fenced, re-derived from its stored contracts. */
+  async scopesOf(attempt: Attempt): Promise<ControlScopeRef[]> {
+    const child = await this.deps.store.getRecord(attempt.body.delegation_ref.object_id, attempt.body.delegation_ref.revision_id);
+    return child ? (parseContract(child).body.control_scopes as ControlScopeRef[]) : [];
+  }
+
+  async revise(attempt: Attempt, patch: Partial<AttemptBody>): Promise<Attempt> {
+    const next = sealRecord<AttemptBody>(
+      { type: 'execution_attempt', issuedBy: this.deps.gatewayActor, lifecycle: patch.state === 'closed' ? 'recorded' : 'active', recordId: attempt.record_id, prior: refOf(attempt), body: { ...attempt.body, ...patch } },
+      this.deps,
+    );
+    await this.deps.store.putRecord(next);
+    return next;
+  }
+
+  /** The caller's own attempt, or TaskNotFound semantics (never another caller's task). */
+  async attemptFor(caller: Caller, attemptId: string): Promise<Attempt | undefined> {
+    const rec = await this.deps.store.getRecord(attemptId);
+    if (!rec || !rec.schema_ref.endsWith('#execution_attempt')) return undefined;
+    const attempt = rec as unknown as Attempt;
+    return attempt.body.caller_id === caller.id ? attempt : undefined;
+  }
+}
+
+/** A2A TaskNotFoundError at the edge. */
+export class TaskNotFound extends Error {
+  override readonly name = 'TaskNotFound';
+  constructor(readonly taskId: string) {
+    super('task not found');
+  }
+}
+
+function placeholderTask(attempt: AttemptBody): Json {
+  const state = attempt.outcome === undefined ? 'TASK_STATE_SUBMITTED' : 'TASK_STATE_WORKING';
+  return presentTask({ id: '', contextId: '', status: { state }, artifacts: [] }, attempt, attempt.outcome);
+}
+
+function stateOf(view: Json): string {
+  const status = view.status as Json | undefined;
+  return typeof status?.state === 'string' ? status.state : '';
+}
+
+function parseEnvelope(data: string): Json {
+  try {
+    const v = JSON.parse(data) as unknown;
+    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Json;
+  } catch {
+    // fall through
+  }
+  throw new RemoteFailure(true, 'stream event is not JSON-RPC');
+}
+
+/** Applies an artifactUpdate to the observed view (A2A: append extends parts of the same artifact). */
+function mergeArtifact(view: Json, update: Json): void {
+  const artifact = update.artifact as Json | undefined;
+  if (!artifact) return;
+  const list = (Array.isArray(view.artifacts) ? view.artifacts : []) as Json[];
+  const i = list.findIndex((a) => a.artifactId === artifact.artifactId);
+  if (i >= 0 && update.append === true) {
+    const prev = list[i]!;
+    list[i] = { ...prev, parts: [...((prev.parts as JsonValue[]) ?? []), ...((artifact.parts as JsonValue[]) ?? [])] };
+  } else if (i >= 0) list[i] = artifact;
+  else list.push(artifact);
+  view.artifacts = list;
+}
+
+function textOf(message: Json): string {
+  const parts = Array.isArray(message.parts) ? message.parts : [];
+  return parts.map((p) => (p && typeof p === 'object' && !Array.isArray(p) && typeof p.text === 'string' ? p.text : '')).join(' ').trim();
+}
+
+function lostOrRefused(err: unknown): Observation {
+  if (err instanceof RemoteFailure) return err.transmitted ? { kind: 'lost', reason: err.reason } : { kind: 'not_transmitted' };
+  // A JSON-RPC error reply: the remote received it; A2A says nothing about partial effects.
+  if (err instanceof RemoteRpcError) return { kind: 'lost', reason: `remote error ${err.code}` };
+  return { kind: 'lost', reason: 'unexpected failure' };
+}
+
+function toCallerError(err: unknown): Error {
+  if (err instanceof BatonError || err instanceof RemoteRpcError) return err;
+  if (err instanceof RemoteFailure) return new BatonError('unavailable', `delegatee did not answer: ${err.reason}`, { transmitted: err.transmitted });
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+export { OUTCOME_METADATA };

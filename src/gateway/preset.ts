@@ -1,0 +1,79 @@
+/**
+ * The owner presets a gateway issues root authority from (ADR-0014 "Machine
+ * callers"): finite invocations, lifetime and depth, configured by the
+ * owner, never by the caller. Built into a contracts Preset once Baton's own
+ * card (the root's delegatee) is known.
+ */
+import { z } from 'zod';
+import { definePreset, type DelegateeOption, type Preset } from '../contracts/presets.ts';
+import { Identifier } from '../records/ids.ts';
+import type { ActorRef } from '../records/revision-ref.ts';
+
+export const GatewayPresetConfig = z.strictObject({
+  id: Identifier,
+  /** ADR-0014: at most one hour unless the owner explicitly allows more. */
+  lifetimeSeconds: z.number().int().min(1).max(3600).default(3600),
+  /** Forwarded operations one root may admit in total (the shared root budget). */
+  maxInvocations: z.number().int().min(1).max(1_000_000).default(100),
+  /** Hops below Baton: 1 lets Baton mint one child for the delegatee. */
+  delegationDepth: z.number().int().min(1).max(4).default(1),
+  maxActiveRoots: z.number().int().min(1).max(1024).default(64),
+  maxPerMinute: z.number().int().min(1).max(100_000).default(600),
+  objectiveTypes: z.array(Identifier).min(1).default(['a2a_task']),
+});
+export type GatewayPresetConfig = z.infer<typeof GatewayPresetConfig>;
+
+/** The budget dimension every forwarded operation consumes one unit of. */
+export const INVOCATIONS = 'invocations';
+
+const OPERATIONS = ['a2a.SendMessage', 'a2a.SendStreamingMessage', 'a2a.GetTask', 'a2a.ListTasks', 'a2a.CancelTask', 'a2a.SubscribeToTask'];
+
+export function buildPreset(cfg: GatewayPresetConfig, ctx: { gateway: DelegateeOption; owner: ActorRef; spaceId: string }): Readonly<Preset> {
+  return definePreset({
+    preset_id: cfg.id,
+    revision: '1',
+    kind: 'machine',
+    eligible_delegatees: [ctx.gateway],
+    objective_types: cfg.objectiveTypes,
+    delegator_actor_ref: ctx.owner,
+    issuance: { max_active_roots: cfg.maxActiveRoots, max_per_minute: cfg.maxPerMinute },
+    terms: {
+      scope: {
+        operations: OPERATIONS,
+        tools: [],
+        resources: [{ kind: 'project', project_id: ctx.spaceId }],
+        data_classes: ['public', 'internal'],
+        effect_classes: ['read', 'proposal', 'reversible_mutation'],
+      },
+      limits: {
+        lifetime_seconds: cfg.lifetimeSeconds,
+        max_duration: { value: cfg.lifetimeSeconds, unit: 's' },
+        max_invocations: cfg.maxInvocations,
+        max_protected_operations: cfg.maxInvocations,
+        max_tokens: 0,
+        max_tool_calls: 0,
+        max_retries: 0,
+        max_concurrency: 8,
+      },
+      budget_ceilings: [{ name: INVOCATIONS, unit: 'invocation', ceiling: String(cfg.maxInvocations) }],
+      autonomy: { tier: 'T1_draft', gates: [{ kind: 'automated_scope_check' }, { kind: 'provenance_check' }] },
+      human_authorities: [],
+      reviewers: [],
+      consent_refs: [],
+      verification: { pre_effect_checks: ['scope', 'fence'], post_effect_checks: ['readback'], acceptance_criteria: [] },
+      monitoring: { modes: ['pre_effect'], observers: [], telemetry_classes: [], heartbeat_max_seconds: 300, anomaly_triggers: [], circuit_breakers: [] },
+      subdelegation_policy: { allowed: true, max_remaining_depth: cfg.delegationDepth, max_descendants: 32, required_attestations: ['contract_signature'] },
+      retry_policy: { retryable_outcomes: [], max_attempts: 1, min_backoff_ms: 0, reconcile_before_retry: true, renewed_approval_conditions: [] },
+      revocation: {
+        authorities: [ctx.owner],
+        propagation: 'fence_descendants',
+        ack_timeout_seconds: 30,
+        readback_required: true,
+        safe_stop: 'cooperative_cancel',
+        compensation: 'separately_authorized',
+      },
+      control_scopes: [{ space_id: ctx.spaceId, scope_kind: 'space', scope_id: ctx.spaceId }],
+      constraints: [],
+    },
+  });
+}

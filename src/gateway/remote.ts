@@ -1,0 +1,145 @@
+/**
+ * Talking to a delegatee over A2A JSON-RPC with undici. Two dispatchers on
+ * purpose: forwarded calls share a keep-alive pool, read-backs use their own
+ * so a verification never rides the connection that delivered the claim it
+ * checks (DESIGN "a fresh GetTask on a separate connection").
+ *
+ * Failures are classified for outcome projection: an error that proves no
+ * byte left Baton is `not_transmitted`; everything else after the request
+ * may have reached the remote is `lost`.
+ */
+import { Agent, request, type Dispatcher } from 'undici';
+import { BatonError, limitExceeded } from '../errors.ts';
+import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
+
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_INVALID_ARG']);
+
+export interface RemoteLimits {
+  /** Time to the response headers. */
+  headersTimeoutMs: number;
+  /** Idle time between body chunks (SSE streams included). */
+  bodyTimeoutMs: number;
+  /** Largest JSON response accepted. */
+  maxResponseBytes: number;
+}
+
+export const DEFAULT_REMOTE_LIMITS: RemoteLimits = { headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000, maxResponseBytes: 4 * 1024 * 1024 };
+
+/** A transport failure, tagged with whether the request may have been delivered. */
+export class RemoteFailure extends Error {
+  override readonly name = 'RemoteFailure';
+  constructor(
+    readonly transmitted: boolean,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(reason, options);
+  }
+}
+
+export interface RemoteClientOptions {
+  limits?: Partial<RemoteLimits>;
+  connections?: number;
+}
+
+export class RemoteClient {
+  readonly limits: RemoteLimits;
+  private readonly forward: Agent;
+  private readonly verify: Agent;
+
+  constructor(opts: RemoteClientOptions = {}) {
+    this.limits = { ...DEFAULT_REMOTE_LIMITS, ...opts.limits };
+    const common = { headersTimeout: this.limits.headersTimeoutMs, bodyTimeout: this.limits.bodyTimeoutMs, maxRedirections: 0 } as const;
+    this.forward = new Agent({ ...common, connections: opts.connections ?? 64, keepAliveTimeout: 10_000 });
+    this.verify = new Agent({ ...common, connections: 8, pipelining: 0 });
+  }
+
+  /** One JSON-RPC call; returns the `result` or throws RemoteFailure / BatonError. */
+  async call(url: string, method: string, params: unknown, opts: { headers?: Record<string, string>; readBack?: boolean; id?: string } = {}): Promise<JsonValue> {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: opts.id ?? method, method, params });
+    const res = await this.send(url, body, opts.headers ?? {}, opts.readBack ? this.verify : this.forward, 'application/json');
+    const text = await readLimited(res.body, this.limits.maxResponseBytes);
+    let envelope: JsonValue;
+    try {
+      envelope = parseStrictJson(text, { maxBytes: this.limits.maxResponseBytes });
+    } catch (cause) {
+      throw new RemoteFailure(true, 'remote answered with malformed JSON', { cause });
+    }
+    return unwrapJsonRpc(envelope);
+  }
+
+  /** Opens a streaming JSON-RPC call; the caller consumes `body` as SSE. */
+  async stream(url: string, method: string, params: unknown, headers: Record<string, string> = {}): Promise<Dispatcher.ResponseData> {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: method, method, params });
+    return this.send(url, body, headers, this.forward, 'text/event-stream');
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.forward.close(), this.verify.close()]);
+  }
+
+  private async send(url: string, body: string, headers: Record<string, string>, dispatcher: Agent, accept: string): Promise<Dispatcher.ResponseData> {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(url, {
+        method: 'POST',
+        dispatcher,
+        headers: { 'content-type': 'application/json', accept, 'a2a-version': '1.0', ...headers },
+        body,
+      });
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? '';
+      throw new RemoteFailure(!NOT_SENT.has(code), code || 'request failed', { cause: err });
+    }
+    if (res.statusCode >= 300) {
+      await res.body.dump().catch(() => {});
+      // The remote received and refused it; nothing in A2A says whether it acted, so treat as delivered.
+      throw new RemoteFailure(true, `remote answered HTTP ${res.statusCode}`);
+    }
+    return res;
+  }
+}
+
+async function readLimited(body: Dispatcher.ResponseData['body'], max: number): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      size += (chunk as Buffer).length;
+      if (size > max) {
+        body.destroy();
+        throw limitExceeded('remote response exceeds the size bound', { max });
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch (err) {
+    if (err instanceof BatonError) throw err;
+    throw new RemoteFailure(true, (err as { code?: string }).code ?? 'response interrupted', { cause: err });
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A JSON-RPC error from the remote, carried with its code for the caller. */
+export class RemoteRpcError extends Error {
+  override readonly name = 'RemoteRpcError';
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export function unwrapJsonRpc(envelope: JsonValue): JsonValue {
+  if (typeof envelope !== 'object' || envelope === null || Array.isArray(envelope) || envelope.jsonrpc !== '2.0') {
+    throw new RemoteFailure(true, 'remote answered with something that is not JSON-RPC 2.0');
+  }
+  if ('error' in envelope && envelope.error !== undefined) {
+    const e = envelope.error as { code?: unknown; message?: unknown; data?: unknown };
+    throw new RemoteRpcError(typeof e.code === 'number' ? e.code : -32603, typeof e.message === 'string' ? e.message.slice(0, 500) : 'remote error', e.data);
+  }
+  if (!('result' in envelope)) throw new RemoteFailure(true, 'JSON-RPC response without result');
+  return envelope.result as JsonValue;
+}
+

@@ -1,0 +1,130 @@
+/**
+ * Baton's A2A front door. Each delegatee is served as an agent of its own
+ * under /agents/<id>: a Baton-signed card, a JSON-RPC and an HTTP+JSON
+ * binding (the SDK's express adapters around Baton's handler). A client that
+ * speaks only A2A talks to Baton exactly as it would to the agent itself.
+ */
+import { AgentCard } from '@a2a-js/sdk';
+import { jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { signCard } from '../cards/signer.ts';
+import { BatonError } from '../errors.ts';
+import { WIRE_CODES } from '../http/error-map.ts';
+import type { Keyring } from '../keys/keyring.ts';
+import type { Logger } from '../log.ts';
+import type { JsonValue } from '../records/strict-json.ts';
+import { BatonA2AHandler, type RequestFacts } from './a2a-handler.ts';
+import type { CallerAuthenticator } from './callers.ts';
+import type { DelegateeRegistry } from './delegatees.ts';
+import type { Dispatcher } from './dispatcher.ts';
+import { CONTRACT_EXTENSION } from './present.ts';
+
+type Json = { [key: string]: JsonValue };
+
+export interface GatewayRouterDeps {
+  dispatcher: Dispatcher;
+  delegatees: DelegateeRegistry;
+  auth: CallerAuthenticator;
+  keyring: Keyring;
+  publicUrl: () => string;
+  logger: Logger;
+  /** Largest request body accepted on the front door. */
+  maxBodyBytes?: number;
+}
+
+export function gatewayRouter(deps: GatewayRouterDeps): Router {
+  const router = Router();
+  const facts = new WeakMap<object, RequestFacts>();
+  const cards = new Map<string, Promise<{ json: Json; internal: AgentCard }>>();
+  const cardOf = (id: string) => {
+    let c = cards.get(id);
+    if (!c) {
+      c = buildCard(id, deps).catch((err) => {
+        cards.delete(id); // retry on the next request rather than caching a failure
+        throw err;
+      });
+      cards.set(id, c);
+    }
+    return c;
+  };
+  const limit = deps.maxBodyBytes ?? 1024 * 1024;
+
+  for (const id of deps.delegatees.ids()) {
+    const base = `/agents/${id}`;
+    router.get(`${base}/.well-known/agent-card.json`, async (_req, res, next) => {
+      try {
+        res.setHeader('Cache-Control', 'public, max-age=60');
+        res.json((await cardOf(id)).json);
+      } catch (err) {
+        next(err);
+      }
+    });
+    const handler = new BatonA2AHandler(id, deps.dispatcher, async () => (await cardOf(id)).internal, facts);
+    const userBuilder: UserBuilder = async (req) => {
+      const f = facts.get(req.headers);
+      return { get isAuthenticated() { return f !== undefined; }, get userName() { return f?.caller.id ?? ''; } };
+    };
+    router.use(`${base}/a2a/jsonrpc`, authenticate(deps, facts, 'jsonrpc'), express.json({ limit }), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler, userBuilder }));
+    router.use(`${base}/a2a/rest`, authenticate(deps, facts, 'rest'), express.json({ limit, type: ['application/json', 'application/a2a+json'] }), stash(facts, 'rest'), restHandler({ requestHandler: handler, userBuilder }));
+  }
+  return router;
+}
+
+/** Verifies the caller's credentials before any A2A processing; 401 without them. */
+function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFacts>, transport: 'jsonrpc' | 'rest') {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const caller = await deps.auth.authenticate(req.headers);
+      if (!caller) throw new BatonError('authentication_required', 'this gateway requires an API key or bearer token');
+      facts.set(req.headers, { caller });
+      next();
+    } catch (err) {
+      const e = err instanceof BatonError ? err : new BatonError('authentication_required', 'credentials were not accepted');
+      res.status(401).setHeader('WWW-Authenticate', 'Bearer realm="baton", ApiKey header="X-API-Key"');
+      res.json(
+        transport === 'jsonrpc'
+          ? { jsonrpc: '2.0', id: null, error: { code: WIRE_CODES[e.code].jsonRpc, message: e.message, data: { baton: e.code } } }
+          : { error: { code: 401, status: 'UNAUTHENTICATED', message: e.message, details: [] } },
+      );
+    }
+  };
+}
+
+/** Keeps the raw params so forwarding preserves fields the SDK's codecs would drop. */
+function stash(facts: WeakMap<object, RequestFacts>, transport: 'jsonrpc' | 'rest') {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const f = facts.get(req.headers);
+    const body = req.body as Json | undefined;
+    const raw = transport === 'jsonrpc' ? (body?.params as Json | undefined) : body;
+    if (f && raw && typeof raw === 'object' && !Array.isArray(raw)) f.raw = raw;
+    next();
+  };
+}
+
+/** Baton's own card for a delegatee: the remote's skills, Baton's interfaces, signed by Baton. */
+async function buildCard(id: string, deps: GatewayRouterDeps): Promise<{ json: Json; internal: AgentCard }> {
+  const remote = (await deps.delegatees.resolve(id)).verification.card as unknown as Json;
+  const base = `${deps.publicUrl()}/agents/${id}`;
+  const card: Json = {
+    name: `${String(remote.name)} (via Baton)`,
+    description: `${String(remote.description ?? '')} Delegated through Baton: attenuated contracts, fenced admission, read-back verified outcomes.`.trim(),
+    version: String(remote.version ?? '1.0.0'),
+    supportedInterfaces: [
+      { url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+    ],
+    capabilities: {
+      streaming: true,
+      pushNotifications: false,
+      extensions: [{ uri: CONTRACT_EXTENSION, description: 'Baton attaches the attenuated Delegation Contract chain for the delegatee' }],
+    },
+    securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
+    securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
+    defaultInputModes: (remote.defaultInputModes as JsonValue) ?? ['text/plain'],
+    defaultOutputModes: (remote.defaultOutputModes as JsonValue) ?? ['text/plain'],
+    skills: (remote.skills as JsonValue) ?? [],
+  };
+  const keys = deps.keyring.signingKeys(new Date());
+  const signed = await signCard(card, keys, { jku: `${deps.publicUrl()}/.well-known/jwks.json` });
+  return { json: signed, internal: AgentCard.fromJSON(signed) };
+}

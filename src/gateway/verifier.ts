@@ -1,0 +1,125 @@
+/**
+ * Read-back before outcome (DESIGN §6, RW-003 §9 post-effect verification):
+ * re-read the remote task on the separate verification route, re-check the
+ * control fences (a racing revocation makes the result unknown, never
+ * authorised success, RW-003 §1.2), project the outcome, write the
+ * VerificationReceipt, append rw003.execution.terminal and settle the ledger.
+ */
+import { project, type AcceptanceCriteria, type Observation, type Projection, type ReadBack } from '../attempts/outcome.ts';
+import { fingerprint, TaskView } from '../attempts/task-view.ts';
+import { checkFences, type ControlFenceSet, type StreamHead } from '../control/fence.ts';
+import { streamKey, streamOf, type ControlScopeRef } from '../control/scope.ts';
+import { digestOf } from '../records/digest.ts';
+import { refOf, sealRecord, type SealedRecord } from '../records/envelope.ts';
+import type { IdSource } from '../records/ids.ts';
+import type { ActorRef } from '../records/revision-ref.ts';
+import type { JsonValue } from '../records/strict-json.ts';
+import { utc, type Clock } from '../records/time.ts';
+import type { Store } from '../store/port.ts';
+import type { AttemptBody, ReceiptBody } from './attempt-record.ts';
+import { RemoteFailure, RemoteRpcError, type RemoteClient } from './remote.ts';
+
+export interface VerifierDeps {
+  store: Store;
+  remote: RemoteClient;
+  clock: Clock;
+  ids: IdSource;
+  gatewayActor: ActorRef;
+}
+
+export interface Verdict {
+  projection: Projection;
+  receipt: SealedRecord<ReceiptBody>;
+}
+
+export async function readBack(remote: RemoteClient, endpoint: string, taskId: string): Promise<ReadBack & { raw?: JsonValue }> {
+  try {
+    const raw = await remote.call(endpoint, 'GetTask', { id: taskId }, { readBack: true });
+    const parsed = TaskView.safeParse(raw);
+    if (!parsed.success) return { kind: 'unavailable', reason: 'read-back returned no task' };
+    return { kind: 'task', task: parsed.data, fingerprint: fingerprint(parsed.data), raw };
+  } catch (err) {
+    if (err instanceof RemoteFailure || err instanceof RemoteRpcError) return { kind: 'unavailable', reason: err.message };
+    throw err;
+  }
+}
+
+/** Are the fences taken at admission still the heads, and do they still permit? */
+export async function fencesCurrent(store: Store, fence: ControlFenceSet, scopes: readonly ControlScopeRef[]): Promise<boolean> {
+  const heads = new Map<string, StreamHead>();
+  for (const b of fence) {
+    const h = await store.control.streamHead(b);
+    if (h) heads.set(streamKey(b), h);
+  }
+  for (const s of scopes) {
+    const h = await store.control.head(s);
+    if (h) heads.set(streamKey(streamOf(s)), h);
+  }
+  return checkFences(fence, scopes, heads).length === 0;
+}
+
+/** Projects, records and settles one attempt observation. */
+export async function verifyAttempt(
+  attempt: SealedRecord<AttemptBody>,
+  observation: Observation,
+  ctx: { endpoint: string; criteria: AcceptanceCriteria; scopes: readonly ControlScopeRef[] },
+  deps: VerifierDeps,
+): Promise<Verdict | undefined> {
+  const back = observation.kind === 'task' ? await readBack(deps.remote, ctx.endpoint, observation.task.id) : undefined;
+  const first = project(observation, back, ctx.criteria);
+  if (first.outcome === undefined) return undefined; // still open: nothing to verify yet
+  const current = await fencesCurrent(deps.store, attempt.body.fence_set, ctx.scopes);
+  const projection: Projection & { outcome: NonNullable<Projection['outcome']> } =
+    !current && first.outcome === 'succeeded'
+      ? { ...first, outcome: 'unknown', settlement: 'hold', reasons: [...first.reasons, 'a control head moved after admission'] }
+      : { ...first, outcome: first.outcome };
+  const at = utc(deps.clock.now());
+  const receipt = sealRecord<ReceiptBody>(
+    {
+      type: 'verification_receipt',
+      issuedBy: deps.gatewayActor,
+      lifecycle: 'recorded',
+      body: {
+        profile: 'a2a-readback/1',
+        attempt_id: attempt.body.attempt_id,
+        delegation_ref: attempt.body.delegation_ref,
+        ...(observation.kind === 'task' ? { expected: observation.fingerprint } : {}),
+        ...(back?.kind === 'task' ? { observed: back.fingerprint } : {}),
+        readback: back === undefined ? 'not_applicable' : back.kind === 'unavailable' ? 'unavailable' : projection.outcome === 'succeeded' || projection.outcome === 'failed' || projection.outcome === 'cancelled' ? 'agreed' : 'disagreed',
+        acceptance: projection.acceptance,
+        fences_current: current,
+        verifier_ref: deps.gatewayActor,
+        checked_at: at,
+        evidence_digest: back?.kind === 'task' && back.raw !== undefined ? digestOf(back.raw) : null,
+        outcome: projection.outcome,
+        reasons: projection.reasons,
+        no_project_mutation: true,
+      },
+    },
+    deps,
+  );
+  await deps.store.putRecord(receipt);
+  await deps.store.control.appendControl({
+    event_type: 'rw003.execution.terminal',
+    control_scope_ref: { space_id: attempt.body.space_id, scope_kind: 'attempt', scope_id: attempt.body.attempt_id },
+    actor_ref: deps.gatewayActor,
+    produced_records: [refOf(receipt)],
+    outcome: projection.outcome,
+    idempotency_key: `terminal:${receipt.record_id}`,
+    payload: { reasons: projection.reasons },
+  });
+  await settle(attempt, projection, refOf(receipt), deps);
+  return { projection, receipt };
+}
+
+
+async function settle(attempt: SealedRecord<AttemptBody>, p: Projection, evidence: ReturnType<typeof refOf>, deps: VerifierDeps): Promise<void> {
+  const at = utc(deps.clock.now());
+  const id = attempt.body.reservation_id;
+  if (p.settlement === 'release') await deps.store.ledger.settle({ reservation_id: id, outcome: { kind: 'not_dispatched' }, evidence, at });
+  else if (p.settlement === 'consume') {
+    const r = await deps.store.ledger.reservation(id);
+    const actual = new Map(Object.entries(r?.amounts ?? {}).map(([k, v]) => [k, BigInt(v)]));
+    await deps.store.ledger.settle({ reservation_id: id, outcome: { kind: 'measured', actual }, evidence, at });
+  } else await deps.store.ledger.settle({ reservation_id: id, outcome: { kind: 'unknown' }, evidence, at });
+}
