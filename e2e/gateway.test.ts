@@ -3,6 +3,7 @@ import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textPart, partsText } from './agents/card.ts';
 import { startWorld, type World } from './gateway/world.ts';
+import type { AttemptBody } from '../src/gateway/attempt-record.ts';
 
 const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
 const OUTCOME = 'urn:baton:outcome:v1';
@@ -10,6 +11,12 @@ const OUTCOME = 'urn:baton:outcome:v1';
 const message = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
 const send = (text: string) => ({ tenant: '', message: message(text), configuration: undefined, metadata: undefined });
 const outcomeOf = (t: Task) => (t.metadata?.[OUTCOME] ?? {}) as { outcome: string | null; verified: boolean; attempt_id: string; delegation_id: string };
+
+/** The newest revision of every attempt Baton recorded for a delegatee. */
+async function attemptsOf(store: ReturnType<World['store']>, delegatee: string): Promise<AttemptBody[]> {
+  const rows = store.handle.prepare("SELECT r.document FROM record_heads h JOIN records r ON r.revision_id = h.revision_id WHERE r.schema_ref LIKE '%#execution_attempt'").all() as Array<{ document: string }>;
+  return rows.map((r) => (JSON.parse(r.document) as { body: AttemptBody }).body).filter((b) => b.delegatee_id === delegatee);
+}
 
 let world: World;
 beforeAll(async () => {
@@ -40,5 +47,94 @@ describe('Baton gateway, end to end with real SDK agents', () => {
     const again = await client.getTask({ tenant: '', id: task.id });
     expect(again.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(again.id).toBe(task.id);
+  });
+});
+
+describe('outcomes Baton refuses to call success', () => {
+  it('streams events as they arrive and closes with a verified COMPLETED', async () => {
+    const client = await world.client('honest');
+    const events = [];
+    for await (const ev of client.sendMessageStream(send('stream me'))) events.push(ev);
+    const kinds = events.map((e) => e.payload?.$case);
+    expect(kinds[0]).toBe('task');
+    expect(kinds).toContain('artifactUpdate');
+    const last = events[events.length - 1]!.payload!;
+    expect(last.$case).toBe('statusUpdate');
+    if (last.$case !== 'statusUpdate') throw new Error('unreachable');
+    expect(last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(last.value.taskId).toMatch(/^att_/);
+    expect((last.value.metadata?.[OUTCOME] as { outcome: string }).outcome).toBe('succeeded');
+  });
+
+  it('a lying agent (COMPLETED, but read-back disagrees) is never succeeded, and its budget stays held', async () => {
+    const client = await world.client('liar');
+    const task = (await client.sendMessage(send('lie to me'))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    expect(outcomeOf(task).outcome).toMatch(/^(unknown|partially_applied)$/);
+    expect(outcomeOf(task).verified).toBe(false);
+    const store = world.store();
+    try {
+      const held = await store.ledger.unresolved(1000);
+      expect(held.some((r) => r.chain.includes(outcomeOf(task).delegation_id))).toBe(true);
+    } finally {
+      await store.close();
+    }
+    const again = await client.getTask({ tenant: '', id: task.id });
+    expect(again.status?.state).not.toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('a delegatee that drops the connection after accepting: unavailable to the caller, unknown and held in the ledger', async () => {
+    const client = await world.client('dropper');
+    await expect(client.sendMessage(send('drop me'))).rejects.toThrow(/did not answer|unavailable/);
+    const store = world.store();
+    try {
+      const held = await store.ledger.unresolved(1000);
+      const statuses = await Promise.all(held.map((r) => store.ledger.reservation(r.reservation_id)));
+      expect(statuses.some((r) => r?.status === 'unknown')).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a delegatee that never answers times out into unknown, not failed', async () => {
+    const client = await world.client('silent');
+    await expect(client.sendMessage(send('anyone?'))).rejects.toThrow();
+    const log = await world.agents.silent!.log();
+    expect(log.counts.SendMessage).toBe(1);
+    const store = world.store();
+    try {
+      const attempts = await attemptsOf(store, 'silent');
+      expect(attempts).toHaveLength(1);
+      expect(attempts[0]!.outcome).toBe('unknown');
+      expect((await store.ledger.reservation(attempts[0]!.reservation_id))?.status).toBe('unknown');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses callers without valid credentials before any A2A processing', async () => {
+    const res = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} }),
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/Bearer/);
+    const bad = await world.client('honest', { key: 'wrong-key' });
+    await expect(bad.sendMessage(send('x'))).rejects.toThrow();
+    const before = (await world.agents.honest!.log()).counts.SendMessage ?? 0;
+    await expect(bad.sendMessage(send('y'))).rejects.toThrow();
+    expect((await world.agents.honest!.log()).counts.SendMessage ?? 0).toBe(before);
+  });
+
+  it("never lets a caller read another caller's task or a remote id", async () => {
+    const client = await world.client('honest');
+    const store = world.store();
+    const attempts = await attemptsOf(store, 'honest');
+    await store.close();
+    const remoteIds = attempts.map((a) => a.remote.task_id).filter((id): id is string => typeof id === 'string');
+    expect(remoteIds.length).toBeGreaterThan(0);
+    await expect(client.getTask({ tenant: '', id: 'att_doesnotexist' })).rejects.toThrow(/not found/i);
+    for (const id of remoteIds) await expect(client.getTask({ tenant: '', id })).rejects.toThrow(/not found/i);
   });
 });

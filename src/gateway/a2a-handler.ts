@@ -4,7 +4,8 @@
  * wire JSON, so this edge converts with the SDK's own codecs and maps
  * Baton's ADR-0014 codes onto A2A errors. Nothing here decides authority.
  */
-import { AgentCard, SendMessageResponse, StreamResponse, Task, type ListTasksResponse, type Message, type TaskPushNotificationConfig } from '@a2a-js/sdk';
+import type { AgentCard} from '@a2a-js/sdk';
+import { SendMessageResponse, StreamResponse, Task, type ListTasksResponse, type Message, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import {
   fromJsonRpcErrorResponse,
   PushNotificationNotSupportedError,

@@ -5,7 +5,8 @@
  * speaks only A2A talks to Baton exactly as it would to the agent itself.
  */
 import { AgentCard } from '@a2a-js/sdk';
-import { jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import type { UserBuilder } from '@a2a-js/sdk/server/express';
+import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { signCard } from '../cards/signer.ts';
 import { BatonError } from '../errors.ts';
