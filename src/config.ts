@@ -47,6 +47,8 @@ export const Config = z.strictObject({
   callers: z.array(CallerConfig).default([]),
   jwt: JwtConfig.optional(),
   presets: z.array(GatewayPresetConfig).default(() => [GatewayPresetConfig.parse({ id: 'standard' })]),
+  /** How often running attempts are checked against their fences (revocation propagation). */
+  revocationSweepMs: z.number().int().min(50).max(60_000).default(500),
   /** Time limits for calls to delegatees. */
   remote: z.strictObject({ headersTimeoutMs: z.number().int().min(100).default(10_000), bodyTimeoutMs: z.number().int().min(100).default(30_000) }).default({ headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000 }),
 });

@@ -16,7 +16,7 @@ import { DelegationAuthority } from './gateway/authority.ts';
 import { createCallerAuthenticator, type CallerAuthenticator } from './gateway/callers.ts';
 import { DelegateeRegistry } from './gateway/delegatees.ts';
 import { Dispatcher } from './gateway/dispatcher.ts';
-import { delegateeOf } from './gateway/identity.ts';
+import { delegateeOf, ownerActorRef } from './gateway/identity.ts';
 import { buildPreset } from './gateway/preset.ts';
 import { RemoteClient } from './gateway/remote.ts';
 import { gatewayRouter } from './gateway/router.ts';
@@ -61,7 +61,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
     const publisher = await loadCardPublisher({ cardsDir: config.cardsDir, keyring, publicUrl });
     const own = publisher.primary;
     const gateway = delegateeOf(own.params, own.publicCard.payloadDigest, 'own card');
-    const ownerActor = { object_id: `actor_owner_${config.ownerNamespace}`, revision_id: 'rev_config', content_digest: digestOf({ owner: config.ownerNamespace }) };
+    const ownerActor = ownerActorRef(config.ownerNamespace);
     const owner: OwnerBinding = { namespace: config.ownerNamespace, access_domain: 'a2a', space_id: config.spaceId, config_revision: digestOf(config.presets).slice(7, 23) };
     await bootstrapStreams(store, config.spaceId, gateway, own.publicCard.payloadDigest);
 
@@ -81,6 +81,17 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
       ],
     });
     server.on('request', app);
+    let sweeping = false;
+    const sweep = setInterval(() => {
+      if (sweeping) return; // never overlap passes
+      sweeping = true;
+      dispatcher
+        .sweepRevocations()
+        .then((n) => n > 0 && logger.info({ cancelled: n }, 'revocation propagated to running attempts'))
+        .catch((err) => logger.warn({ err }, 'revocation sweep failed'))
+        .finally(() => (sweeping = false));
+    }, config.revocationSweepMs);
+    sweep.unref();
     logger.info({ url, publicUrl, store: config.store.kind, delegatees: delegatees.ids(), keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
     return {
       url,
@@ -91,6 +102,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
       dispatcher,
       logger,
       async close() {
+        clearInterval(sweep);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

@@ -6,6 +6,7 @@
  * a changed card moves that head and invalidates fences taken on the old one.
  */
 import { z } from 'zod';
+import { assertCardUsableForDelegation } from '../cards/lifecycle.ts';
 import type { CardResolver } from '../cards/resolver.ts';
 import type { CardVerification } from '../cards/verify.ts';
 import type { DelegateeOption } from '../contracts/presets.ts';
@@ -60,6 +61,13 @@ export class DelegateeRegistry {
     if (!config) throw invalidRequest('no such delegatee', { delegatee: id });
     const verification = await this.deps.resolver.resolve(config.cardUrl);
     const option = delegateeOf(verification.rw003, verification.payload_digest, verification.source);
+    // RW-003 §4.3: a card asserting anything but active refuses new delegation.
+    assertCardUsableForDelegation({
+      agent_card_id: option.card_ref.object_id,
+      state: verification.rw003?.lifecycle.state ?? 'proposed',
+      head: option.card_ref,
+      card_payload_digest: verification.payload_digest,
+    });
     const endpoint = jsonRpcEndpoint(verification);
     const agentScope: ControlScopeRef = { space_id: this.deps.spaceId, scope_kind: 'agent', scope_id: option.card_ref.object_id };
     await this.deps.store.control.appendControl({

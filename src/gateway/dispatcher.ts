@@ -24,7 +24,7 @@ import { CONTRACT_EXTENSION, OUTCOME_METADATA, presentTask, withIds } from './pr
 import { parseSse } from './sse.ts';
 import { INVOCATIONS } from './preset.ts';
 import { RemoteFailure, RemoteRpcError, type RemoteClient } from './remote.ts';
-import { verifyAttempt } from './verifier.ts';
+import { fencesCurrent, verifyAttempt } from './verifier.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -42,7 +42,38 @@ export interface DispatcherDeps {
 export type Attempt = SealedRecord<AttemptBody>;
 
 export class Dispatcher {
+  /** Attempts this process is relaying or waiting on, watched for revocation. */
+  private readonly running = new Map<string, { attempt: Attempt; cancelSent: boolean }>();
+
   constructor(private readonly deps: DispatcherDeps) {}
+
+  /**
+   * RW-003 §8: a revoked ancestor stops descendants. One pass over running
+   * attempts: any whose fences no longer hold gets a CancelTask (best effort;
+   * the acknowledgement is only an observation, read-back decides).
+   */
+  async sweepRevocations(): Promise<number> {
+    let sent = 0;
+    for (const [id, entry] of this.running) {
+      if (entry.cancelSent || entry.attempt.body.remote.task_id === undefined) continue;
+      if (await fencesCurrent(this.deps.store, entry.attempt.body.fence_set, await this.scopesOf(entry.attempt))) continue;
+      entry.cancelSent = true;
+      sent++;
+      try {
+        const target = await this.deps.delegatees.resolve(entry.attempt.body.delegatee_id);
+        await this.deps.remote.call(target.endpoint, 'CancelTask', { id: entry.attempt.body.remote.task_id });
+      } catch {
+        // Unacknowledged cancellation: the attempt stays open and its outcome unknown until read-back.
+      }
+      this.running.delete(id);
+    }
+    return sent;
+  }
+
+  private track(attempt: Attempt): void {
+    if (attempt.body.state === 'closed') this.running.delete(attempt.record_id);
+    else this.running.set(attempt.record_id, { attempt, cancelSent: this.running.get(attempt.record_id)?.cancelSent ?? false });
+  }
 
   /** SendMessage: returns the wire `SendMessageResponse` (`{task}` or `{message}`) with Baton ids. */
   async send(caller: Caller, delegateeId: string, params: Json): Promise<Json> {
@@ -254,6 +285,7 @@ export class Dispatcher {
       { ids: { next: (p) => (p === 'rev' ? this.deps.ids.next('rev') : attemptId) }, clock: this.deps.clock },
     );
     await this.deps.store.putRecord(attempt);
+    this.track(attempt);
     await this.deps.store.control.appendControl({
       event_type: 'rw003.execution.started',
       control_scope_ref: { space_id: this.deps.spaceId, scope_kind: 'attempt', scope_id: attemptId },
@@ -285,6 +317,12 @@ export class Dispatcher {
   }
 
   async revise(attempt: Attempt, patch: Partial<AttemptBody>): Promise<Attempt> {
+    const next = await this.sealRevision(attempt, patch);
+    this.track(next);
+    return next;
+  }
+
+  private async sealRevision(attempt: Attempt, patch: Partial<AttemptBody>): Promise<Attempt> {
     const next = sealRecord<AttemptBody>(
       { type: 'execution_attempt', issuedBy: this.deps.gatewayActor, lifecycle: patch.state === 'closed' ? 'recorded' : 'active', recordId: attempt.record_id, prior: refOf(attempt), body: { ...attempt.body, ...patch } },
       this.deps,

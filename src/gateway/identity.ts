@@ -27,3 +27,8 @@ export function delegateeOf(params: Rw003CardParams | undefined, payloadDigest: 
   if (!params) throw unsupported('delegatee card carries no RW-003 identity; cannot bind an accountable Actor', { source: source.slice(0, 512) });
   return { card_ref: cardRefOf(params, payloadDigest), actor_ref: params.agent_actor_ref, operator_ref: operatorRefOf(params) };
 }
+
+/** The owner's actor: the authority behind presets and revocations (configured, not claimed). */
+export function ownerActorRef(namespace: string): RevisionRef {
+  return { object_id: `actor_owner_${namespace}`, revision_id: 'rev_config', content_digest: digestOf({ owner: namespace }) };
+}

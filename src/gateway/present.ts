@@ -48,6 +48,7 @@ export function presentTask(remote: Json, attempt: AttemptBody, outcome: Outcome
       [OUTCOME_METADATA]: {
         attempt_id: attempt.attempt_id,
         delegation_id: attempt.delegation_ref.object_id,
+        root_delegation_id: attempt.root_ref.object_id,
         outcome: outcome ?? null,
         receipt: attempt.receipt_ref ?? null,
         verified: outcome === 'succeeded',

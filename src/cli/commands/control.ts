@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { SCOPE_KINDS, streamOf, type ScopeKind } from '../../control/scope.ts';
 import { invalidRequest } from '../../errors.ts';
 import { openStore } from '../../store/open.ts';
+import { ownerActorRef } from '../../gateway/identity.ts';
 import type { CliContext } from '../context.ts';
 
 /** Parses `space/kind:id`; the CLI is the one place a human types a stream name. */
@@ -15,9 +16,29 @@ export function parseStreamArg(arg: string): { space_id: string; scope_kind: Sco
 }
 
 export function register(program: Command, ctx: CliContext): void {
-  program
-    .command('control')
-    .description('RW-003 control streams')
+  const control = program.command('control').description('RW-003 control streams');
+  control
+    .command('revoke <delegation>')
+    .description('revoke a delegation: blocks new effects under it and every descendant; running tasks are cancelled')
+    .requiredOption('--reason <text>', 'why (recorded in the event)')
+    .action(async (delegation: string, opts: { reason: string }) => {
+      const config = ctx.config();
+      const store = await openStore(config, { create: false });
+      try {
+        const scope = { space_id: config.spaceId, scope_kind: 'delegation' as const, scope_id: delegation };
+        if (!(await store.control.head(scope))) throw invalidRequest('no such delegation in this space', { delegation });
+        const event = await store.control.appendControl({
+          event_type: 'rw003.delegation.revoked',
+          control_scope_ref: scope,
+          actor_ref: ownerActorRef(config.ownerNamespace),
+          payload: { reason: opts.reason.slice(0, 2048) },
+        });
+        console.log(`revoked ${delegation} at position ${event.position} (${event.event_id})`);
+      } finally {
+        await store.close();
+      }
+    });
+  control
     .command('tail <stream>')
     .description('events of one stream, e.g. `baton control tail space1/delegation:dlg_abc`')
     .option('--after <position>', 'only events after this position', '0')
