@@ -19,11 +19,14 @@ async function attemptsOf(store: ReturnType<World['store']>, delegatee: string):
   return rows.map((r) => (JSON.parse(r.document) as { body: AttemptBody }).body).filter((b) => b.delegatee_id === delegatee);
 }
 
+const TINY_KEY = 'e2e-tiny-key-not-a-secret';
 let world: World;
 beforeAll(async () => {
   world = await startWorld({
     agents: { honest: { behaviour: 'honest', stepMs: 20 }, liar: { behaviour: 'lying-readback' }, dropper: { behaviour: 'drop-after-accept' }, silent: { behaviour: 'never-answer' } },
     remote: { headersTimeoutMs: 1500, bodyTimeoutMs: 3000 },
+    presets: [{ id: 'standard', maxInvocations: 5 }, { id: 'tiny', maxActiveRoots: 2, maxPerMinute: 10 }],
+    callers: { intern: [TINY_KEY, 'tiny'] },
   });
 }, 60_000);
 afterAll(async () => world?.close());
@@ -174,3 +177,14 @@ async function rootOfStream(events: Array<{ payload?: { $case: string; value: un
   }
   throw new Error('no task event carried Baton metadata');
 }
+
+describe('the owner quota on issuance', () => {
+  it('refuses a third task while two streams of a 2-root preset are still running', async () => {
+    const client = await world.client('honest', { key: TINY_KEY });
+    const running = [client.sendMessageStream(send('slow one')), client.sendMessageStream(send('slow two'))];
+    const firsts = await Promise.all(running.map(async (it) => (await it.next()).value));
+    expect(firsts.every((ev) => ev?.payload?.$case === 'task')).toBe(true);
+    await expect(client.sendMessage(send('one too many'))).rejects.toThrow(/active roots|limit/i);
+    await Promise.all(running.map((it) => it.return(undefined)));
+  }, 60_000);
+});

@@ -27,7 +27,18 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function startWorld(opts: { agents: Record<string, SpawnAgentOptions>; presets?: unknown[]; remote?: unknown; config?: Record<string, unknown> }): Promise<World> {
+export interface WorldOptions {
+  agents: Record<string, SpawnAgentOptions>;
+  presets?: unknown[];
+  /** Extra callers: id → [api key, preset id]. */
+  callers?: Record<string, [string, string]>;
+  remote?: unknown;
+  config?: Record<string, unknown>;
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export async function startWorld(opts: WorldOptions): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-e2e-'));
   const agents: Record<string, SpawnedAgent> = {};
   for (const [id, a] of Object.entries(opts.agents)) agents[id] = await spawnAgent({ name: id, ...a });
@@ -43,7 +54,10 @@ export async function startWorld(opts: { agents: Record<string, SpawnAgentOption
     logLevel: 'warn',
     trust: { pinnedJwks, jkuAllowedOrigins: [] },
     delegatees: Object.entries(agents).map(([id, a]) => ({ id, cardUrl: `${a.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 } })),
-    callers: [{ id: 'planner', apiKeySha256: createHash('sha256').update(API_KEY).digest('hex'), preset: 'standard' }],
+    callers: [
+      { id: 'planner', apiKeySha256: sha256(API_KEY), preset: 'standard' },
+      ...Object.entries(opts.callers ?? {}).map(([id, [key, preset]]) => ({ id, apiKeySha256: sha256(key), preset })),
+    ],
     presets: opts.presets ?? [{ id: 'standard', maxInvocations: 5 }],
     ...(opts.remote ? { remote: opts.remote } : {}),
     ...opts.config,
