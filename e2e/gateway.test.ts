@@ -188,3 +188,29 @@ describe('the owner quota on issuance', () => {
     await Promise.all(running.map((it) => it.return(undefined)));
   }, 60_000);
 });
+
+describe('baton reconcile', () => {
+  it('settles a lying agent\'s held reservation once two read-backs agree, and records an operator resolution', async () => {
+    const env = { BATON_SQLITE_PATH: `${world.dir}/baton.db`, BATON_KEYS_DIR: `${world.dir}/keys`, BATON_LOG_LEVEL: 'silent', BATON_CONFIG: `${world.dir}/baton.json` };
+    const before = world.store();
+    const pending = await before.ledger.unresolved(1000);
+    await before.close();
+    expect(pending.length).toBeGreaterThan(0);
+    const out = await batonCli(['reconcile'], env);
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    // The liar's GetTask is consistent with itself (FAILED twice): that is now a verified failure.
+    expect(out.stdout).toMatch(/settled\s+read-back projected failed/);
+    // The dropped and silent ones never named a task: they stay held for a human.
+    expect(out.stdout).toMatch(/unknown\s+the delegatee never named a task/);
+    const stuck = /^(res_\S+)\s+unknown\s+the delegatee never named a task/m.exec(out.stdout)![1]!;
+    const manual = await batonCli(['reconcile', '--resolve', stuck, '--as', 'consumed', '--note', 'confirmed with the partner out of band'], env);
+    expect(manual.stdout).toContain(`${stuck}  settled`);
+    const after = world.store();
+    try {
+      expect((await after.ledger.reservation(stuck))?.status).toBe('settled');
+    } finally {
+      await after.close();
+    }
+  }, 60_000);
+});

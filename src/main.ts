@@ -58,28 +58,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
   const remote = new RemoteClient({ limits: config.remote });
 
   try {
-    const publisher = await loadCardPublisher({ cardsDir: config.cardsDir, keyring, publicUrl });
-    const own = publisher.primary;
-    const gateway = delegateeOf(own.params, own.publicCard.payloadDigest, 'own card');
-    const ownerActor = ownerActorRef(config.ownerNamespace);
-    const owner: OwnerBinding = { namespace: config.ownerNamespace, access_domain: 'a2a', space_id: config.spaceId, config_revision: digestOf(config.presets).slice(7, 23) };
-    await bootstrapStreams(store, config.spaceId, gateway, own.publicCard.payloadDigest);
-
-    const fetcher = createDocumentFetcher();
-    const trust = await TrustStore.fromConfig(config.trust, { readFile: async (p) => readFile(p), fetchJwks: jwksFetcherOf(fetcher) });
-    const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust }), store, spaceId: config.spaceId, announcer: gateway.actor_ref });
-    const presets = new Map(config.presets.map((p) => [p.id, buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId })]));
-    const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets });
-    const dispatcher = new Dispatcher({ store, authority, delegatees, remote, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref, spaceId: config.spaceId });
-    const auth = await authenticator(config);
-    const app = createApp({
-      store,
-      logger,
-      routers: [
-        wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
-        gatewayRouter({ dispatcher, delegatees, auth, keyring, publicUrl: () => publicUrl, logger }),
-      ],
-    });
+    const { publisher, dispatcher, app } = await composeGateway(config, { store, keyring, publicUrl, logger, remote });
     server.on('request', app);
     let sweeping = false;
     const sweep = setInterval(() => {
@@ -92,7 +71,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
         .finally(() => (sweeping = false));
     }, config.revocationSweepMs);
     sweep.unref();
-    logger.info({ url, publicUrl, store: config.store.kind, delegatees: delegatees.ids(), keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
+    logger.info({ url, publicUrl, store: config.store.kind, delegatees: config.delegatees.map((d) => d.id), keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
     return {
       url,
       server,
@@ -117,6 +96,48 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
     await store.close();
     throw err;
   }
+}
+
+export interface CoreDeps {
+  store: Store;
+  keyring: Keyring;
+  publicUrl: string;
+  logger: Logger;
+  remote: RemoteClient;
+  /**
+   * Announce Baton's own card on its agent stream (serve does; a CLI acting
+   * for the gateway must not, or a different URL would move that head and
+   * invalidate every fence taken on it).
+   */
+  announce?: boolean;
+}
+
+/** Wires the core over opened adapters; shared by `serve` and by CLI commands that act as the gateway. */
+export async function composeGateway(config: Config, deps: CoreDeps) {
+  const { store, keyring, publicUrl, logger, remote } = deps;
+  const publisher = await loadCardPublisher({ cardsDir: config.cardsDir, keyring, publicUrl });
+  const own = publisher.primary;
+  const gateway = delegateeOf(own.params, own.publicCard.payloadDigest, 'own card');
+  const ownerActor = ownerActorRef(config.ownerNamespace);
+  const owner: OwnerBinding = { namespace: config.ownerNamespace, access_domain: 'a2a', space_id: config.spaceId, config_revision: digestOf(config.presets).slice(7, 23) };
+  if (deps.announce !== false) await bootstrapStreams(store, config.spaceId, gateway, own.publicCard.payloadDigest);
+
+  const fetcher = createDocumentFetcher();
+  const trust = await TrustStore.fromConfig(config.trust, { readFile: async (p) => readFile(p), fetchJwks: jwksFetcherOf(fetcher) });
+  const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust }), store, spaceId: config.spaceId, announcer: gateway.actor_ref });
+  const presets = new Map(config.presets.map((p) => [p.id, buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId })]));
+  const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets });
+  const dispatcher = new Dispatcher({ store, authority, delegatees, remote, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref, spaceId: config.spaceId });
+  const auth = await authenticator(config);
+  const app = createApp({
+    store,
+    logger,
+    routers: [
+      wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
+      gatewayRouter({ dispatcher, delegatees, auth, keyring, publicUrl: () => publicUrl, logger }),
+    ],
+  });
+  return { publisher, dispatcher, delegatees, auth, app, ownerActor };
 }
 
 /** The space policy stream and Baton's own agent stream must be active before any fence can hold. */

@@ -50,7 +50,8 @@ class LyingHandler extends DefaultRequestHandler {
   override async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     const task = await super.getTask(params, context);
     // Lie in the read-back only; the store (used by send/cancel) stays truthful (brief §1).
-    return { ...task, artifacts: [], status: { state: this.lie, message: undefined, timestamp: new Date().toISOString() } };
+    // A consistent liar: the same false answer every time, so only the first observation disagrees.
+    return { ...task, artifacts: [], status: { state: this.lie, message: undefined, timestamp: task.status?.timestamp } };
   }
 }
 

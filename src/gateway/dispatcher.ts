@@ -24,7 +24,7 @@ import { CONTRACT_EXTENSION, OUTCOME_METADATA, presentTask, withIds } from './pr
 import { parseSse } from './sse.ts';
 import { INVOCATIONS } from './preset.ts';
 import { RemoteFailure, RemoteRpcError, type RemoteClient } from './remote.ts';
-import { fencesCurrent, verifyAttempt } from './verifier.ts';
+import { fencesCurrent, readBack, verifyAttempt } from './verifier.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -329,6 +329,53 @@ export class Dispatcher {
     );
     await this.deps.store.putRecord(next);
     return next;
+  }
+
+  /**
+   * Reconciliation (ADR-0014: only authoritative reconciliation settles an
+   * uncertain effect). Re-reads the remote task twice through the
+   * verification route; an agreeing terminal read settles with the new
+   * receipt as evidence, anything else leaves the reservation held.
+   */
+  async reconcile(reservationId: string): Promise<{ reservation_id: string; status: string; outcome?: string; reason: string }> {
+    const r = await this.deps.store.ledger.reservation(reservationId);
+    if (!r) throw invalidRequest('no such reservation', { reservation_id: reservationId });
+    const result = (status: string, reason: string, outcome?: string) => ({ reservation_id: reservationId, status, reason, ...(outcome ? { outcome } : {}) });
+    if (r.status !== 'held' && r.status !== 'unknown') return result(r.status, 'already resolved');
+    const attempt = await this.attemptOfDecision(r.decision_ref.content_digest);
+    if (!attempt) return result(r.status, 'no attempt record for this reservation; resolve it manually with evidence');
+    if (!attempt.body.remote.task_id) return result(r.status, 'the delegatee never named a task; resolve it manually with evidence');
+    const target = await this.deps.delegatees.resolve(attempt.body.delegatee_id);
+    const first = await readBack(this.deps.remote, target.endpoint, attempt.body.remote.task_id);
+    if (first.kind !== 'task') return result(r.status, `read-back unavailable: ${first.reason}`);
+    const revised = await this.observe(attempt, target, { kind: 'task', task: first.task, fingerprint: first.fingerprint });
+    const after = await this.deps.store.ledger.reservation(reservationId);
+    return result(after?.status ?? r.status, revised.body.outcome ? `read-back projected ${revised.body.outcome}` : 'remote task still open', revised.body.outcome);
+  }
+
+  /**
+   * An operator's resolution of an effect Baton cannot verify itself, with
+   * their evidence recorded as an immutable record. Never automatic.
+   */
+  async resolveManually(reservationId: string, as: 'not_dispatched' | 'consumed', note: string, operator: ActorRef): Promise<string> {
+    const r = await this.deps.store.ledger.reservation(reservationId);
+    if (!r) throw invalidRequest('no such reservation', { reservation_id: reservationId });
+    const record = sealRecord(
+      { type: 'verification_receipt', issuedBy: operator, lifecycle: 'recorded', body: { profile: 'operator-reconciliation/1', reservation_id: reservationId, resolution: as, note: note.slice(0, 2048), no_project_mutation: true } },
+      this.deps,
+    );
+    await this.deps.store.putRecord(record);
+    const at = utc(this.deps.clock.now());
+    const outcome = as === 'not_dispatched' ? ({ kind: 'not_dispatched' } as const) : ({ kind: 'measured', actual: new Map(Object.entries(r.amounts).map(([k, v]) => [k, BigInt(v)])) } as const);
+    const settled = await this.deps.store.ledger.settle({ reservation_id: reservationId, outcome, evidence: refOf(record), at });
+    return settled.status;
+  }
+
+  private async attemptOfDecision(digest: string): Promise<Attempt | undefined> {
+    const decision = await this.deps.store.getByDigest(digest);
+    const attemptId = decision?.body.attempt_id;
+    if (typeof attemptId !== 'string') return undefined;
+    return (await this.deps.store.getRecord(attemptId)) as unknown as Attempt | undefined;
   }
 
   /** The caller's own attempt, or TaskNotFound semantics (never another caller's task). */

@@ -103,6 +103,8 @@ export interface Reservation {
   kind: ChargeKind;
   amounts: Record<string, string>;
   status: ReservationStatus;
+  /** The PermissionDecision record the admission bound. */
+  decision_ref: RevisionRef;
   created_at: string;
   settled_at: string | null;
 }

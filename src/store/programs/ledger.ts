@@ -255,6 +255,7 @@ export function reservationOf(row: ReservationRow): Reservation {
     kind: row.kind as Reservation['kind'],
     amounts: JSON.parse(row.amounts),
     status: row.status as Reservation['status'],
+    decision_ref: (JSON.parse(row.receipt) as AdmissionReceipt).decision_ref,
     created_at: row.created_at,
     settled_at: row.settled_at,
   };

@@ -1,0 +1,51 @@
+/**
+ * `baton reconcile`: settle what Baton could not verify at the time.
+ * Without options it re-reads every unresolved reservation's remote task
+ * (two reads on the verification route) and settles only what now agrees;
+ * `--resolve` records an operator's evidence-backed resolution instead.
+ */
+import type { Command } from 'commander';
+import { resolvedPaths } from '../../config.ts';
+import { invalidRequest } from '../../errors.ts';
+import { RemoteClient } from '../../gateway/remote.ts';
+import { Keyring } from '../../keys/keyring.ts';
+import { createLogger } from '../../log.ts';
+import { composeGateway } from '../../main.ts';
+import { openStore } from '../../store/open.ts';
+import type { CliContext } from '../context.ts';
+
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('reconcile')
+    .description('re-verify unknown or held effects by read-back, or resolve one with operator evidence')
+    .option('--limit <n>', 'at most this many reservations', '100')
+    .option('--resolve <reservation>', 'resolve one reservation by hand')
+    .option('--as <resolution>', 'with --resolve: not_dispatched or consumed')
+    .option('--note <text>', 'with --resolve: the evidence (ticket, log reference, confirmation)')
+    .action(async (opts: { limit: string; resolve?: string; as?: string; note?: string }) => {
+      const config = ctx.config();
+      const store = await openStore(config, { create: false });
+      const remote = new RemoteClient({ limits: config.remote });
+      try {
+        const keyring = await Keyring.open(resolvedPaths(config).keys, { generate: false });
+        const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+        const core = await composeGateway(config, { store, keyring, publicUrl, logger: createLogger({ level: 'silent' }), remote, announce: false });
+        if (opts.resolve) {
+          if (opts.as !== 'not_dispatched' && opts.as !== 'consumed') throw invalidRequest('--as must be not_dispatched or consumed');
+          if (!opts.note) throw invalidRequest('--note with the evidence is required');
+          const status = await core.dispatcher.resolveManually(opts.resolve, opts.as, opts.note, core.ownerActor);
+          console.log(`${opts.resolve}  ${status}  (operator resolution recorded)`);
+          return;
+        }
+        const pending = await store.ledger.unresolved(Number(opts.limit));
+        if (pending.length === 0) console.log('nothing to reconcile');
+        for (const r of pending) {
+          const res = await core.dispatcher.reconcile(r.reservation_id);
+          console.log(`${res.reservation_id}  ${res.status.padEnd(8)}  ${res.reason}`);
+        }
+      } finally {
+        await remote.close();
+        await store.close();
+      }
+    });
+}
