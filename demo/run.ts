@@ -49,7 +49,7 @@ try {
   const store = world.store();
   const held = await store.ledger.unresolved(100);
   await store.close();
-  say(`Reservations held for reconciliation: ${held.length} (run \`baton reconcile\` against the gateway's store to settle them)`);
+  say(`Reservations held for reconciliation: ${held.length} (\`baton reconcile\` settles them on a real gateway; this demo's store is temporary)`);
 } finally {
   await world.close();
 }
