@@ -18,6 +18,7 @@ import { DelegateeRegistry } from './gateway/delegatees.ts';
 import { Dispatcher } from './gateway/dispatcher.ts';
 import { delegateeOf, ownerActorRef } from './gateway/identity.ts';
 import { buildPreset } from './gateway/preset.ts';
+import { ProxyCards } from './gateway/proxy-card.ts';
 import { RemoteClient } from './gateway/remote.ts';
 import { gatewayRouter } from './gateway/router.ts';
 import { createApp } from './http/app.ts';
@@ -127,14 +128,15 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust }), store, spaceId: config.spaceId, announcer: gateway.actor_ref });
   const presets = new Map(config.presets.map((p) => [p.id, buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId })]));
   const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets });
-  const dispatcher = new Dispatcher({ store, authority, delegatees, remote, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref, spaceId: config.spaceId });
+  const cards = new ProxyCards({ delegatees, keyring, publicUrl: () => publicUrl, identity: own.params });
+  const dispatcher = new Dispatcher({ store, authority, delegatees, cards, remote, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref, spaceId: config.spaceId });
   const auth = await authenticator(config);
   const app = createApp({
     store,
     logger,
     routers: [
       wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
-      gatewayRouter({ dispatcher, delegatees, auth, keyring, publicUrl: () => publicUrl, logger }),
+      gatewayRouter({ dispatcher, delegatees, auth, cards, logger }),
     ],
   });
   return { publisher, dispatcher, delegatees, auth, app, ownerActor };

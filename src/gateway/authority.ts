@@ -10,7 +10,7 @@ import { evaluateChain, type EvaluatedChain, type OperationRequest } from '../co
 import type { AuthorityHeads } from '../contracts/attestation-chain.ts';
 import { issueContract, type TrustedCaller } from '../contracts/issuance.ts';
 import { mintChild } from '../contracts/mint.ts';
-import type { DelegationContract, OwnerBinding } from '../contracts/model.ts';
+import { parseContract, type DelegationContract, type OwnerBinding } from '../contracts/model.ts';
 import type { DelegateeOption, Preset } from '../contracts/presets.ts';
 import { defaultScopeRegistry } from '../contracts/scope.ts';
 import type { ContractSigner, ResolveSignerKey } from '../contracts/signing.ts';
@@ -19,7 +19,9 @@ import type { Keyring } from '../keys/keyring.ts';
 import type { Envelope } from '../records/envelope.ts';
 import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
-import { sameRevision } from '../records/revision-ref.ts';
+import { sameRevision, type ActorRef } from '../records/revision-ref.ts';
+import { readFile } from 'node:fs/promises';
+import { parseJwks } from '../cards/jwks.ts';
 import { utc, type Clock } from '../records/time.ts';
 import type { Store } from '../store/port.ts';
 import type { Caller } from './callers.ts';
@@ -36,10 +38,12 @@ export interface AuthorityDeps {
 }
 
 export interface TaskAuthority {
-  root: DelegationContract;
-  child: DelegationContract;
-  /** The evaluated root→child chain; re-evaluate it before every later effect. */
+  /** Root first; the last one is the child minted for the delegatee. */
+  contracts: DelegationContract[];
+  /** The evaluated chain; re-evaluate it before every later effect. */
   chain: EvaluatedChain;
+  /** Re-verifies every ancestor now under the right keys, optionally against one operation. */
+  reevaluate(op?: OperationRequest): Promise<EvaluatedChain>;
 }
 
 export class DelegationAuthority {
@@ -85,7 +89,60 @@ export class DelegationAuthority {
       { clock: this.deps.clock, ids: this.deps.ids, signer, registry: defaultScopeRegistry, countDescendants: async (r) => this.descendants(r.object_id) },
     );
     await this.openBudget(child);
-    return { root, child, chain: await this.evaluate([root, child]) };
+    const contracts = [root, child];
+    return { contracts, chain: await this.evaluate(contracts), reevaluate: (op) => this.evaluate(contracts, op) };
+  }
+
+  /**
+   * An upstream gateway's request: its contract chain is the authority (ADR-0014
+   * "existing task authority"), never a preset. Every contract must verify
+   * under the upstream's pinned keys, its leaf must name this gateway's exact
+   * card and actor as delegatee, and the child Baton mints extends it — one
+   * more hop, narrower on every dimension, inside the same root budget.
+   */
+  async adopt(caller: Caller, records: readonly unknown[], self: DelegateeOption, delegatee: DelegateeOption, objectiveText: string): Promise<TaskAuthority> {
+    if (!caller.upstream) throw invalidRequest('this caller may not present delegation chains');
+    if (records.length === 0 || records.length > 5) throw invalidRequest('delegation chain must hold 1 to 5 contracts');
+    const contracts = records.map((r) => parseContract(r));
+    const resolveSignerKey = await this.upstreamKeys(caller.upstream);
+    // Import first: each contract and its budget node commit together, idempotently by content.
+    for (const c of contracts) await this.openBudget(c, caller.actor);
+    const chain = await evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey, heads: this.heads });
+    const leaf = chain.leaf.body.delegatee_agent_ref;
+    if (!sameRevision(leaf.card_ref, self.card_ref) || !sameRevision(leaf.actor_ref, self.actor_ref)) {
+      throw invalidRequest('the presented chain does not delegate to this gateway', { expected_card: self.card_ref.object_id });
+    }
+    const objective = { text: objectiveText.slice(0, 2000) || 'A2A task', type: chain.leaf.body.objective.type };
+    const { contract: child } = await mintChild(
+      chain,
+      { delegatee, objective, input_revisions: [] },
+      self.actor_ref,
+      { clock: this.deps.clock, ids: this.deps.ids, signer: this.signer(self.actor_ref), registry: defaultScopeRegistry, countDescendants: async (r) => this.descendants(r.object_id) },
+    );
+    await this.openBudget(child);
+    const all = [...contracts, child];
+    const reevaluate = (op?: OperationRequest) => evaluateChain(all, { clock: this.deps.clock, resolveSignerKey: this.either(resolveSignerKey), heads: this.heads }, op);
+    return { contracts: all, chain: await reevaluate(), reevaluate };
+  }
+
+  private readonly upstreamCache = new Map<string, Promise<ResolveSignerKey>>();
+
+  /** Keys that may sign an upstream's contracts: its pinned JWKS, bound to its actor. */
+  private upstreamKeys(up: NonNullable<Caller['upstream']>): Promise<ResolveSignerKey> {
+    let r = this.upstreamCache.get(up.contractJwksFile);
+    if (!r) {
+      r = (async () => {
+        const set = await parseJwks(await readFile(up.contractJwksFile));
+        return async (kid, issuer) => (issuer.object_id === up.actorObjectId ? set.keys.get(kid)?.key : undefined);
+      })();
+      this.upstreamCache.set(up.contractJwksFile, r);
+    }
+    return r;
+  }
+
+  /** Upstream keys for upstream contracts, Baton's own for the child it minted. */
+  private either(upstream: ResolveSignerKey): ResolveSignerKey {
+    return async (kid, issuer) => (await upstream(kid, issuer)) ?? this.resolveSignerKey(kid, issuer);
   }
 
   /** Re-verifies every ancestor now, optionally against one operation (ADR-0014: at admission, not only at mint). */
@@ -98,7 +155,7 @@ export class DelegationAuthority {
     return { operation: name, resource: { kind: 'project', project_id: this.deps.owner.space_id }, effect_class: effect, data_class: 'internal' };
   }
 
-  private async openBudget(contract: DelegationContract): Promise<void> {
+  private async openBudget(contract: DelegationContract, announcer: ActorRef = this.deps.gateway.actor_ref): Promise<void> {
     const { lineage, budget_ceilings, limits, owner } = contract.body;
     await this.deps.store.ledger.openBudget({
       node_id: contract.record_id,
@@ -107,7 +164,7 @@ export class DelegationAuthority {
       owner_namespace: owner.namespace,
       not_after: limits.not_after,
       dimensions: budget_ceilings.map((b) => ({ name: b.name, unit: b.unit, ceiling: BigInt(b.ceiling) })),
-      actor_ref: this.deps.gateway.actor_ref,
+      actor_ref: announcer,
       record: contract as unknown as Envelope,
       at: utc(this.deps.clock.now()),
     });
@@ -120,9 +177,9 @@ export class DelegationAuthority {
     return count(tree);
   }
 
-  private signer(): ContractSigner {
+  private signer(actorRef: ActorRef = this.deps.gateway.actor_ref): ContractSigner {
     const k = this.deps.keyring.current('ES256');
-    return { actorRef: this.deps.gateway.actor_ref, kid: k.kid, alg: 'ES256', key: k.privateKey };
+    return { actorRef, kid: k.kid, alg: 'ES256', key: k.privateKey };
   }
 
   // Process-local issuance counters: a root counts as active for its preset's

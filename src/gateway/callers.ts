@@ -20,6 +20,13 @@ export const CallerConfig = z.strictObject({
   jwtSubject: z.string().min(1).optional(),
   /** Owner preset this caller may issue root authority from. */
   preset: Identifier.optional(),
+  /**
+   * An upstream gateway: its requests may carry the Delegation Contract chain
+   * they were delegated under, which Baton verifies and extends instead of
+   * issuing new root authority. Contracts must be signed by `actorObjectId`
+   * with a key in the pinned `contractJwksFile`.
+   */
+  upstream: z.strictObject({ actorObjectId: Identifier, contractJwksFile: z.string().min(1) }).optional(),
 });
 export type CallerConfig = z.infer<typeof CallerConfig>;
 
@@ -38,6 +45,7 @@ export interface Caller {
   actor: ActorRef;
   via: 'api_key' | 'jwt';
   preset?: string;
+  upstream?: { actorObjectId: string; contractJwksFile: string };
 }
 
 export interface CallerAuthenticator {
@@ -54,7 +62,13 @@ export function createCallerAuthenticator(callers: readonly CallerConfig[], jwt?
   const byKey = callers.filter((c) => c.apiKeySha256).map((c) => ({ c, hash: Buffer.from(c.apiKeySha256!, 'hex') }));
   const bySubject = new Map(callers.filter((c) => c.jwtSubject).map((c) => [c.jwtSubject!, c]));
   const keySet = jwt && createLocalJWKSet(jwt.jwks);
-  const toCaller = (c: CallerConfig, via: Caller['via']): Caller => ({ id: c.id, actor: callerActorRef(c.id), via, ...(c.preset ? { preset: c.preset } : {}) });
+  const toCaller = (c: CallerConfig, via: Caller['via']): Caller => ({
+    id: c.id,
+    actor: callerActorRef(c.id),
+    via,
+    ...(c.preset ? { preset: c.preset } : {}),
+    ...(c.upstream ? { upstream: c.upstream } : {}),
+  });
   const rejected = () => new BatonError('authentication_required', 'credentials were not accepted');
 
   return {

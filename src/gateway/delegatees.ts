@@ -25,11 +25,15 @@ export const DelegateeConfig = z.strictObject({
   acceptance: z.strictObject({ minArtifacts: z.number().int().min(0).optional(), allowedMediaTypes: z.array(z.string()).optional() }).default({}),
   /** Display name on Baton's card for this delegatee; defaults to the remote card's. */
   name: Identifier.optional(),
+  /** Credential Baton presents to the delegatee: a header filled from an environment variable (never a literal secret). */
+  auth: z.strictObject({ header: z.string().regex(/^[a-z0-9-]+$/), env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/), scheme: z.string().optional() }).optional(),
 });
 export type DelegateeConfig = z.infer<typeof DelegateeConfig>;
 
 export interface ResolvedDelegatee {
   config: DelegateeConfig;
+  /** Headers every call to this delegatee carries (its credential, if configured). */
+  headers: Record<string, string>;
   verification: CardVerification;
   option: DelegateeOption;
   /** The remote JSON-RPC endpoint for A2A v1.0. */
@@ -77,8 +81,15 @@ export class DelegateeRegistry {
       idempotency_key: `verified:${verification.payload_digest}`,
       payload: { card_ref: option.card_ref, form: verification.form, raw_digest: verification.raw_digest, keys: verification.verified_keys.map((k) => k.kid) },
     });
-    return { config, verification, option, endpoint, agentScope };
+    return { config, verification, option, endpoint, agentScope, headers: credentialHeaders(config) };
   }
+}
+
+function credentialHeaders(config: DelegateeConfig): Record<string, string> {
+  if (!config.auth) return {};
+  const value = process.env[config.auth.env];
+  if (!value) throw unsupported('delegatee credential is not set in the environment', { delegatee: config.id, env: config.auth.env });
+  return { [config.auth.header]: config.auth.scheme ? `${config.auth.scheme} ${value}` : value };
 }
 
 function jsonRpcEndpoint(v: CardVerification): string {

@@ -22,6 +22,7 @@ import type { Caller } from './callers.ts';
 import type { DelegateeRegistry, ResolvedDelegatee } from './delegatees.ts';
 import { CONTRACT_EXTENSION, OUTCOME_METADATA, presentTask, withIds } from './present.ts';
 import { parseSse } from './sse.ts';
+import type { ProxyCards } from './proxy-card.ts';
 import { INVOCATIONS } from './preset.ts';
 import { RemoteFailure, RemoteRpcError, type RemoteClient } from './remote.ts';
 import { fencesCurrent, readBack, verifyAttempt } from './verifier.ts';
@@ -30,6 +31,7 @@ type Json = { [key: string]: JsonValue };
 
 export interface DispatcherDeps {
   store: Store;
+  cards: ProxyCards;
   authority: DelegationAuthority;
   delegatees: DelegateeRegistry;
   remote: RemoteClient;
@@ -61,7 +63,7 @@ export class Dispatcher {
       sent++;
       try {
         const target = await this.deps.delegatees.resolve(entry.attempt.body.delegatee_id);
-        await this.deps.remote.call(target.endpoint, 'CancelTask', { id: entry.attempt.body.remote.task_id });
+        await this.deps.remote.call(target.endpoint, 'CancelTask', { id: entry.attempt.body.remote.task_id }, { headers: target.headers });
       } catch {
         // Unacknowledged cancellation: the attempt stays open and its outcome unknown until read-back.
       }
@@ -80,7 +82,7 @@ export class Dispatcher {
     const { attempt, target, forwarded } = await this.admit(caller, delegateeId, params, 'a2a.SendMessage');
     let result: JsonValue;
     try {
-      result = await this.deps.remote.call(target.endpoint, 'SendMessage', forwarded, { headers: { 'a2a-extensions': CONTRACT_EXTENSION } });
+      result = await this.deps.remote.call(target.endpoint, 'SendMessage', forwarded, { headers: { ...target.headers, 'a2a-extensions': CONTRACT_EXTENSION } });
     } catch (err) {
       await this.observe(attempt, target, lostOrRefused(err));
       throw toCallerError(err);
@@ -101,7 +103,7 @@ export class Dispatcher {
     let attempt = (await this.latest(forwarded)) as Attempt;
     let res;
     try {
-      res = await this.deps.remote.stream(target.endpoint, 'SendStreamingMessage', forwarded, { 'a2a-extensions': CONTRACT_EXTENSION });
+      res = await this.deps.remote.stream(target.endpoint, 'SendStreamingMessage', forwarded, { ...target.headers, 'a2a-extensions': CONTRACT_EXTENSION });
     } catch (err) {
       await this.observe(attempt, target, lostOrRefused(err));
       throw toCallerError(err);
@@ -157,7 +159,7 @@ export class Dispatcher {
     if (!attempt) throw new TaskNotFound(attemptId);
     const target = await this.deps.delegatees.resolve(attempt.body.delegatee_id);
     if (!attempt.body.remote.task_id) return placeholderTask(attempt.body);
-    const raw = await this.deps.remote.call(target.endpoint, 'GetTask', { id: attempt.body.remote.task_id, ...(historyLength !== undefined ? { historyLength } : {}) });
+    const raw = await this.deps.remote.call(target.endpoint, 'GetTask', { id: attempt.body.remote.task_id, ...(historyLength !== undefined ? { historyLength } : {}) }, { headers: target.headers });
     if (attempt.body.state === 'closed') return presentTask(raw as Json, attempt.body, attempt.body.outcome);
     return this.observeTask(attempt, target, raw);
   }
@@ -176,7 +178,7 @@ export class Dispatcher {
   async cancelAttempt(attempt: Attempt): Promise<Json> {
     const target = await this.deps.delegatees.resolve(attempt.body.delegatee_id);
     if (!attempt.body.remote.task_id) throw new BatonError('unavailable', 'the delegatee has not named its task yet');
-    const raw = await this.deps.remote.call(target.endpoint, 'CancelTask', { id: attempt.body.remote.task_id });
+    const raw = await this.deps.remote.call(target.endpoint, 'CancelTask', { id: attempt.body.remote.task_id }, { headers: target.headers });
     if (attempt.body.state === 'closed') return presentTask(raw as Json, attempt.body, attempt.body.outcome);
     return this.observeTask(attempt, target, raw);
   }
@@ -217,15 +219,16 @@ export class Dispatcher {
     const message = params.message as Json | undefined;
     if (!message || typeof message !== 'object') throw invalidRequest('SendMessage needs a message');
     if (message.taskId) throw new BatonError('unsupported', 'continuing an existing task through Baton is not supported yet');
-    const authority = await this.deps.authority.open(caller, target.option, textOf(message));
-    const chain = await this.deps.authority.evaluate([authority.root, authority.child], this.deps.authority.operation(operation, 'proposal'));
-    const attempt = await this.admitOn(caller, target, chain, authority.root, authority.child, message);
+    const { [CONTRACT_EXTENSION]: presented, ...otherMetadata } = (message.metadata as Json | undefined) ?? {};
+    const authority = presented !== undefined && caller.upstream
+      ? await this.deps.authority.adopt(caller, chainOf(presented), (await this.deps.cards.get(delegateeId)).option, target.option, textOf(message))
+      : await this.deps.authority.open(caller, target.option, textOf(message));
+    const chain = await authority.reevaluate(this.deps.authority.operation(operation, 'proposal'));
+    const contracts = authority.contracts;
+    const attempt = await this.admitOn(caller, target, chain, contracts[0]!, contracts[contracts.length - 1]!, message);
     const forwarded: Json = {
       ...params,
-      message: {
-        ...message,
-        metadata: { ...((message.metadata as Json | undefined) ?? {}), [CONTRACT_EXTENSION]: { chain: [authority.root, authority.child] as unknown as JsonValue } },
-      },
+      message: { ...message, metadata: { ...otherMetadata, [CONTRACT_EXTENSION]: { chain: contracts as unknown as JsonValue } } },
     };
     this.pendingAttempt.set(forwarded, attempt.record_id);
     return { attempt, target, forwarded, chain };
@@ -300,7 +303,7 @@ export class Dispatcher {
   /** Projects an observation (read-back included) and revises the attempt with its outcome. */
   private async observe(attempt: Attempt, target: ResolvedDelegatee, observation: Observation): Promise<Attempt> {
     const scopes = await this.scopesOf(attempt);
-    const verdict = await verifyAttempt(attempt, observation, { endpoint: target.endpoint, criteria: target.config.acceptance, scopes }, this.deps);
+    const verdict = await verifyAttempt(attempt, observation, { endpoint: target.endpoint, headers: target.headers, criteria: target.config.acceptance, scopes }, this.deps);
     if (!verdict) return attempt;
     return this.revise(attempt, {
       state: 'closed',
@@ -346,7 +349,7 @@ export class Dispatcher {
     if (!attempt) return result(r.status, 'no attempt record for this reservation; resolve it manually with evidence');
     if (!attempt.body.remote.task_id) return result(r.status, 'the delegatee never named a task; resolve it manually with evidence');
     const target = await this.deps.delegatees.resolve(attempt.body.delegatee_id);
-    const first = await readBack(this.deps.remote, target.endpoint, attempt.body.remote.task_id);
+    const first = await readBack(this.deps.remote, target.endpoint, attempt.body.remote.task_id, target.headers);
     if (first.kind !== 'task') return result(r.status, `read-back unavailable: ${first.reason}`);
     const revised = await this.observe(attempt, target, { kind: 'task', task: first.task, fingerprint: first.fingerprint });
     const after = await this.deps.store.ledger.reservation(reservationId);
@@ -427,6 +430,13 @@ function mergeArtifact(view: Json, update: Json): void {
   } else if (i >= 0) list[i] = artifact;
   else list.push(artifact);
   view.artifacts = list;
+}
+
+/** The contracts an upstream presented, as untrusted values (each is parsed and verified by adopt). */
+function chainOf(presented: JsonValue): unknown[] {
+  const chain = presented && typeof presented === 'object' && !Array.isArray(presented) ? presented.chain : undefined;
+  if (!Array.isArray(chain)) throw invalidRequest('delegation contract extension carries no chain');
+  return chain;
 }
 
 function textOf(message: Json): string {

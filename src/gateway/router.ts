@@ -4,21 +4,18 @@
  * binding (the SDK's express adapters around Baton's handler). A client that
  * speaks only A2A talks to Baton exactly as it would to the agent itself.
  */
-import { AgentCard } from '@a2a-js/sdk';
 import type { UserBuilder } from '@a2a-js/sdk/server/express';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { signCard } from '../cards/signer.ts';
 import { BatonError } from '../errors.ts';
 import { WIRE_CODES } from '../http/error-map.ts';
-import type { Keyring } from '../keys/keyring.ts';
 import type { Logger } from '../log.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { BatonA2AHandler, type RequestFacts } from './a2a-handler.ts';
 import type { CallerAuthenticator } from './callers.ts';
 import type { DelegateeRegistry } from './delegatees.ts';
 import type { Dispatcher } from './dispatcher.ts';
-import { CONTRACT_EXTENSION } from './present.ts';
+import type { ProxyCards } from './proxy-card.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -26,8 +23,7 @@ export interface GatewayRouterDeps {
   dispatcher: Dispatcher;
   delegatees: DelegateeRegistry;
   auth: CallerAuthenticator;
-  keyring: Keyring;
-  publicUrl: () => string;
+  cards: ProxyCards;
   logger: Logger;
   /** Largest request body accepted on the front door. */
   maxBodyBytes?: number;
@@ -36,18 +32,7 @@ export interface GatewayRouterDeps {
 export function gatewayRouter(deps: GatewayRouterDeps): Router {
   const router = Router();
   const facts = new WeakMap<object, RequestFacts>();
-  const cards = new Map<string, Promise<{ json: Json; internal: AgentCard }>>();
-  const cardOf = (id: string) => {
-    let c = cards.get(id);
-    if (!c) {
-      c = buildCard(id, deps).catch((err) => {
-        cards.delete(id); // retry on the next request rather than caching a failure
-        throw err;
-      });
-      cards.set(id, c);
-    }
-    return c;
-  };
+  const cardOf = (id: string) => deps.cards.get(id);
   const limit = deps.maxBodyBytes ?? 1024 * 1024;
 
   for (const id of deps.delegatees.ids()) {
@@ -100,32 +85,4 @@ function stash(facts: WeakMap<object, RequestFacts>, transport: 'jsonrpc' | 'res
     if (f && raw && typeof raw === 'object' && !Array.isArray(raw)) f.raw = raw;
     next();
   };
-}
-
-/** Baton's own card for a delegatee: the remote's skills, Baton's interfaces, signed by Baton. */
-async function buildCard(id: string, deps: GatewayRouterDeps): Promise<{ json: Json; internal: AgentCard }> {
-  const remote = (await deps.delegatees.resolve(id)).verification.card as unknown as Json;
-  const base = `${deps.publicUrl()}/agents/${id}`;
-  const card: Json = {
-    name: `${String(remote.name)} (via Baton)`,
-    description: `${String(remote.description ?? '')} Delegated through Baton: attenuated contracts, fenced admission, read-back verified outcomes.`.trim(),
-    version: String(remote.version ?? '1.0.0'),
-    supportedInterfaces: [
-      { url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-      { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
-    ],
-    capabilities: {
-      streaming: true,
-      pushNotifications: false,
-      extensions: [{ uri: CONTRACT_EXTENSION, description: 'Baton attaches the attenuated Delegation Contract chain for the delegatee' }],
-    },
-    securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
-    securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
-    defaultInputModes: (remote.defaultInputModes as JsonValue) ?? ['text/plain'],
-    defaultOutputModes: (remote.defaultOutputModes as JsonValue) ?? ['text/plain'],
-    skills: (remote.skills as JsonValue) ?? [],
-  };
-  const keys = deps.keyring.signingKeys(new Date());
-  const signed = await signCard(card, keys, { jku: `${deps.publicUrl()}/.well-known/jwks.json` });
-  return { json: signed, internal: AgentCard.fromJSON(signed) };
 }

@@ -32,9 +32,9 @@ export interface Verdict {
   receipt: SealedRecord<ReceiptBody>;
 }
 
-export async function readBack(remote: RemoteClient, endpoint: string, taskId: string): Promise<ReadBack & { raw?: JsonValue }> {
+export async function readBack(remote: RemoteClient, endpoint: string, taskId: string, headers: Record<string, string> = {}): Promise<ReadBack & { raw?: JsonValue }> {
   try {
-    const raw = await remote.call(endpoint, 'GetTask', { id: taskId }, { readBack: true });
+    const raw = await remote.call(endpoint, 'GetTask', { id: taskId }, { readBack: true, headers });
     const parsed = TaskView.safeParse(raw);
     if (!parsed.success) return { kind: 'unavailable', reason: 'read-back returned no task' };
     return { kind: 'task', task: parsed.data, fingerprint: fingerprint(parsed.data), raw };
@@ -62,10 +62,10 @@ export async function fencesCurrent(store: Store, fence: ControlFenceSet, scopes
 export async function verifyAttempt(
   attempt: SealedRecord<AttemptBody>,
   observation: Observation,
-  ctx: { endpoint: string; criteria: AcceptanceCriteria; scopes: readonly ControlScopeRef[] },
+  ctx: { endpoint: string; headers: Record<string, string>; criteria: AcceptanceCriteria; scopes: readonly ControlScopeRef[] },
   deps: VerifierDeps,
 ): Promise<Verdict | undefined> {
-  const back = observation.kind === 'task' ? await readBack(deps.remote, ctx.endpoint, observation.task.id) : undefined;
+  const back = observation.kind === 'task' ? await readBack(deps.remote, ctx.endpoint, observation.task.id, ctx.headers) : undefined;
   const first = project(observation, back, ctx.criteria);
   if (first.outcome === undefined) return undefined; // still open: nothing to verify yet
   const current = await fencesCurrent(deps.store, attempt.body.fence_set, ctx.scopes);

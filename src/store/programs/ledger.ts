@@ -44,7 +44,9 @@ function nodeOf(row: NodeRow): BudgetNode {
 }
 
 function openDigest(req: OpenBudgetRequest): string {
-  const { at: _at, record, dimensions, ...rest } = req;
+  // The announcer and time are not part of what the node *is*: a second gateway
+  // importing the same contract must find the same node (idempotent by content).
+  const { at: _at, actor_ref: _actor, record, dimensions, ...rest } = req;
   return digestOf({
     ...rest,
     record: record?.content_digest ?? null,

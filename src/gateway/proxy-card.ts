@@ -1,0 +1,86 @@
+/**
+ * The card Baton serves for each delegatee at /agents/<id>/: the remote's
+ * skills, Baton's interfaces and security schemes, and an RW-003 identity of
+ * its own — Baton's actor and operator, since Baton is who acts on the
+ * caller's behalf. Signed with Baton's keys. An upstream gateway verifies it
+ * like any other card and delegates to Baton as the exact revision it saw.
+ */
+import { AgentCard } from '@a2a-js/sdk';
+import { cardSigningBytes } from '../cards/canonical-card.ts';
+import { RW003_CARD_EXTENSION_URI, type Rw003CardParams } from '../cards/extension.ts';
+import { signCard } from '../cards/signer.ts';
+import type { DelegateeOption } from '../contracts/presets.ts';
+import type { Keyring } from '../keys/keyring.ts';
+import { sha256Digest } from '../records/digest.ts';
+import type { JsonValue } from '../records/strict-json.ts';
+import type { DelegateeRegistry } from './delegatees.ts';
+import { delegateeOf } from './identity.ts';
+import { CONTRACT_EXTENSION } from './present.ts';
+
+type Json = { [key: string]: JsonValue };
+
+export interface ProxyCard {
+  json: Json;
+  internal: AgentCard;
+  /** Baton's identity as the delegatee of this card's exact revision. */
+  option: DelegateeOption;
+}
+
+export class ProxyCards {
+  private readonly cache = new Map<string, Promise<ProxyCard>>();
+
+  constructor(
+    private readonly deps: { delegatees: DelegateeRegistry; keyring: Keyring; publicUrl: () => string; identity: Rw003CardParams },
+  ) {}
+
+  /** The card for delegatee `id`, built once per process (a failure is retried on the next call). */
+  get(id: string): Promise<ProxyCard> {
+    let c = this.cache.get(id);
+    if (!c) {
+      c = this.build(id).catch((err: unknown) => {
+        this.cache.delete(id);
+        throw err;
+      });
+      this.cache.set(id, c);
+    }
+    return c;
+  }
+
+  private async build(id: string): Promise<ProxyCard> {
+    const remote = (await this.deps.delegatees.resolve(id)).verification.card as unknown as Json;
+    const root = this.deps.publicUrl();
+    const base = `${root}/agents/${id}`;
+    const params: Rw003CardParams = {
+      ...this.deps.identity,
+      agent_card_id: `${this.deps.identity.agent_card_id}_${id.replace(/-/g, '_')}`,
+      display_name: `${this.deps.identity.display_name} for ${id}`.slice(0, 256),
+      supported_adapters: [{ protocol: 'a2a', version: '1.0', binding: 'JSONRPC', endpoint_ref: `${base}/a2a/jsonrpc`, authentication_methods: ['api_key', 'bearer_jwt'] }],
+    };
+    const card: Json = {
+      name: `${String(remote.name)} (via Baton)`,
+      description: `${String(remote.description ?? '')} Delegated through Baton: attenuated contracts, fenced admission, read-back verified outcomes.`.trim(),
+      version: String(remote.version ?? '1.0.0'),
+      supportedInterfaces: [
+        { url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      ],
+      capabilities: {
+        streaming: true,
+        pushNotifications: false,
+        extensions: [
+          { uri: RW003_CARD_EXTENSION_URI, description: 'RW-003 card fields', params: params as unknown as JsonValue },
+          { uri: CONTRACT_EXTENSION, description: 'Baton attaches the attenuated Delegation Contract chain for the delegatee' },
+        ],
+      },
+      securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
+      securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
+      defaultInputModes: (remote.defaultInputModes as JsonValue) ?? ['text/plain'],
+      defaultOutputModes: (remote.defaultOutputModes as JsonValue) ?? ['text/plain'],
+      skills: (remote.skills as JsonValue) ?? [],
+    };
+    const signed = await signCard(card, this.deps.keyring.signingKeys(new Date()), { jku: `${root}/.well-known/jwks.json` });
+    const { signatures: _s, ...unsigned } = signed;
+    const option = delegateeOf(params, sha256Digest(cardSigningBytes(unsigned)), `${base}/.well-known/agent-card.json`);
+    return { json: signed, internal: AgentCard.fromJSON(signed), option };
+  }
+}
