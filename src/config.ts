@@ -50,7 +50,13 @@ export const Config = z.strictObject({
   /** How often running attempts are checked against their fences (revocation propagation). */
   revocationSweepMs: z.number().int().min(50).max(60_000).default(500),
   /** Time limits for calls to delegatees. */
-  remote: z.strictObject({ headersTimeoutMs: z.number().int().min(100).default(10_000), bodyTimeoutMs: z.number().int().min(100).default(30_000) }).default({ headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000 }),
+  remote: z
+    .strictObject({
+      headersTimeoutMs: z.number().int().min(100).default(10_000),
+      bodyTimeoutMs: z.number().int().min(100).default(30_000),
+      streamIdleMs: z.number().int().min(100).default(300_000),
+    })
+    .default({ headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000, streamIdleMs: 300_000 }),
 });
 export type Config = z.infer<typeof Config>;
 

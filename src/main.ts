@@ -148,7 +148,7 @@ async function bootstrapStreams(store: Store, spaceId: string, gateway: ReturnTy
     event_type: 'baton.scope.lifecycle_changed',
     control_scope_ref: { space_id: spaceId, scope_kind: 'space', scope_id: spaceId },
     actor_ref: gateway.actor_ref,
-    idempotency_key: 'bootstrap',
+    idempotency_key: `bootstrap:${gateway.actor_ref.object_id}`,
     payload: { lifecycle: 'active' },
   });
   await store.control.appendControl({

@@ -301,16 +301,43 @@ export class Dispatcher {
   }
 
   /** Projects an observation (read-back included) and revises the attempt with its outcome. */
-  private async observe(attempt: Attempt, target: ResolvedDelegatee, observation: Observation): Promise<Attempt> {
-    const scopes = await this.scopesOf(attempt);
-    const verdict = await verifyAttempt(attempt, observation, { endpoint: target.endpoint, headers: target.headers, criteria: target.config.acceptance, scopes }, this.deps);
-    if (!verdict) return attempt;
-    return this.revise(attempt, {
-      state: 'closed',
-      outcome: verdict.projection.outcome,
-      receipt_ref: refOf(verdict.receipt),
-      ...(observation.kind === 'task' ? { observed: observation.fingerprint } : {}),
+  /**
+   * Projects an observation and revises the attempt with its outcome, once:
+   * a stream, a cancel and a poll can all see the same terminal state, so
+   * observations of one attempt are serialised and a closed attempt is only
+   * re-verified on purpose (reconciliation).
+   */
+  private observe(attempt: Attempt, target: ResolvedDelegatee, observation: Observation, opts: { reverify?: boolean } = {}): Promise<Attempt> {
+    return this.serially(attempt.record_id, async () => {
+      const latest = await this.latestOf(attempt);
+      if (latest.body.state === 'closed' && !opts.reverify) return latest;
+      const scopes = await this.scopesOf(latest);
+      const verdict = await verifyAttempt(latest, observation, { endpoint: target.endpoint, headers: target.headers, criteria: target.config.acceptance, scopes }, this.deps);
+      if (!verdict) return latest;
+      return this.revise(latest, {
+        state: 'closed',
+        outcome: verdict.projection.outcome,
+        receipt_ref: refOf(verdict.receipt),
+        ...(observation.kind === 'task' ? { observed: observation.fingerprint } : {}),
+      });
     });
+  }
+
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  /** Runs `fn` after every earlier call for `key` has settled (in this process). */
+  private serially<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.queues.get(key) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    const tail = next.catch(() => undefined);
+    this.queues.set(key, tail);
+    void tail.then(() => this.queues.get(key) === tail && this.queues.delete(key));
+    return next;
+  }
+
+  /** The newest stored revision of an attempt (another path may have revised it). */
+  private async latestOf(attempt: Attempt): Promise<Attempt> {
+    return ((await this.deps.store.getRecord(attempt.record_id)) as unknown as Attempt | undefined) ?? attempt;
   }
 
   /** The authority scopes an attempt fenced, re-derived from its stored contracts. */
@@ -319,8 +346,9 @@ export class Dispatcher {
     return child ? (parseContract(child).body.control_scopes as ControlScopeRef[]) : [];
   }
 
+  /** Appends a revision on top of the newest one, so concurrent patches never fork the record. */
   async revise(attempt: Attempt, patch: Partial<AttemptBody>): Promise<Attempt> {
-    const next = await this.sealRevision(attempt, patch);
+    const next = await this.sealRevision(await this.latestOf(attempt), patch);
     this.track(next);
     return next;
   }
@@ -351,7 +379,7 @@ export class Dispatcher {
     const target = await this.deps.delegatees.resolve(attempt.body.delegatee_id);
     const first = await readBack(this.deps.remote, target.endpoint, attempt.body.remote.task_id, target.headers);
     if (first.kind !== 'task') return result(r.status, `read-back unavailable: ${first.reason}`);
-    const revised = await this.observe(attempt, target, { kind: 'task', task: first.task, fingerprint: first.fingerprint });
+    const revised = await this.observe(attempt, target, { kind: 'task', task: first.task, fingerprint: first.fingerprint }, { reverify: true });
     const after = await this.deps.store.ledger.reservation(reservationId);
     return result(after?.status ?? r.status, revised.body.outcome ? `read-back projected ${revised.body.outcome}` : 'remote task still open', revised.body.outcome);
   }

@@ -21,9 +21,11 @@ export interface RemoteLimits {
   bodyTimeoutMs: number;
   /** Largest JSON response accepted. */
   maxResponseBytes: number;
+  /** Idle time allowed between events of a stream: long tasks may be quiet for a while. */
+  streamIdleMs: number;
 }
 
-export const DEFAULT_REMOTE_LIMITS: RemoteLimits = { headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000, maxResponseBytes: 4 * 1024 * 1024 };
+export const DEFAULT_REMOTE_LIMITS: RemoteLimits = { headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000, maxResponseBytes: 4 * 1024 * 1024, streamIdleMs: 300_000 };
 
 /** A transport failure, tagged with whether the request may have been delivered. */
 export class RemoteFailure extends Error {
@@ -71,19 +73,20 @@ export class RemoteClient {
   /** Opens a streaming JSON-RPC call; the caller consumes `body` as SSE. */
   async stream(url: string, method: string, params: unknown, headers: Record<string, string> = {}): Promise<Dispatcher.ResponseData> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: method, method, params });
-    return this.send(url, body, headers, this.forward, 'text/event-stream');
+    return this.send(url, body, headers, this.forward, 'text/event-stream', this.limits.streamIdleMs);
   }
 
   async close(): Promise<void> {
     await Promise.all([this.forward.close(), this.verify.close()]);
   }
 
-  private async send(url: string, body: string, headers: Record<string, string>, dispatcher: Agent, accept: string): Promise<Dispatcher.ResponseData> {
+  private async send(url: string, body: string, headers: Record<string, string>, dispatcher: Agent, accept: string, bodyTimeout?: number): Promise<Dispatcher.ResponseData> {
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
         method: 'POST',
         dispatcher,
+        ...(bodyTimeout !== undefined ? { bodyTimeout } : {}),
         headers: { 'content-type': 'application/json', accept, 'a2a-version': '1.0', ...headers },
         body,
       });

@@ -116,6 +116,9 @@ export async function verifyAttempt(
 async function settle(attempt: SealedRecord<AttemptBody>, p: Projection, evidence: ReturnType<typeof refOf>, deps: VerifierDeps): Promise<void> {
   const at = utc(deps.clock.now());
   const id = attempt.body.reservation_id;
+  const current = await deps.store.ledger.reservation(id);
+  // Another gateway process sharing the ledger may have settled it first: resolve-once holds either way.
+  if (!current || (current.status !== 'held' && current.status !== 'unknown')) return;
   if (p.settlement === 'release') await deps.store.ledger.settle({ reservation_id: id, outcome: { kind: 'not_dispatched' }, evidence, at });
   else if (p.settlement === 'consume') {
     const r = await deps.store.ledger.reservation(id);

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partsText, textPart } from './agents/card.ts';
+import { startTwoOrgs, type TwoOrgs } from './gateway/two-orgs.ts';
+import { baton as batonCli } from '../test/cli/run.ts';
+
+const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
+const OUTCOME = 'urn:baton:outcome:v1';
+const send = (text: string) => ({
+  tenant: '',
+  message: { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] },
+  configuration: undefined,
+  metadata: undefined,
+});
+
+let orgs: TwoOrgs;
+beforeAll(async () => {
+  orgs = await startTwoOrgs();
+}, 90_000);
+afterAll(async () => orgs?.close());
+
+describe('two organisations: A → B → agent', () => {
+  it('attenuates at each hop, verifies at each hop, and both hops debit the one root budget', async () => {
+    const client = await orgs.client();
+    const task = (await client.sendMessage(send('across two orgs'))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(partsText(task.artifacts[0]!.parts)).toBe('sgro owt ssorca');
+    const meta = task.metadata?.[OUTCOME] as { outcome: string; root_delegation_id: string };
+    expect(meta.outcome).toBe('succeeded');
+
+    // The agent received a three-contract chain: A's root, A's child for B, B's child for it.
+    const log = await orgs.agent.log();
+    const sent = log.requests.find((r) => r.method === 'SendMessage')!;
+    const chain = (sent.messageMetadata as Record<string, { chain: Array<{ record_id: string; body: { lineage: { depth: number }; limits: { not_after: string }; delegatee_agent_ref: { actor_ref: { object_id: string } } } }> }>)[CONTRACT_EXT]!.chain;
+    expect(chain.map((c) => c.body.lineage.depth)).toEqual([0, 1, 2]);
+    expect(chain[0]!.record_id).toBe(meta.root_delegation_id);
+    expect(chain.map((c) => c.body.delegatee_agent_ref.actor_ref.object_id)).toEqual(['actor_baton_a', 'actor_baton_b', 'actor_xagent']);
+    const horizons = chain.map((c) => Date.parse(c.body.limits.not_after));
+    expect(horizons[1]).toBeLessThanOrEqual(horizons[0]!);
+    expect(horizons[2]).toBeLessThanOrEqual(horizons[1]!);
+
+    const store = orgs.store();
+    try {
+      const tree = (await store.ledger.tree(meta.root_delegation_id))!;
+      const units = (n: typeof tree) => n.balances.find((b) => b.dimension === 'invocations')!;
+      // A admitted one effect (root + A's child), B admitted one (root + A's child + B's child).
+      expect(units(tree)).toMatchObject({ ceiling: '5', consumed: '2', reserved: '0' });
+      expect(units(tree.children[0]!)).toMatchObject({ consumed: '2' });
+      expect(units(tree.children[0]!.children[0]!)).toMatchObject({ consumed: '1' });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('two organisations: revocation at A reaches B', () => {
+  it('revoking A\'s root while B\'s agent works cancels the agent\'s task; nobody reports success', async () => {
+    const client = await orgs.client();
+    const events = [];
+    let revoked = false;
+    for await (const ev of client.sendMessageStream(send('slow across orgs'))) {
+      events.push(ev);
+      const p = ev.payload;
+      if (!revoked && p?.$case === 'statusUpdate' && p.value.status?.state === TaskState.TASK_STATE_WORKING) {
+        revoked = true;
+        const root = (p.value.metadata?.[OUTCOME] as { root_delegation_id?: string } | undefined)?.root_delegation_id ?? firstRoot(events);
+        const out = await batonCli(['control', 'revoke', root, '--reason', 'e2e: org A revokes'], { BATON_CONFIG: `${orgs.dir}/a.json`, BATON_LOG_LEVEL: 'silent' });
+        expect(out.code).toBe(0);
+      }
+    }
+    expect(revoked).toBe(true);
+    const last = events[events.length - 1]!.payload!;
+    const state = last.$case === 'statusUpdate' ? last.value.status?.state : last.$case === 'task' ? last.value.status?.state : undefined;
+    expect(state).not.toBe(TaskState.TASK_STATE_COMPLETED);
+    expect((await orgs.agent.log()).counts.CancelTask ?? 0).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+});
+
+function firstRoot(events: Array<{ payload?: { $case: string; value: unknown } }>): string {
+  const t = events.find((e) => e.payload?.$case === 'task')!.payload!.value as Task;
+  return (t.metadata?.[OUTCOME] as { root_delegation_id: string }).root_delegation_id;
+}
+
+describe('two organisations: one shared root budget', () => {
+  let tight: TwoOrgs;
+  beforeAll(async () => {
+    tight = await startTwoOrgs({ presetA: { maxInvocations: 1 } });
+  }, 90_000);
+  afterAll(async () => tight?.close());
+
+  it('a root allowing one invocation is exhausted by A\'s hop, so B refuses its own and nothing reaches the agent', async () => {
+    const client = await tight.client();
+    await expect(client.sendMessage(send('too little budget'))).rejects.toThrow(/budget exhausted/);
+    const log = await tight.agent.log();
+    expect(log.counts.SendMessage ?? 0).toBe(0);
+  });
+});
