@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textPart, partsText } from './agents/card.ts';
-import { startWorld, type World } from './gateway/world.ts';
+import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import type { AttemptBody } from '../src/gateway/attempt-record.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
@@ -51,6 +51,39 @@ describe('Baton gateway, end to end with real SDK agents', () => {
     const again = await client.getTask({ tenant: '', id: task.id });
     expect(again.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(again.id).toBe(task.id);
+  });
+});
+
+describe('bindings and extensions', () => {
+  it('serves HTTP+JSON too, and echoes the contract extension when the caller asks for it', async () => {
+    const res = await fetch(`${world.url}/agents/honest/a2a/rest/message:send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY, 'a2a-extensions': CONTRACT_EXT },
+      body: JSON.stringify({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'rest call' }] } }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('a2a-extensions')).toContain(CONTRACT_EXT);
+    const body = (await res.json()) as { task: { id: string; status: { state: string }; artifacts: Array<{ parts: Array<{ text: string }> }> } };
+    expect(body.task.id).toMatch(/^att_/);
+    expect(body.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(body.task.artifacts[0]!.parts[0]!.text).toBe('llac tser');
+  });
+
+  it('an SDK client on the HTTP+JSON binding gets the same verified result', async () => {
+    const client = await world.client('honest', { transport: 'HTTP+JSON' });
+    const task = (await client.sendMessage(send('via rest'))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(outcomeOf(task).verified).toBe(true);
+  });
+
+  it('refuses a request without A2A-Version 1.0 the way any v1.0 agent would', async () => {
+    const res = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }] } } }),
+    });
+    const body = (await res.json()) as { error?: { code: number } };
+    expect(body.error?.code).toBe(-32009);
   });
 });
 

@@ -20,6 +20,7 @@ import type { JsonValue } from '../records/strict-json.ts';
 import type { Caller } from './callers.ts';
 import { TaskNotFound, type Dispatcher } from './dispatcher.ts';
 import { RemoteRpcError } from './remote.ts';
+import { CONTRACT_EXTENSION } from './present.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -96,6 +97,9 @@ export class BatonA2AHandler implements A2ARequestHandler {
   }
 
   private factsOf(ctx: ServerCallContext): RequestFacts {
+    // A2A §3.2: echo the extensions we honour. Baton always attaches the contract
+    // chain downstream; it activates the extension for callers that ask for it.
+    if (ctx.requestedExtensions?.includes(CONTRACT_EXTENSION)) ctx.addActivatedExtension(CONTRACT_EXTENSION);
     const headers = ctx.state.get('headers') as object | undefined;
     const facts = headers && this.facts.get(headers);
     // The auth middleware runs first on every route; reaching here without facts is a wiring bug.
