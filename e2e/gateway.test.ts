@@ -11,7 +11,7 @@ const OUTCOME = 'urn:baton:outcome:v1';
 
 const message = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
 const send = (text: string) => ({ tenant: '', message: message(text), configuration: undefined, metadata: undefined });
-const outcomeOf = (t: Task) => (t.metadata?.[OUTCOME] ?? {}) as { outcome: string | null; verified: boolean; attempt_id: string; delegation_id: string };
+const outcomeOf = (t: Task) => (t.metadata?.[OUTCOME] ?? {}) as { outcome: string | null; verified: boolean; attempt_id: string; delegation_id: string; root_delegation_id?: string };
 
 /** The newest revision of every attempt Baton recorded for a delegatee. */
 async function attemptsOf(store: ReturnType<World['store']>, delegatee: string): Promise<AttemptBody[]> {
@@ -84,6 +84,31 @@ describe('bindings and extensions', () => {
     });
     const body = (await res.json()) as { error?: { code: number } };
     expect(body.error?.code).toBe(-32009);
+  });
+});
+
+describe('interrupted tasks', () => {
+  it('INPUT_REQUIRED keeps the attempt open; the follow-up turn on Baton\'s task id is admitted and verified', async () => {
+    const client = await world.client('honest');
+    const first = (await client.sendMessage(send('ask me something'))) as Task;
+    expect(first.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(outcomeOf(first).outcome).toBeNull();
+    const follow = message('second turn');
+    const done = (await client.sendMessage({ tenant: '', message: { ...follow, taskId: first.id, contextId: first.contextId }, configuration: undefined, metadata: undefined })) as Task;
+    expect(done.id).toBe(first.id);
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(partsText(done.artifacts[0]!.parts)).toBe('nrut dnoces');
+    const store = world.store();
+    try {
+      const revisions = await store.listRevisions(first.id);
+      const effects = new Set(revisions.map((r) => (r.body as AttemptBody).effect_id));
+      expect(effects.size).toBe(2); // two admitted turns, one Baton task
+      const tree = await store.ledger.tree(outcomeOf(done).root_delegation_id as string);
+      expect(tree!.balances.find((b) => b.dimension === 'invocations')!.consumed).toBe('2');
+    } finally {
+      await store.close();
+    }
+    await expect(client.sendMessage({ tenant: '', message: { ...message('too late'), taskId: first.id }, configuration: undefined, metadata: undefined })).rejects.toThrow();
   });
 });
 

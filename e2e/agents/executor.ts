@@ -14,6 +14,8 @@ const status = (state: TaskState): TaskStatus => ({ state, message: undefined, t
  * The honest reverse-echo executor: SUBMITTED → WORKING → artifact "result" → COMPLETED,
  * with `stepMs` between events so streaming clients see them as separate, spaced events.
  * A message containing "slow" stays WORKING (up to 30 s) so tests can cancel it.
+ * A message containing "ask me" stops at INPUT_REQUIRED; the follow-up turn's text
+ * is what gets reversed.
  */
 export class ReverseExecutor implements AgentExecutor {
   /** Task ids whose cancellation was requested; the execute loop polls this. */
@@ -36,13 +38,13 @@ export class ReverseExecutor implements AgentExecutor {
 
   private async run(ctx: RequestContext, bus: ExecutionEventBus, input: string): Promise<void> {
     const { taskId, contextId } = ctx;
-    // The first event must be a Task (SDK enforces ordering).
+    // The first event must be a Task, on follow-up turns too (SDK enforces ordering).
     bus.publish(
       AgentEvent.task({
         id: taskId,
         contextId,
         artifacts: [],
-        history: [ctx.userMessage],
+        history: [...(ctx.task?.history ?? []), ctx.userMessage],
         metadata: undefined,
         status: status(TaskState.TASK_STATE_SUBMITTED),
       }),
@@ -50,6 +52,11 @@ export class ReverseExecutor implements AgentExecutor {
     await sleep(this.stepMs);
     if (this.canceled.has(taskId)) return;
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId, metadata: undefined, status: status(TaskState.TASK_STATE_WORKING) }));
+    if (input.includes('ask me') && !ctx.task) {
+      const question = { messageId: `${taskId}-q`, contextId, taskId, role: 2, parts: [textPart('what should I reverse?')], metadata: undefined, extensions: [], referenceTaskIds: [] };
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, metadata: undefined, status: { ...status(TaskState.TASK_STATE_INPUT_REQUIRED), message: question } }));
+      return;
+    }
     if (input.includes('slow')) {
       // Small ticks rather than one long sleep so cancellation stops us promptly.
       for (let waited = 0; waited < SLOW_MAX_MS; waited += SLOW_TICK_MS) {

@@ -7,7 +7,7 @@
  * and appends rw003.delegation.issued in one transaction).
  */
 import { evaluateChain, type EvaluatedChain, type OperationRequest } from '../contracts/admission.ts';
-import type { AuthorityHeads } from '../contracts/attestation-chain.ts';
+import { loadChain, type AuthorityHeads } from '../contracts/attestation-chain.ts';
 import { issueContract, type TrustedCaller } from '../contracts/issuance.ts';
 import { mintChild } from '../contracts/mint.ts';
 import { parseContract, type DelegationContract, type OwnerBinding } from '../contracts/model.ts';
@@ -19,7 +19,7 @@ import type { Keyring } from '../keys/keyring.ts';
 import type { Envelope } from '../records/envelope.ts';
 import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
-import { sameRevision, type ActorRef } from '../records/revision-ref.ts';
+import { sameRevision, type ActorRef, type RevisionRef } from '../records/revision-ref.ts';
 import { readFile } from 'node:fs/promises';
 import { parseJwks } from '../cards/jwks.ts';
 import { utc, type Clock } from '../records/time.ts';
@@ -123,6 +123,14 @@ export class DelegationAuthority {
     const all = [...contracts, child];
     const reevaluate = (op?: OperationRequest) => evaluateChain(all, { clock: this.deps.clock, resolveSignerKey: this.either(resolveSignerKey), heads: this.heads }, op);
     return { contracts: all, chain: await reevaluate(), reevaluate };
+  }
+
+  /** The stored chain ending at `leaf`, re-verified under the keys this caller's chain needs. */
+  async resume(caller: Caller, leaf: RevisionRef): Promise<TaskAuthority> {
+    const contracts = (await loadChain(this.deps.store, leaf)).map((r) => parseContract(r));
+    const keys = caller.upstream ? this.either(await this.upstreamKeys(caller.upstream)) : this.resolveSignerKey;
+    const reevaluate = (op?: OperationRequest) => evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey: keys, heads: this.heads }, op);
+    return { contracts, chain: await reevaluate(), reevaluate };
   }
 
   private readonly upstreamCache = new Map<string, Promise<ResolveSignerKey>>();

@@ -218,14 +218,14 @@ export class Dispatcher {
     const target = await this.deps.delegatees.resolve(delegateeId);
     const message = params.message as Json | undefined;
     if (!message || typeof message !== 'object') throw invalidRequest('SendMessage needs a message');
-    if (message.taskId) throw new BatonError('unsupported', 'continuing an existing task through Baton is not supported yet');
+    if (message.taskId) return this.continueTask(caller, target, params, message, operation);
     const { [CONTRACT_EXTENSION]: presented, ...otherMetadata } = (message.metadata as Json | undefined) ?? {};
     const authority = presented !== undefined && caller.upstream
       ? await this.deps.authority.adopt(caller, chainOf(presented), (await this.deps.cards.get(delegateeId)).option, target.option, textOf(message))
       : await this.deps.authority.open(caller, target.option, textOf(message));
     const chain = await authority.reevaluate(this.deps.authority.operation(operation, 'proposal'));
     const contracts = authority.contracts;
-    const attempt = await this.admitOn(caller, target, chain, contracts[0]!, contracts[contracts.length - 1]!, message);
+    const attempt = await this.admitOn(caller, target, chain, contracts[0]!, contracts[contracts.length - 1]!, message, operation);
     const forwarded: Json = {
       ...params,
       message: { ...message, metadata: { ...otherMetadata, [CONTRACT_EXTENSION]: { chain: contracts as unknown as JsonValue } } },
@@ -234,9 +234,13 @@ export class Dispatcher {
     return { attempt, target, forwarded, chain };
   }
 
-  private async admitOn(caller: Caller, target: ResolvedDelegatee, chain: EvaluatedChain, root: DelegationContract, child: DelegationContract, message: Json): Promise<Attempt> {
+  /**
+   * One counted effect: fresh fence over every applicable authority stream,
+   * the PermissionDecision, and the reservation on root, ancestors and leaf,
+   * all in one durable transaction before anything is sent (ADR-0014).
+   */
+  private async admitEffect(attemptId: string, chain: EvaluatedChain, leaf: DelegationContract, operation: string) {
     const at = utc(this.deps.clock.now());
-    const attemptId = this.deps.ids.next('att');
     const effectId = this.deps.ids.next('eff');
     const reservationId = this.deps.ids.next('res');
     const scopes = chain.fenceScopes as ControlScopeRef[];
@@ -246,14 +250,14 @@ export class Dispatcher {
         type: 'permission_decision',
         issuedBy: this.deps.gatewayActor,
         lifecycle: 'recorded',
-        body: { decision: 'allow', effect_id: effectId, attempt_id: attemptId, operation: 'a2a.SendMessage', delegation_ref: refOf(child), fence_set: fence, evaluated_at: at },
+        body: { decision: 'allow', effect_id: effectId, attempt_id: attemptId, operation, delegation_ref: refOf(leaf), fence_set: fence, evaluated_at: at },
       },
       this.deps,
     );
     await this.deps.store.ledger.admit({
       effect_id: effectId,
       reservation_id: reservationId,
-      node_id: child.record_id,
+      node_id: leaf.record_id,
       kind: 'reserve',
       amounts: { [INVOCATIONS]: 1n },
       fence_set: fence,
@@ -263,6 +267,12 @@ export class Dispatcher {
       actor_ref: this.deps.gatewayActor,
       at,
     });
+    return { effect_id: effectId, reservation_id: reservationId, fence_set: fence, idempotency_key: effectId };
+  }
+
+  private async admitOn(caller: Caller, target: ResolvedDelegatee, chain: EvaluatedChain, root: DelegationContract, child: DelegationContract, message: Json, operation: string): Promise<Attempt> {
+    const attemptId = this.deps.ids.next('att');
+    const effect = await this.admitEffect(attemptId, chain, child, operation);
     const attempt = sealRecord<AttemptBody>(
       {
         type: 'execution_attempt',
@@ -275,12 +285,9 @@ export class Dispatcher {
           delegation_ref: refOf(child),
           root_ref: refOf(root),
           caller_id: caller.id,
-          effect_id: effectId,
-          reservation_id: reservationId,
-          fence_set: fence,
+          ...effect,
           remote: { endpoint: target.endpoint, protocol: 'a2a', protocol_version: '1.0', binding: 'JSONRPC', card_ref: target.option.card_ref, extensions: [CONTRACT_EXTENSION], ...(typeof message.messageId === 'string' ? { message_id: message.messageId } : {}) },
           context_id: this.deps.ids.next('ctx'),
-          idempotency_key: effectId,
           state: 'dispatching',
         },
       },
@@ -289,15 +296,62 @@ export class Dispatcher {
     );
     await this.deps.store.putRecord(attempt);
     this.track(attempt);
+    await this.started(attempt);
+    return attempt;
+  }
+
+  /**
+   * The previous turn ended in an interrupted state the remote answered with:
+   * that turn's effect happened, so its reservation is consumed, with the
+   * attempt revision that recorded the answer as evidence.
+   */
+  private async settleInterruptedTurn(prior: Attempt): Promise<void> {
+    const r = await this.deps.store.ledger.reservation(prior.body.reservation_id);
+    if (!r || r.status !== 'held') return;
+    const actual = new Map(Object.entries(r.amounts).map(([k, v]) => [k, BigInt(v)]));
+    await this.deps.store.ledger.settle({ reservation_id: r.reservation_id, outcome: { kind: 'measured', actual }, evidence: refOf(prior), at: utc(this.deps.clock.now()) });
+  }
+
+  private async started(attempt: Attempt): Promise<void> {
     await this.deps.store.control.appendControl({
       event_type: 'rw003.execution.started',
-      control_scope_ref: { space_id: this.deps.spaceId, scope_kind: 'attempt', scope_id: attemptId },
+      control_scope_ref: { space_id: this.deps.spaceId, scope_kind: 'attempt', scope_id: attempt.body.attempt_id },
       actor_ref: this.deps.gatewayActor,
       produced_records: [refOf(attempt)],
-      fence_set: fence,
-      idempotency_key: `started:${attemptId}`,
+      fence_set: attempt.body.fence_set,
+      idempotency_key: `started:${attempt.body.effect_id}`,
     });
-    return attempt;
+  }
+
+  /**
+   * A follow-up turn on an interrupted task (INPUT_REQUIRED, AUTH_REQUIRED):
+   * same Baton task and contracts, re-evaluated now, and a new admitted
+   * effect recorded as the attempt's next revision.
+   */
+  private async continueTask(caller: Caller, target: ResolvedDelegatee, params: Json, message: Json, operation: string) {
+    const prior = await this.attemptFor(caller, String(message.taskId));
+    if (!prior || prior.body.delegatee_id !== target.config.id) throw new TaskNotFound(String(message.taskId));
+    if (prior.body.state === 'closed' || prior.body.remote.task_id === undefined) {
+      throw new BatonError('unsupported', 'this task cannot take another message', { state: prior.body.state });
+    }
+    const authority = await this.deps.authority.resume(caller, prior.body.delegation_ref);
+    const chain = await authority.reevaluate(this.deps.authority.operation(operation, 'proposal'));
+    await this.settleInterruptedTurn(prior);
+    const effect = await this.admitEffect(prior.body.attempt_id, chain, authority.contracts[authority.contracts.length - 1]!, operation);
+    const attempt = await this.revise(prior, { ...effect, state: 'open' });
+    await this.started(attempt);
+    const { [CONTRACT_EXTENSION]: _presented, ...otherMetadata } = (message.metadata as Json | undefined) ?? {};
+    const forwarded: Json = {
+      ...params,
+      message: {
+        ...message,
+        taskId: prior.body.remote.task_id,
+        ...(prior.body.remote.context_id ? { contextId: prior.body.remote.context_id } : {}),
+        metadata: { ...otherMetadata, [CONTRACT_EXTENSION]: { chain: authority.contracts as unknown as JsonValue } },
+      },
+    };
+    this.pendingAttempt.set(forwarded, attempt.record_id);
+    return { attempt, target, forwarded, chain };
   }
 
   /** Projects an observation (read-back included) and revises the attempt with its outcome. */
