@@ -112,6 +112,38 @@ describe('interrupted tasks', () => {
   });
 });
 
+describe('reading tasks back through Baton', () => {
+  it('ListTasks shows only this caller\'s tasks at this delegatee, with Baton ids', async () => {
+    const client = await world.client('honest');
+    const mine = (await client.sendMessage(send('list me'))) as Task;
+    const page = await client.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: false });
+    const ids = page.tasks.map((t) => t.id);
+    expect(ids).toContain(mine.id);
+    expect(ids.every((id) => id.startsWith('att_'))).toBe(true);
+    const intern = await world.client('honest', { key: TINY_KEY });
+    const theirs = await intern.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: false });
+    expect(theirs.tasks.map((t) => t.id)).not.toContain(mine.id);
+  });
+
+  it('SubscribeToTask relays a running task\'s events with Baton ids and ends verified', async () => {
+    const client = await world.client('honest');
+    const stream = client.sendMessageStream(send('slow subscription'));
+    const first = (await stream.next()).value!;
+    const taskId = first.payload?.$case === 'task' ? first.payload.value.id : '';
+    expect(taskId).toMatch(/^att_/);
+    await stream.return(undefined);
+    const events = [];
+    for await (const ev of client.resubscribeTask({ tenant: '', id: taskId })) {
+      events.push(ev);
+      if (events.length === 1) await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+    }
+    const last = events[events.length - 1]!.payload!;
+    const state = last.$case === 'statusUpdate' ? last.value.status?.state : last.$case === 'task' ? last.value.status?.state : undefined;
+    expect(state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(events.every((e) => (e.payload?.value as { id?: string; taskId?: string }).id === taskId || (e.payload?.value as { taskId?: string }).taskId === taskId)).toBe(true);
+  }, 60_000);
+});
+
 describe('outcomes Baton refuses to call success', () => {
   it('streams events as they arrive and closes with a verified COMPLETED', async () => {
     const client = await world.client('honest');

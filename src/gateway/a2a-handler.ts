@@ -4,8 +4,7 @@
  * wire JSON, so this edge converts with the SDK's own codecs and maps
  * Baton's ADR-0014 codes onto A2A errors. Nothing here decides authority.
  */
-import type { AgentCard} from '@a2a-js/sdk';
-import { SendMessageResponse, StreamResponse, Task, type ListTasksResponse, type Message, type TaskPushNotificationConfig } from '@a2a-js/sdk';
+import { ListTasksResponse, SendMessageResponse, StreamResponse, Task, type AgentCard, type Message, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import {
   fromJsonRpcErrorResponse,
   PushNotificationNotSupportedError,
@@ -75,12 +74,21 @@ export class BatonA2AHandler implements A2ARequestHandler {
     return Task.fromJSON(await guard(() => this.dispatcher.cancel(caller, params.id)));
   }
 
-  async listTasks(): Promise<ListTasksResponse> {
-    throw new UnsupportedOperationError('ListTasks is not offered through Baton yet');
+  async listTasks(params: Parameters<A2ARequestHandler['listTasks']>[0], ctx: ServerCallContext): Promise<ListTasksResponse> {
+    const { caller } = this.factsOf(ctx);
+    const page = await guard(() =>
+      this.dispatcher.listTasks(caller, this.delegateeId, { pageSize: params.pageSize, pageToken: params.pageToken, contextId: params.contextId || undefined }),
+    );
+    return ListTasksResponse.fromJSON(page);
   }
 
-  async *resubscribe(): AsyncGenerator<StreamResponse, void, undefined> {
-    throw new UnsupportedOperationError('SubscribeToTask is not offered through Baton yet');
+  async *resubscribe(params: Parameters<A2ARequestHandler['resubscribe']>[0], ctx: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    const { caller } = this.factsOf(ctx);
+    try {
+      for await (const ev of this.dispatcher.resubscribe(caller, params.id)) yield StreamResponse.fromJSON(ev);
+    } catch (err) {
+      throw toA2AError(err);
+    }
   }
 
   async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {

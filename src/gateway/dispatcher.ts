@@ -11,6 +11,7 @@ import { parseContract, type DelegationContract } from '../contracts/model.ts';
 import type { ControlScopeRef } from '../control/scope.ts';
 import { BatonError, invalidRequest } from '../errors.ts';
 import { refOf, sealRecord, type SealedRecord } from '../records/envelope.ts';
+import { schemaRefFor } from '../records/schema-ref.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
@@ -100,7 +101,7 @@ export class Dispatcher {
   /** SendStreamingMessage: relays each event as it arrives; the terminal one only after read-back. */
   async *stream(caller: Caller, delegateeId: string, params: Json): AsyncGenerator<Json> {
     const { target, forwarded } = await this.admit(caller, delegateeId, params, 'a2a.SendStreamingMessage');
-    let attempt = (await this.latest(forwarded)) as Attempt;
+    const attempt = (await this.latest(forwarded)) as Attempt;
     let res;
     try {
       res = await this.deps.remote.stream(target.endpoint, 'SendStreamingMessage', forwarded, { ...target.headers, 'a2a-extensions': CONTRACT_EXTENSION });
@@ -108,10 +109,38 @@ export class Dispatcher {
       await this.observe(attempt, target, lostOrRefused(err));
       throw toCallerError(err);
     }
+    yield* this.relay(attempt, target, res.body, { effect: true });
+  }
+
+  /**
+   * SubscribeToTask: a read of an existing task's stream, relayed with
+   * Baton's ids. A closed attempt answers with its recorded view; a broken
+   * subscription says nothing about the effect, so it never marks it lost.
+   */
+  async *resubscribe(caller: Caller, attemptId: string): AsyncGenerator<Json> {
+    const attempt = await this.attemptFor(caller, attemptId);
+    if (!attempt) throw new TaskNotFound(attemptId);
+    if (attempt.body.state === 'closed' || attempt.body.remote.task_id === undefined) {
+      yield { task: await this.getTask(caller, attemptId) };
+      return;
+    }
+    const target = await this.deps.delegatees.resolve(attempt.body.delegatee_id);
+    let res;
+    try {
+      res = await this.deps.remote.stream(target.endpoint, 'SubscribeToTask', { id: attempt.body.remote.task_id }, target.headers);
+    } catch (err) {
+      throw toCallerError(err);
+    }
+    yield* this.relay(attempt, target, res.body, { effect: false });
+  }
+
+  /** Relays one remote SSE stream event by event; the terminal event only after read-back. */
+  private async *relay(start: Attempt, target: ResolvedDelegatee, body: AsyncIterable<Uint8Array>, opts: { effect: boolean }): AsyncGenerator<Json> {
+    let attempt = start;
     const view: Json = {};
     let ended = false;
     try {
-      for await (const ev of parseSse(res.body)) {
+      for await (const ev of parseSse(body)) {
         const env = parseEnvelope(ev.data);
         if (ev.event === 'error' || env.error !== undefined) throw new RemoteRpcError(-32603, 'delegatee stream failed');
         const result = env.result as Json;
@@ -138,7 +167,7 @@ export class Dispatcher {
           if (isTerminal(stateOf(view))) {
             ended = true;
             const final = await this.observeTask(attempt, target, view);
-            yield { statusUpdate: { ...withIds(u, attempt.body) as Json, status: final.status as JsonValue, metadata: final.metadata as JsonValue } };
+            yield { statusUpdate: { ...(withIds(u, attempt.body) as Json), status: final.status as JsonValue, metadata: final.metadata as JsonValue } };
             return;
           }
           yield { statusUpdate: withIds(u, attempt.body) };
@@ -147,10 +176,33 @@ export class Dispatcher {
         }
       }
     } catch (err) {
-      if (!ended) await this.observe(attempt, target, { kind: 'lost', reason: err instanceof Error ? err.message : 'stream failed' });
+      if (!ended && opts.effect) await this.observe(attempt, target, { kind: 'lost', reason: err instanceof Error ? err.message : 'stream failed' });
       throw toCallerError(err);
     }
-    if (!ended && !isInterrupted(stateOf(view))) await this.observe(attempt, target, { kind: 'lost', reason: 'stream ended before a terminal state' });
+    if (!ended && opts.effect && !isInterrupted(stateOf(view))) await this.observe(attempt, target, { kind: 'lost', reason: 'stream ended before a terminal state' });
+  }
+
+  /**
+   * ListTasks: this caller's tasks at this delegatee, newest first, as Baton
+   * recorded them (no remote round trip per task; GetTask gives the live view).
+   */
+  async listTasks(caller: Caller, delegateeId: string, opts: { pageSize?: number; pageToken?: string; contextId?: string }): Promise<Json> {
+    const pageSize = Math.min(Math.max(opts.pageSize ?? 50, 1), 100);
+    const tasks: Json[] = [];
+    let cursor = opts.pageToken || undefined;
+    // Bounded scan: at most 20 store pages per call, then hand back a cursor.
+    for (let pages = 0; pages < 20 && tasks.length < pageSize; pages++) {
+      const page = await this.deps.store.listCurrent(ATTEMPT_SCHEMA, { limit: 200, ...(cursor ? { cursor } : {}) });
+      for (const rec of page.records) {
+        const a = rec.body as AttemptBody;
+        if (a.caller_id !== caller.id || a.delegatee_id !== delegateeId) continue;
+        if (opts.contextId && a.context_id !== opts.contextId) continue;
+        if (tasks.length < pageSize) tasks.push(placeholderTask(a));
+      }
+      cursor = page.cursor;
+      if (!cursor) break;
+    }
+    return { tasks, nextPageToken: cursor ?? '', pageSize, totalSize: tasks.length };
   }
 
   /** GetTask: Baton's id in, Baton's view out; verifies on first sight of a terminal state. */
@@ -480,8 +532,11 @@ export class TaskNotFound extends Error {
   }
 }
 
+const ATTEMPT_SCHEMA = schemaRefFor('execution_attempt');
+
+/** Baton's recorded view of an attempt, for when no fresher remote view is at hand. */
 function placeholderTask(attempt: AttemptBody): Json {
-  const state = attempt.outcome === undefined ? 'TASK_STATE_SUBMITTED' : 'TASK_STATE_WORKING';
+  const state = attempt.state === 'dispatching' ? 'TASK_STATE_SUBMITTED' : 'TASK_STATE_WORKING';
   return presentTask({ id: '', contextId: '', status: { state }, artifacts: [] }, attempt, attempt.outcome);
 }
 

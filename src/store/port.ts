@@ -34,6 +34,11 @@ export interface RecordStore {
   getByDigest(digest: string): Promise<Envelope | undefined>;
   /** Every revision of `recordId`, oldest first. */
   listRevisions(recordId: string): Promise<Envelope[]>;
+  /**
+   * Current revisions of records of one schema, newest first, a page at a
+   * time; pass the returned cursor to continue.
+   */
+  listCurrent(schemaRef: string, opts: { limit: number; cursor?: string }): Promise<{ records: Envelope[]; cursor?: string }>;
 }
 
 /** RW-003 §1.2 control streams. */

@@ -15,7 +15,10 @@ import { definePreset, type DelegateeOption, type Preset } from '../../src/contr
 import { A2A_OPERATIONS, type ScopeRegistry } from '../../src/contracts/scope.ts';
 import type { ContractSigner } from '../../src/contracts/signing.ts';
 import type { Terms } from '../../src/contracts/terms.ts';
-import { MemStore } from './mem-store.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 
 export const T0 = '2026-10-01T12:00:00.000Z';
 export const HOUR = 3_600_000;
@@ -151,7 +154,8 @@ export async function world() {
   };
   const signer = await makeSigner(actors.baton, 'baton-k1');
   const resolveSignerKey = async (kid: string, issuer: RevisionRef) => keys.get(`${issuer.object_id}|${kid}`);
-  const store = new MemStore();
+  // A real SQLite file: contract storage goes through the same adapter production uses.
+  const store = SqliteStore.open(join(mkdtempSync(join(tmpdir(), 'baton-contracts-')), 'c.db'), { create: true });
   const heads = storeHeads(store);
   const descendants = new Map<string, number>();
   const preset = definePreset(machinePresetRaw(), { maxLifetimeSeconds: 7200 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCallerAuthenticator, type CallerAuthenticator } from '../../src/gateway/callers.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';

@@ -6,7 +6,7 @@
  * the program re-reads everything it decided on.
  */
 import pg from 'pg';
-import { storageError, unavailable } from '../../errors.ts';
+import { invalidRequest, storageError, unavailable } from '../../errors.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
@@ -97,6 +97,17 @@ export class PgStore implements Store {
 
   async listRevisions(recordId: string): Promise<Envelope[]> {
     return (await this.query<RecordDocRow>('SELECT * FROM records WHERE record_id = $1 ORDER BY seq', [recordId])).map(decodeRecord);
+  }
+
+  async listCurrent(schemaRef: string, opts: { limit: number; cursor?: string }): Promise<{ records: Envelope[]; cursor?: string }> {
+    if (opts.cursor !== undefined && !/^\d{1,19}$/.test(opts.cursor)) throw invalidRequest('bad page cursor');
+    const limit = Math.min(Math.max(opts.limit, 1), 1000);
+    const rows = await this.query<RecordDocRow & { seq: bigint }>(
+      'SELECT r.* FROM record_heads h JOIN records r ON r.revision_id = h.revision_id WHERE r.schema_ref = $1 AND r.seq < $2 ORDER BY r.seq DESC LIMIT $3',
+      [schemaRef, opts.cursor ?? String(1n << 62n), limit],
+    );
+    const last = rows[rows.length - 1];
+    return { records: rows.map(decodeRecord), ...(rows.length === limit && last ? { cursor: String(last.seq) } : {}) };
   }
 
   async ping(): Promise<void> {

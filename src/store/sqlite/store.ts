@@ -1,5 +1,5 @@
 /** The SQLite adapter of the storage port: the embedded default. */
-import { storageError } from '../../errors.ts';
+import { invalidRequest, storageError } from '../../errors.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
@@ -79,6 +79,11 @@ export class SqliteStore implements Store {
 
   async listRevisions(recordId: string): Promise<Envelope[]> {
     return this.guard(() => this.records.revisions(recordId));
+  }
+
+  async listCurrent(schemaRef: string, opts: { limit: number; cursor?: string }): Promise<{ records: Envelope[]; cursor?: string }> {
+    if (opts.cursor !== undefined && !/^\d{1,19}$/.test(opts.cursor)) throw invalidRequest('bad page cursor');
+    return this.guard(() => this.records.current(schemaRef, Math.min(Math.max(opts.limit, 1), 1000), opts.cursor));
   }
 
   async ping(): Promise<void> {

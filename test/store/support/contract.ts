@@ -7,6 +7,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { streamOf } from '../../../src/control/scope.ts';
 import { randomIds } from '../../../src/records/ids.ts';
+import { refOf, sealRecord } from '../../../src/records/envelope.ts';
+import { systemClock } from '../../../src/records/time.ts';
 import type { LedgerLimits } from '../../../src/ledger/types.ts';
 import type { Store } from '../../../src/store/port.ts';
 import { expectCodeAsync } from '../../helpers/errors.ts';
@@ -89,6 +91,28 @@ export function storeContract(name: string, make: MakeStore): void {
       await store.control.appendControl({ event_type: 'rw003.execution.started', control_scope_ref: attemptScope(space, 'att1'), actor_ref: actor });
       const fence = await store.control.fenceSet([attemptScope(space, 'att1'), delegationScope(space, root), agentScope(space)]);
       expect(fence.map((b) => b.branch_id)).toEqual([`delegation:${root}`]);
+      await store.close();
+    });
+  });
+
+  describe(`${name}: records`, () => {
+    it('lists current revisions of one schema newest first, page by page', async () => {
+      const store = await make();
+      const marker = randomIds.next('m');
+      const deps = { ids: randomIds, clock: systemClock };
+      const first = sealRecord({ type: 'delegation_checkpoint', body: { marker, n: 0 }, issuedBy: actor, lifecycle: 'recorded' }, deps);
+      await store.putRecord(first);
+      for (let n = 1; n < 5; n++) await store.putRecord(sealRecord({ type: 'delegation_checkpoint', body: { marker, n }, issuedBy: actor, lifecycle: 'recorded' }, deps));
+      await store.putRecord(sealRecord({ type: 'delegation_checkpoint', body: { marker, n: 9 }, issuedBy: actor, lifecycle: 'recorded', recordId: first.record_id, prior: refOf(first) }, deps));
+      const seen: number[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.listCurrent('rw-agent-delegation/0.1.1#delegation_checkpoint', { limit: 2, ...(cursor ? { cursor } : {}) });
+        seen.push(...page.records.filter((r) => r.body.marker === marker).map((r) => r.body.n as number));
+        cursor = page.cursor;
+      } while (cursor);
+      expect(seen).toEqual([9, 4, 3, 2, 1]); // the revised record counts once, at its newest revision
+      await expectCodeAsync(store.listCurrent('x', { limit: 2, cursor: 'drop table' }), 'invalid_request');
       await store.close();
     });
   });
