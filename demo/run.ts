@@ -1,55 +1,79 @@
 /**
- * `npm run demo`: one organisation's Baton in front of two real A2A agents on
- * loopback — an honest one and one whose read-back contradicts its claim.
- * Sends a task to each with the stock @a2a-js/sdk client and prints what
- * Baton recorded: the delegation tree with budgets, the outcomes and the
- * verification receipts. Everything lives in a temporary directory.
+ * `npm run demo`: the two-organisation scenario on loopback. Org A's Baton
+ * delegates to org B's Baton, which delegates to B's agent; then one Baton in
+ * front of an agent whose read-back contradicts its claim. Tasks are sent with
+ * the stock @a2a-js/sdk client; the demo prints what Baton recorded — the
+ * delegation tree with the shared root budget, outcomes and the verification
+ * receipts of every hop. Everything lives in temporary directories.
  */
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import { renderLedgerTree } from '../src/ledger/render.ts';
-import { textPart, partsText } from '../e2e/agents/card.ts';
+import type { Client } from '@a2a-js/sdk/client';
+import { partsText, textPart } from '../e2e/agents/card.ts';
 import { startWorld } from '../e2e/gateway/world.ts';
+import { startTwoOrgs } from '../e2e/gateway/two-orgs.ts';
+import { renderLedgerTree } from '../src/ledger/render.ts';
+import type { Store } from '../src/store/port.ts';
 
 const OUTCOME = 'urn:baton:outcome:v1';
 const say = (s = '') => process.stdout.write(`${s}\n`);
 
-const world = await startWorld({ agents: { translator: { behaviour: 'honest', stepMs: 30 }, braggart: { behaviour: 'lying-readback' } } });
-try {
-  say(`Baton gateway: ${world.url}`);
-  for (const [id, a] of Object.entries(world.agents)) say(`  delegatee ${id.padEnd(10)} ${a.url}  (served by Baton at ${world.url}/agents/${id}/)`);
-  say();
-  for (const id of ['translator', 'braggart']) {
-    const client = await world.client(id);
-    const task = (await client.sendMessage({
-      tenant: '',
-      message: { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(`hello from the demo to ${id}`)], metadata: undefined, extensions: [], referenceTaskIds: [] },
-      configuration: undefined,
-      metadata: undefined,
-    })) as Task;
-    const meta = task.metadata?.[OUTCOME] as { outcome: string; verified: boolean; root_delegation_id: string; receipt: { object_id: string } };
-    say(`→ ${id}: Baton task ${task.id}`);
-    say(`  state     ${TaskState[task.status!.state]}`);
-    say(`  outcome   ${meta.outcome} (verified: ${meta.verified})`);
-    if (task.artifacts[0]) say(`  artifact  ${JSON.stringify(partsText(task.artifacts[0].parts))}`);
-    const store = world.store();
-    try {
-      const tree = await store.ledger.tree(meta.root_delegation_id);
-      say('  delegation tree and budget:');
-      for (const line of renderLedgerTree(tree!).split('\n')) say(`    ${line}`);
-      const receipt = await store.getRecord(meta.receipt.object_id);
-      const b = receipt?.body as { readback: string; reasons: string[]; expected?: { state: string }; observed?: { state: string } };
-      say(`  receipt   ${meta.receipt.object_id}: read-back ${b.readback}; claimed ${b.expected?.state ?? '-'}, re-read ${b.observed?.state ?? '-'}`);
-      say(`            ${b.reasons.join('; ')}`);
-    } finally {
-      await store.close();
-    }
-    say();
+async function ask(client: Client, text: string): Promise<Task> {
+  return (await client.sendMessage({
+    tenant: '',
+    message: { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] },
+    configuration: undefined,
+    metadata: undefined,
+  })) as Task;
+}
+
+async function report(task: Task, store: Store): Promise<void> {
+  const meta = task.metadata?.[OUTCOME] as { outcome: string; verified: boolean; root_delegation_id: string };
+  say(`  Baton task ${task.id}: ${TaskState[task.status!.state]}, outcome ${meta.outcome} (verified: ${meta.verified})`);
+  if (task.artifacts[0]) say(`  artifact ${JSON.stringify(partsText(task.artifacts[0].parts))}`);
+  say('  delegation tree and budget (root first):');
+  for (const line of renderLedgerTree((await store.ledger.tree(meta.root_delegation_id))!).split('\n')) say(`    ${line}`);
+  const receipts = (await store.listCurrent('rw-agent-delegation/0.1.1#verification_receipt', { limit: 50 })).records;
+  const chain = new Set<string>();
+  for (let n = (await store.ledger.tree(meta.root_delegation_id))!; n; n = n.children[0]!) {
+    chain.add(n.node_id);
+    if (n.children.length === 0) break;
   }
+  for (const r of receipts.reverse()) {
+    const b = r.body as { delegation_ref: { object_id: string }; readback: string; reasons: string[]; expected?: { state: string }; observed?: { state: string } };
+    if (!chain.has(b.delegation_ref.object_id)) continue;
+    say(`  receipt ${r.record_id} for ${b.delegation_ref.object_id}: read-back ${b.readback}; claimed ${b.expected?.state ?? '-'}, re-read ${b.observed?.state ?? '-'}`);
+    say(`          ${b.reasons.join('; ')}`);
+  }
+}
+
+say('== Two organisations: A → B → agent ==');
+const orgs = await startTwoOrgs();
+try {
+  say(`org A gateway ${orgs.a.ready.url}   org B gateway ${orgs.b.ready.url}   B's agent ${orgs.agent.url}`);
+  const task = await ask(await orgs.client(), 'hello from org A');
+  const store = orgs.store();
+  try {
+    await report(task, store);
+  } finally {
+    await store.close();
+  }
+} finally {
+  await orgs.close();
+}
+
+say();
+say('== One gateway, an agent whose read-back contradicts its claim ==');
+const world = await startWorld({ agents: { braggart: { behaviour: 'lying-readback' } } });
+try {
+  const task = await ask(await world.client('braggart'), 'hello braggart');
   const store = world.store();
-  const held = await store.ledger.unresolved(100);
-  await store.close();
-  say(`Reservations held for reconciliation: ${held.length} (\`baton reconcile\` settles them on a real gateway; this demo's store is temporary)`);
+  try {
+    await report(task, store);
+    say(`  reservations held for reconciliation: ${(await store.ledger.unresolved(100)).length} (\`baton reconcile\` settles them on a real gateway)`);
+  } finally {
+    await store.close();
+  }
 } finally {
   await world.close();
 }
