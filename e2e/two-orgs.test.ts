@@ -95,4 +95,24 @@ describe('two organisations: one shared root budget', () => {
     const log = await tight.agent.log();
     expect(log.counts.SendMessage ?? 0).toBe(0);
   });
+
+  it('the same exhaustion in the middle of a streamed delegation: A opened its stream, B\'s hop is refused, the caller sees the error', async () => {
+    const client = await tight.client();
+    const seen: string[] = [];
+    await expect(
+      (async () => {
+        for await (const ev of client.sendMessageStream(send('stream with too little budget'))) seen.push(ev.payload?.$case ?? '');
+      })(),
+    ).rejects.toThrow(/budget exhausted|stream failed/);
+    expect(seen.filter((k) => k === 'artifactUpdate')).toEqual([]);
+    expect((await tight.agent.log()).counts.SendStreamingMessage ?? 0).toBe(0);
+    const store = tight.store();
+    try {
+      // A's own reservation stays held: B's refusal is an observation, not proof nothing happened.
+      const held = await store.ledger.unresolved(100);
+      expect(held.length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -70,10 +70,25 @@ export class RemoteClient {
     return unwrapJsonRpc(envelope);
   }
 
-  /** Opens a streaming JSON-RPC call; the caller consumes `body` as SSE. */
+  /**
+   * Opens a streaming JSON-RPC call; the caller consumes `body` as SSE. A
+   * server that refuses before its first event answers with plain JSON-RPC
+   * (A2A §9.4.2): that error is thrown here, not mistaken for an empty stream.
+   */
   async stream(url: string, method: string, params: unknown, headers: Record<string, string> = {}): Promise<Dispatcher.ResponseData> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: method, method, params });
-    return this.send(url, body, headers, this.forward, 'text/event-stream', this.limits.streamIdleMs);
+    const res = await this.send(url, body, headers, this.forward, 'text/event-stream', this.limits.streamIdleMs);
+    const type = String(res.headers['content-type'] ?? '');
+    if (type.startsWith('text/event-stream')) return res;
+    const text = await readLimited(res.body, this.limits.maxResponseBytes);
+    let envelope: JsonValue;
+    try {
+      envelope = parseStrictJson(text, { maxBytes: this.limits.maxResponseBytes });
+    } catch (cause) {
+      throw new RemoteFailure(true, 'remote answered a stream request with neither SSE nor JSON', { cause });
+    }
+    unwrapJsonRpc(envelope); // throws the remote's error
+    throw new RemoteFailure(true, 'remote answered a stream request with a non-stream result');
   }
 
   async close(): Promise<void> {
