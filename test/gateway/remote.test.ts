@@ -1,0 +1,83 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isBatonError } from '../../src/errors.ts';
+import { RemoteClient, RemoteFailure, RemoteRpcError } from '../../src/gateway/remote.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+const routes = new Map<string, Handler>();
+let server: Server;
+let base: string;
+const remote = new RemoteClient({ limits: { headersTimeoutMs: 500, bodyTimeoutMs: 500, maxResponseBytes: 1024 } });
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => (routes.get(req.url ?? '') ?? ((_q, r) => r.writeHead(404).end()))(req, res));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const json = (body: string, type = 'application/json') => (_q: IncomingMessage, r: ServerResponse) => r.writeHead(200, { 'content-type': type }).end(body);
+  routes.set('/ok', json('{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t"}}}'));
+  routes.set('/rpc-error', json('{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}'));
+  routes.set('/dup', json('{"jsonrpc":"2.0","id":1,"result":{"a":1,"a":2}}'));
+  routes.set('/garbage', json('<html>'));
+  routes.set('/big', json(`{"jsonrpc":"2.0","id":1,"result":"${'x'.repeat(4096)}"}`));
+  routes.set('/500', (_q, r) => r.writeHead(500).end('boom'));
+  routes.set('/drop', (q) => q.socket.destroy());
+  routes.set('/silent', () => {});
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+  await remote.close();
+});
+
+async function failure(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('RemoteClient', () => {
+  it('returns the JSON-RPC result', async () => {
+    expect(await remote.call(`${base}/ok`, 'SendMessage', {})).toEqual({ task: { id: 't' } });
+  });
+
+  it('a refused connection provably never transmitted', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const err = await failure(remote.call(`http://127.0.0.1:${port}/`, 'SendMessage', {}));
+    expect(err).toBeInstanceOf(RemoteFailure);
+    expect((err as RemoteFailure).transmitted).toBe(false);
+  });
+
+  it.each([
+    ['a dropped connection', '/drop'],
+    ['no answer within the header timeout', '/silent'],
+    ['an HTTP 500', '/500'],
+    ['malformed JSON', '/garbage'],
+    ['duplicate JSON keys', '/dup'],
+  ])('%s counts as possibly delivered', async (_name, path) => {
+    const err = await failure(remote.call(`${base}${path}`, 'SendMessage', {}));
+    expect(err).toBeInstanceOf(RemoteFailure);
+    expect((err as RemoteFailure).transmitted).toBe(true);
+  });
+
+  it('bounds the response size', async () => {
+    expect(isBatonError(await failure(remote.call(`${base}/big`, 'GetTask', {})), 'limit_exceeded')).toBe(true);
+  });
+
+  it('surfaces the remote JSON-RPC error with its code, for calls and for streams', async () => {
+    const err = await failure(remote.call(`${base}/rpc-error`, 'GetTask', {}));
+    expect(err).toBeInstanceOf(RemoteRpcError);
+    expect((err as RemoteRpcError).code).toBe(-32001);
+    const streamErr = await failure(remote.stream(`${base}/rpc-error`, 'SendStreamingMessage', {}));
+    expect((streamErr as RemoteRpcError).code).toBe(-32001);
+  });
+});
