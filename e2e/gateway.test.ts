@@ -76,6 +76,17 @@ describe('bindings and extensions', () => {
     expect(outcomeOf(task).verified).toBe(true);
   });
 
+  it('refuses duplicate JSON keys and oversize bodies at the front door, before anything is forwarded', async () => {
+    const before = (await world.agents.honest!.log()).counts.SendMessage ?? 0;
+    const post = (body: string) =>
+      fetch(`${world.url}/agents/honest/a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY }, body });
+    const dup = await post('{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a"}],"parts":[{"text":"b"}]}}}');
+    expect(((await dup.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    const big = await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x'.repeat(1_100_000) }] } } }));
+    expect(((await big.json()) as { error: { data: { baton: string } } }).error.data.baton).toBe('limit_exceeded');
+    expect((await world.agents.honest!.log()).counts.SendMessage ?? 0).toBe(before);
+  });
+
   it('refuses a request without A2A-Version 1.0 the way any v1.0 agent would', async () => {
     const res = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
       method: 'POST',

@@ -9,6 +9,7 @@ import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { BatonError } from '../errors.ts';
 import { WIRE_CODES } from '../http/error-map.ts';
+import { parseStrictJson } from '../records/strict-json.ts';
 import type { Logger } from '../log.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { BatonA2AHandler, type RequestFacts } from './a2a-handler.ts';
@@ -50,8 +51,8 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
       const f = facts.get(req.headers);
       return { get isAuthenticated() { return f !== undefined; }, get userName() { return f?.caller.id ?? ''; } };
     };
-    router.use(`${base}/a2a/jsonrpc`, authenticate(deps, facts, 'jsonrpc'), express.json({ limit }), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler, userBuilder }));
-    router.use(`${base}/a2a/rest`, authenticate(deps, facts, 'rest'), express.json({ limit, type: ['application/json', 'application/a2a+json'] }), stash(facts, 'rest'), restHandler({ requestHandler: handler, userBuilder }));
+    router.use(`${base}/a2a/jsonrpc`, authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler, userBuilder }));
+    router.use(`${base}/a2a/rest`, authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), restHandler({ requestHandler: handler, userBuilder }));
   }
   return router;
 }
@@ -74,6 +75,40 @@ function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFac
       );
     }
   };
+}
+
+/**
+ * Strict JSON at the edge (DESIGN "Strict JSON at every edge"): duplicate
+ * keys, lone surrogates and oversize bodies are refused before the SDK sees
+ * the request, so Baton and the delegatee can never read the same bytes two
+ * ways. The SDK's own parser then finds the body already parsed and skips.
+ */
+function strictBody(limit: number, transport: 'jsonrpc' | 'rest') {
+  const raw = express.raw({ limit, type: ['application/json', 'application/a2a+json'] });
+  const parse = (req: Request, res: Response, next: NextFunction) => {
+    if (!Buffer.isBuffer(req.body)) return next();
+    try {
+      req.body = req.body.length === 0 ? {} : parseStrictJson(req.body, { maxBytes: limit });
+      next();
+    } catch (err) {
+      const e = err instanceof BatonError ? err : new BatonError('invalid_request', 'request body is not strict JSON');
+      res.status(transport === 'jsonrpc' ? 200 : WIRE_CODES[e.code].http);
+      res.json(
+        transport === 'jsonrpc'
+          ? { jsonrpc: '2.0', id: null, error: { code: -32700, message: e.message, data: { baton: e.code } } }
+          : { error: { code: WIRE_CODES[e.code].http, status: 'INVALID_ARGUMENT', message: e.message, details: [] } },
+      );
+    }
+  };
+  const tooLarge = (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if ((err as { status?: number }).status !== 413) return next(err);
+    res.status(transport === 'jsonrpc' ? 200 : 413).json(
+      transport === 'jsonrpc'
+        ? { jsonrpc: '2.0', id: null, error: { code: WIRE_CODES.limit_exceeded.jsonRpc, message: 'request body exceeds the size bound', data: { baton: 'limit_exceeded' } } }
+        : { error: { code: 413, status: 'RESOURCE_EXHAUSTED', message: 'request body exceeds the size bound', details: [] } },
+    );
+  };
+  return [raw, tooLarge, parse] as const;
 }
 
 /** Keeps the raw params so forwarding preserves fields the SDK's codecs would drop. */
