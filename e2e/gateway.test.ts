@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textPart, partsText } from './agents/card.ts';
+import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import type { AttemptBody } from '../src/gateway/attempt-record.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
@@ -247,37 +248,17 @@ describe('outcomes Baton refuses to call success', () => {
 describe('revocation while a child task runs', () => {
   it('revoking the root through the CLI cancels the running remote task and the outcome is not succeeded', async () => {
     const client = await world.client('honest');
-    const events = [];
-    let revoked = false;
-    for await (const ev of client.sendMessageStream(send('slow work please'))) {
-      events.push(ev);
-      const p = ev.payload;
-      if (!revoked && p?.$case === 'statusUpdate' && p.value.status?.state === TaskState.TASK_STATE_WORKING) {
-        revoked = true;
-        const root = (p.value.metadata?.[OUTCOME] as { root_delegation_id?: string } | undefined)?.root_delegation_id ?? (await rootOfStream(events));
-        const out = await batonCli(['control', 'revoke', root, '--reason', 'e2e: parent revoked mid-task'], { BATON_SQLITE_PATH: `${world.dir}/baton.db`, BATON_LOG_LEVEL: 'silent' });
-        expect(out.code).toBe(0);
-      }
-    }
-    expect(revoked).toBe(true);
-    const last = events[events.length - 1]!.payload!;
-    const finalState = last.$case === 'statusUpdate' ? last.value.status?.state : last.$case === 'task' ? last.value.status?.state : undefined;
-    expect(finalState).not.toBe(TaskState.TASK_STATE_COMPLETED);
+    const run = await streamActingAtWorking(client, send('slow work please'), async (root) => {
+      const out = await batonCli(['control', 'revoke', root, '--reason', 'e2e: parent revoked mid-task'], { BATON_SQLITE_PATH: `${world.dir}/baton.db`, BATON_LOG_LEVEL: 'silent' });
+      expect(out.code).toBe(0);
+    });
+    expect(run.acted).toBe(true);
+    expect(run.finalState).not.toBe(TaskState.TASK_STATE_COMPLETED);
     const log = await world.agents.honest!.log();
     expect(log.counts.CancelTask ?? 0).toBeGreaterThanOrEqual(1);
   }, 60_000);
 });
 
-/** The root delegation id of a stream's task, from the first task event's Baton metadata. */
-async function rootOfStream(events: Array<{ payload?: { $case: string; value: unknown } }>): Promise<string> {
-  for (const e of events) {
-    if (e.payload?.$case === 'task') {
-      const meta = (e.payload.value as Task).metadata?.[OUTCOME] as { root_delegation_id: string };
-      return meta.root_delegation_id;
-    }
-  }
-  throw new Error('no task event carried Baton metadata');
-}
 
 describe('the owner quota on issuance', () => {
   it('refuses a third task while two streams of a 2-root preset are still running', async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partsText, textPart } from './agents/card.ts';
+import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { startTwoOrgs, type TwoOrgs } from './gateway/two-orgs.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
@@ -57,30 +58,16 @@ describe('two organisations: A → B → agent', () => {
 describe('two organisations: revocation at A reaches B', () => {
   it('revoking A\'s root while B\'s agent works cancels the agent\'s task; nobody reports success', async () => {
     const client = await orgs.client();
-    const events = [];
-    let revoked = false;
-    for await (const ev of client.sendMessageStream(send('slow across orgs'))) {
-      events.push(ev);
-      const p = ev.payload;
-      if (!revoked && p?.$case === 'statusUpdate' && p.value.status?.state === TaskState.TASK_STATE_WORKING) {
-        revoked = true;
-        const root = (p.value.metadata?.[OUTCOME] as { root_delegation_id?: string } | undefined)?.root_delegation_id ?? firstRoot(events);
-        const out = await batonCli(['control', 'revoke', root, '--reason', 'e2e: org A revokes'], { BATON_CONFIG: `${orgs.dir}/a.json`, BATON_LOG_LEVEL: 'silent' });
-        expect(out.code).toBe(0);
-      }
-    }
-    expect(revoked).toBe(true);
-    const last = events[events.length - 1]!.payload!;
-    const state = last.$case === 'statusUpdate' ? last.value.status?.state : last.$case === 'task' ? last.value.status?.state : undefined;
-    expect(state).not.toBe(TaskState.TASK_STATE_COMPLETED);
+    const run = await streamActingAtWorking(client, send('slow across orgs'), async (root) => {
+      const out = await batonCli(['control', 'revoke', root, '--reason', 'e2e: org A revokes'], { BATON_CONFIG: `${orgs.dir}/a.json`, BATON_LOG_LEVEL: 'silent' });
+      expect(out.code).toBe(0);
+    });
+    expect(run.acted).toBe(true);
+    expect(run.finalState).not.toBe(TaskState.TASK_STATE_COMPLETED);
     expect((await orgs.agent.log()).counts.CancelTask ?? 0).toBeGreaterThanOrEqual(1);
   }, 60_000);
 });
 
-function firstRoot(events: Array<{ payload?: { $case: string; value: unknown } }>): string {
-  const t = events.find((e) => e.payload?.$case === 'task')!.payload!.value as Task;
-  return (t.metadata?.[OUTCOME] as { root_delegation_id: string }).root_delegation_id;
-}
 
 describe('two organisations: one shared root budget', () => {
   let tight: TwoOrgs;

@@ -60,14 +60,7 @@ export class RemoteClient {
   async call(url: string, method: string, params: unknown, opts: { headers?: Record<string, string>; readBack?: boolean; id?: string } = {}): Promise<JsonValue> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: opts.id ?? method, method, params });
     const res = await this.send(url, body, opts.headers ?? {}, opts.readBack ? this.verify : this.forward, 'application/json');
-    const text = await readLimited(res.body, this.limits.maxResponseBytes);
-    let envelope: JsonValue;
-    try {
-      envelope = parseStrictJson(text, { maxBytes: this.limits.maxResponseBytes });
-    } catch (cause) {
-      throw new RemoteFailure(true, 'remote answered with malformed JSON', { cause });
-    }
-    return unwrapJsonRpc(envelope);
+    return unwrapJsonRpc(await this.readJson(res));
   }
 
   /**
@@ -80,15 +73,19 @@ export class RemoteClient {
     const res = await this.send(url, body, headers, this.forward, 'text/event-stream', this.limits.streamIdleMs);
     const type = String(res.headers['content-type'] ?? '');
     if (type.startsWith('text/event-stream')) return res;
-    const text = await readLimited(res.body, this.limits.maxResponseBytes);
-    let envelope: JsonValue;
-    try {
-      envelope = parseStrictJson(text, { maxBytes: this.limits.maxResponseBytes });
-    } catch (cause) {
-      throw new RemoteFailure(true, 'remote answered a stream request with neither SSE nor JSON', { cause });
-    }
-    unwrapJsonRpc(envelope); // throws the remote's error
+    unwrapJsonRpc(await this.readJson(res)); // throws the remote's error
     throw new RemoteFailure(true, 'remote answered a stream request with a non-stream result');
+  }
+
+  /** The strictly parsed, size-bounded JSON body of a response. */
+  private async readJson(res: Dispatcher.ResponseData): Promise<JsonValue> {
+    const text = await readLimited(res.body, this.limits.maxResponseBytes);
+    try {
+      return parseStrictJson(text, { maxBytes: this.limits.maxResponseBytes });
+    } catch (cause) {
+      if (cause instanceof BatonError && cause.code === 'limit_exceeded') throw cause;
+      throw new RemoteFailure(true, 'remote answered with malformed JSON', { cause });
+    }
   }
 
   async close(): Promise<void> {

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { SCOPE_KINDS, streamOf, type ScopeKind } from '../../control/scope.ts';
 import { invalidRequest } from '../../errors.ts';
-import { openStore } from '../../store/open.ts';
+import { withStore } from '../with-store.ts';
 import { ownerActorRef } from '../../gateway/identity.ts';
 import type { CliContext } from '../context.ts';
 
@@ -23,8 +23,7 @@ export function register(program: Command, ctx: CliContext): void {
     .requiredOption('--reason <text>', 'why (recorded in the event)')
     .action(async (delegation: string, opts: { reason: string }) => {
       const config = ctx.config();
-      const store = await openStore(config, { create: false });
-      try {
+      await withStore(ctx, async (store) => {
         const scope = { space_id: config.spaceId, scope_kind: 'delegation' as const, scope_id: delegation };
         if (!(await store.control.head(scope))) throw invalidRequest('no such delegation in this space', { delegation });
         const event = await store.control.appendControl({
@@ -34,9 +33,7 @@ export function register(program: Command, ctx: CliContext): void {
           payload: { reason: opts.reason.slice(0, 2048) },
         });
         console.log(`revoked ${delegation} at position ${event.position} (${event.event_id})`);
-      } finally {
-        await store.close();
-      }
+      });
     });
   control
     .command('tail <stream>')
@@ -46,8 +43,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'print the events as JSON lines')
     .action(async (arg: string, opts: { after: string; limit: string; json?: boolean }) => {
       const scope = parseStreamArg(arg);
-      const store = await openStore(ctx.config(), { create: false });
-      try {
+      await withStore(ctx, async (store) => {
         const head = await store.control.head(scope);
         const events = await store.control.readStream(streamOf(scope), { after: Number(opts.after), limit: Number(opts.limit) });
         if (opts.json) {
@@ -58,8 +54,6 @@ export function register(program: Command, ctx: CliContext): void {
         for (const e of events) {
           console.log(`${String(e.position).padStart(6)}  ${e.recorded_at}  ${e.event_type.padEnd(36)}  ${e.event_digest.slice(0, 19)}…${e.outcome ? `  ${e.outcome}` : ''}`);
         }
-      } finally {
-        await store.close();
-      }
+      });
     });
 }

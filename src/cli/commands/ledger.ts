@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { invalidRequest } from '../../errors.ts';
 import { renderLedgerTree } from '../../ledger/render.ts';
-import { openStore } from '../../store/open.ts';
+import { withStore } from '../with-store.ts';
 import type { CliContext } from '../context.ts';
 
 export function register(program: Command, ctx: CliContext): void {
@@ -12,27 +12,21 @@ export function register(program: Command, ctx: CliContext): void {
     .description('the delegation tree under ROOT with ceilings, consumed and reserved amounts')
     .option('--json', 'print JSON')
     .action(async (root: string, opts: { json?: boolean }) => {
-      const store = await openStore(ctx.config(), { create: false });
-      try {
+      await withStore(ctx, async (store) => {
         const tree = await store.ledger.tree(root);
         if (!tree) throw invalidRequest('no budget node with that id', { root });
         console.log(opts.json ? JSON.stringify(tree, null, 2) : renderLedgerTree(tree));
-      } finally {
-        await store.close();
-      }
+      });
     });
   ledger
     .command('unresolved')
     .description('reservations still held or unknown: the reconciliation queue')
     .option('--limit <n>', 'at most this many', '100')
     .action(async (opts: { limit: string }) => {
-      const store = await openStore(ctx.config(), { create: false });
-      try {
+      await withStore(ctx, async (store) => {
         for (const r of await store.ledger.unresolved(Number(opts.limit))) {
           console.log(`${r.reservation_id}  ${r.status.padEnd(7)}  effect ${r.effect_id}  root ${r.root_id}  ${JSON.stringify(r.amounts)}  since ${r.created_at}`);
         }
-      } finally {
-        await store.close();
-      }
+      });
     });
 }
