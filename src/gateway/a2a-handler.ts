@@ -4,7 +4,7 @@
  * wire JSON, so this edge converts with the SDK's own codecs and maps
  * Baton's ADR-0014 codes onto A2A errors. Nothing here decides authority.
  */
-import { ListTasksResponse, SendMessageResponse, StreamResponse, Task, type AgentCard, type Message, type TaskPushNotificationConfig } from '@a2a-js/sdk';
+import { ListTasksResponse, SendMessageRequest, SendMessageResponse, StreamResponse, Task, type AgentCard, type Message, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import {
   fromJsonRpcErrorResponse,
   PushNotificationNotSupportedError,
@@ -116,10 +116,8 @@ export class BatonA2AHandler implements A2ARequestHandler {
   }
 }
 
-const SendMessageRequestJson = (params: unknown): unknown => {
-  // Fallback only: the raw body is preferred so unknown fields survive.
-  return JSON.parse(JSON.stringify(params));
-};
+/** Fallback only: the raw body is preferred, so fields the SDK's codec drops survive forwarding. */
+const SendMessageRequestJson = (params: SendMessageRequest): unknown => SendMessageRequest.toJSON(params);
 
 async function guard<T>(fn: () => Promise<T>): Promise<T> {
   try {
