@@ -3,7 +3,8 @@ import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partsText, textPart } from './agents/card.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
-import { startTwoOrgs, type TwoOrgs } from './gateway/two-orgs.ts';
+import { computeContentDigest } from '../src/records/envelope.ts';
+import { A_AT_B_KEY, startTwoOrgs, type TwoOrgs } from './gateway/two-orgs.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
 const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
@@ -52,6 +53,42 @@ describe('two organisations: A → B → agent', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('two organisations: what B accepts from A', () => {
+  it('refuses a tampered or foreign chain from the upstream, and stores nothing of it', async () => {
+    await (await orgs.client()).sendMessage(send('a genuine chain to tamper with'));
+    const log = await orgs.agent.log();
+    const sent = log.requests.find((r) => r.method === 'SendMessage')!;
+    const chain = structuredClone((sent.messageMetadata as Record<string, { chain: Array<Record<string, unknown>> }>)[CONTRACT_EXT]!.chain.slice(0, 2));
+    const store = orgs.store();
+    const count = async () => (await store.listCurrent('rw-agent-delegation/0.1.1#delegation_contract', { limit: 1000 })).records.length;
+    const before = await count();
+    const post = (c: unknown[]) =>
+      fetch(`${orgs.b.ready.url}/agents/x/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': A_AT_B_KEY },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'forged', role: 'ROLE_USER', parts: [{ text: 'x' }], metadata: { [CONTRACT_EXT]: { chain: c } } } } }),
+      }).then((r) => r.json() as Promise<{ error?: { code: number } }>);
+    // Widen the root's budget after signing: the digest no longer matches.
+    const widened = structuredClone(chain);
+    ((widened[0]!.body as { budget_ceilings: Array<{ ceiling: string }> }).budget_ceilings[0]!).ceiling = '1000000';
+    expect((await post(widened)).error?.code).toBe(-32602);
+    // A self-consistent record (fresh id, digest recomputed) whose signature no longer verifies.
+    const resealed = structuredClone(chain.slice(0, 1));
+    const root = resealed[0]! as Record<string, unknown> & { body: Record<string, unknown> };
+    root.record_id = 'dlg_forgedbyupstream';
+    root.body.delegation_id = 'dlg_forgedbyupstream';
+    root.content_digest = computeContentDigest(root);
+    expect((await post(resealed)).error).toBeDefined();
+    expect(await store.getRecord('dlg_forgedbyupstream')).toBeUndefined();
+    expect(await store.ledger.node('dlg_forgedbyupstream')).toBeUndefined();
+    // A chain that stops at A's root names A, not B, as delegatee.
+    expect((await post(chain.slice(0, 1))).error).toBeDefined();
+    expect(await count()).toBe(before);
+    await store.close();
+    expect((await orgs.agent.log()).counts.SendMessage).toBe(log.counts.SendMessage);
   });
 });
 

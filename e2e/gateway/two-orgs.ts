@@ -17,7 +17,7 @@ const BATON_MAIN = fileURLToPath(new URL('../harness/baton-main.ts', import.meta
 const CARDS = fileURLToPath(new URL('../../cards/', import.meta.url));
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const A_KEY = 'e2e-org-a-caller-key';
-const A_AT_B_KEY = 'e2e-org-a-at-b-key';
+export const A_AT_B_KEY = 'e2e-org-a-at-b-key';
 
 export interface TwoOrgs {
   dir: string;

@@ -7,7 +7,7 @@
  * and appends rw003.delegation.issued in one transaction).
  */
 import { evaluateChain, type EvaluatedChain, type OperationRequest } from '../contracts/admission.ts';
-import { loadChain, type AuthorityHeads } from '../contracts/attestation-chain.ts';
+import { loadChain, verifyChain, type AuthorityHeads } from '../contracts/attestation-chain.ts';
 import { issueContract, type TrustedCaller } from '../contracts/issuance.ts';
 import { mintChild } from '../contracts/mint.ts';
 import { parseContract, type DelegationContract, type OwnerBinding } from '../contracts/model.ts';
@@ -105,7 +105,9 @@ export class DelegationAuthority {
     if (records.length === 0 || records.length > 5) throw invalidRequest('delegation chain must hold 1 to 5 contracts');
     const contracts = records.map((r) => parseContract(r));
     const resolveSignerKey = await this.upstreamKeys(caller.upstream);
-    // Import first: each contract and its budget node commit together, idempotently by content.
+    // Signatures, order and attenuation first: nothing unverified is ever stored.
+    await verifyChain(contracts, { clock: this.deps.clock, resolveSignerKey });
+    // Then import: each contract and its budget node commit together, idempotently by content.
     for (const c of contracts) await this.openBudget(c, caller.actor);
     const chain = await evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey, heads: this.heads });
     const leaf = chain.leaf.body.delegatee_agent_ref;
