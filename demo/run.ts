@@ -52,7 +52,7 @@ const orgs = await startTwoOrgs();
 try {
   say(`org A gateway ${orgs.a.ready.url}   org B gateway ${orgs.b.ready.url}   B's agent ${orgs.agent.url}`);
   const task = await ask(await orgs.client(), 'hello from org A');
-  const store = orgs.store();
+  const store = await orgs.store();
   try {
     await report(task, store);
   } finally {

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { PgStore } from '../../src/store/postgres/store.ts';
+import type { Store } from '../../src/store/port.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { spawnAgent, spawnReady, type ReadyProcess, type SpawnedAgent } from '../harness/process.ts';
 
@@ -25,7 +27,7 @@ export interface TwoOrgs {
   a: ReadyProcess<{ url: string }>;
   b: ReadyProcess<{ url: string }>;
   client(): Promise<Client>;
-  store(): SqliteStore;
+  store(): Promise<Store>;
   close(): Promise<void>;
 }
 
@@ -43,13 +45,14 @@ async function jwksOf(url: string, file: string): Promise<string> {
   return file;
 }
 
-export async function startTwoOrgs(opts: { presetA?: Record<string, unknown> } = {}): Promise<TwoOrgs> {
+export async function startTwoOrgs(opts: { presetA?: Record<string, unknown>; pgUrl?: string } = {}): Promise<TwoOrgs> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-2org-'));
   const ledger = join(dir, 'shared-ledger.db');
+  const storeConfig = opts.pgUrl ? { kind: 'postgres', url: opts.pgUrl } : { kind: 'sqlite', path: ledger };
   const agent = await spawnAgent({ name: 'xagent', behaviour: 'honest', stepMs: 20 });
   writeFileSync(join(dir, 'x.jwks.json'), JSON.stringify(agent.jwks));
   for (const org of ['a', 'b']) mkdirSync(join(dir, org));
-  const base = (org: string) => ({ port: 0, dataDir: join(dir, org), keysDir: join(dir, org, 'keys'), cardsDir: cardsFor(dir, org), store: { kind: 'sqlite', path: ledger }, spaceId: 'shared', logLevel: 'warn' });
+  const base = (org: string) => ({ port: 0, dataDir: join(dir, org), keysDir: join(dir, org, 'keys'), cardsDir: cardsFor(dir, org), store: storeConfig, spaceId: 'shared', logLevel: 'warn' });
 
   // B first: A's contract keys are read when A's first request arrives, so the file may come later.
   const aJwks = join(dir, 'a.jwks.json');
@@ -90,7 +93,7 @@ export async function startTwoOrgs(opts: { presetA?: Record<string, unknown> } =
       const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] }));
       return factory.createFromUrl(`${a.ready.url}/agents/partner/`);
     },
-    store: () => SqliteStore.open(ledger),
+    store: async () => (opts.pgUrl ? PgStore.open(opts.pgUrl, { max: 2 }) : SqliteStore.open(ledger)),
     async close() {
       await a.stop();
       await b.stop();

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partsText, textPart } from './agents/card.ts';
+import { streamActingAtWorking } from './gateway/mid-stream.ts';
+import { computeContentDigest } from '../src/records/envelope.ts';
+import { A_AT_B_KEY, startTwoOrgs, type TwoOrgs } from './gateway/two-orgs.ts';
+import { baton as batonCli } from '../test/cli/run.ts';
+
+const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
+const OUTCOME = 'urn:baton:outcome:v1';
+const send = (text: string) => ({
+  tenant: '',
+  message: { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] },
+  configuration: undefined,
+  metadata: undefined,
+});
+
+/** The two-organisation suite, run on SQLite (shared file) and PostgreSQL (shared database). */
+export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string }>): void {
+  let orgs: TwoOrgs;
+  beforeAll(async () => {
+    orgs = await startTwoOrgs(await setup());
+  }, 90_000);
+  afterAll(async () => orgs?.close());
+
+  describe(`${name}: two organisations: A → B → agent`, () => {
+    it('attenuates at each hop, verifies at each hop, and both hops debit the one root budget', async () => {
+      const client = await orgs.client();
+      const task = (await client.sendMessage(send('across two orgs'))) as Task;
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(partsText(task.artifacts[0]!.parts)).toBe('sgro owt ssorca');
+      const meta = task.metadata?.[OUTCOME] as { outcome: string; root_delegation_id: string };
+      expect(meta.outcome).toBe('succeeded');
+
+      // The agent received a three-contract chain: A's root, A's child for B, B's child for it.
+      const log = await orgs.agent.log();
+      const sent = log.requests.find((r) => r.method === 'SendMessage')!;
+      const chain = (sent.messageMetadata as Record<string, { chain: Array<{ record_id: string; body: { lineage: { depth: number }; limits: { not_after: string }; delegatee_agent_ref: { actor_ref: { object_id: string } } } }> }>)[CONTRACT_EXT]!.chain;
+      expect(chain.map((c) => c.body.lineage.depth)).toEqual([0, 1, 2]);
+      expect(chain[0]!.record_id).toBe(meta.root_delegation_id);
+      expect(chain.map((c) => c.body.delegatee_agent_ref.actor_ref.object_id)).toEqual(['actor_baton_a', 'actor_baton_b', 'actor_xagent']);
+      const horizons = chain.map((c) => Date.parse(c.body.limits.not_after));
+      expect(horizons[1]).toBeLessThanOrEqual(horizons[0]!);
+      expect(horizons[2]).toBeLessThanOrEqual(horizons[1]!);
+
+      const store = await orgs.store();
+      try {
+        const tree = (await store.ledger.tree(meta.root_delegation_id))!;
+        const units = (n: typeof tree) => n.balances.find((b) => b.dimension === 'invocations')!;
+        // A admitted one effect (root + A's child), B admitted one (root + A's child + B's child).
+        expect(units(tree)).toMatchObject({ ceiling: '5', consumed: '2', reserved: '0' });
+        expect(units(tree.children[0]!)).toMatchObject({ consumed: '2' });
+        expect(units(tree.children[0]!.children[0]!)).toMatchObject({ consumed: '1' });
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  describe(`${name}: two organisations: what B accepts from A`, () => {
+    it('refuses a tampered or foreign chain from the upstream, and stores nothing of it', async () => {
+      await (await orgs.client()).sendMessage(send('a genuine chain to tamper with'));
+      const log = await orgs.agent.log();
+      const sent = log.requests.find((r) => r.method === 'SendMessage')!;
+      const chain = structuredClone((sent.messageMetadata as Record<string, { chain: Array<Record<string, unknown>> }>)[CONTRACT_EXT]!.chain.slice(0, 2));
+      const store = await orgs.store();
+      const count = async () => (await store.listCurrent('rw-agent-delegation/0.1.1#delegation_contract', { limit: 1000 })).records.length;
+      const before = await count();
+      const post = (c: unknown[]) =>
+        fetch(`${orgs.b.ready.url}/agents/x/a2a/jsonrpc`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': A_AT_B_KEY },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'forged', role: 'ROLE_USER', parts: [{ text: 'x' }], metadata: { [CONTRACT_EXT]: { chain: c } } } } }),
+        }).then((r) => r.json() as Promise<{ error?: { code: number } }>);
+      // Widen the root's budget after signing: the digest no longer matches.
+      const widened = structuredClone(chain);
+      ((widened[0]!.body as { budget_ceilings: Array<{ ceiling: string }> }).budget_ceilings[0]!).ceiling = '1000000';
+      expect((await post(widened)).error?.code).toBe(-32602);
+      // A self-consistent record (fresh id, digest recomputed) whose signature no longer verifies.
+      const resealed = structuredClone(chain.slice(0, 1));
+      const root = resealed[0]! as Record<string, unknown> & { body: Record<string, unknown> };
+      root.record_id = 'dlg_forgedbyupstream';
+      root.body.delegation_id = 'dlg_forgedbyupstream';
+      root.content_digest = computeContentDigest(root);
+      expect((await post(resealed)).error).toBeDefined();
+      expect(await store.getRecord('dlg_forgedbyupstream')).toBeUndefined();
+      expect(await store.ledger.node('dlg_forgedbyupstream')).toBeUndefined();
+      // A chain that stops at A's root names A, not B, as delegatee.
+      expect((await post(chain.slice(0, 1))).error).toBeDefined();
+      expect(await count()).toBe(before);
+      await store.close();
+      expect((await orgs.agent.log()).counts.SendMessage).toBe(log.counts.SendMessage);
+    });
+  });
+
+  describe(`${name}: two organisations: revocation at A reaches B`, () => {
+    it('revoking A\'s root while B\'s agent works cancels the agent\'s task; nobody reports success', async () => {
+      const client = await orgs.client();
+      const run = await streamActingAtWorking(client, send('slow across orgs'), async (root) => {
+        const out = await batonCli(['control', 'revoke', root, '--reason', 'e2e: org A revokes'], { BATON_CONFIG: `${orgs.dir}/a.json`, BATON_LOG_LEVEL: 'silent' });
+        expect(out.code).toBe(0);
+      });
+      expect(run.acted).toBe(true);
+      expect(run.finalState).not.toBe(TaskState.TASK_STATE_COMPLETED);
+      expect((await orgs.agent.log()).counts.CancelTask ?? 0).toBeGreaterThanOrEqual(1);
+    }, 60_000);
+  });
+
+
+  describe(`${name}: two organisations: one shared root budget`, () => {
+    let tight: TwoOrgs;
+    beforeAll(async () => {
+      tight = await startTwoOrgs({ ...(await setup()), presetA: { maxInvocations: 1 } });
+    }, 90_000);
+    afterAll(async () => tight?.close());
+
+    it('a root allowing one invocation is exhausted by A\'s hop, so B refuses its own and nothing reaches the agent', async () => {
+      const client = await tight.client();
+      await expect(client.sendMessage(send('too little budget'))).rejects.toThrow(/budget exhausted/);
+      const log = await tight.agent.log();
+      expect(log.counts.SendMessage ?? 0).toBe(0);
+    });
+
+    it('the same exhaustion in the middle of a streamed delegation: A opened its stream, B\'s hop is refused, the caller sees the error', async () => {
+      const client = await tight.client();
+      const seen: string[] = [];
+      await expect(
+        (async () => {
+          for await (const ev of client.sendMessageStream(send('stream with too little budget'))) seen.push(ev.payload?.$case ?? '');
+        })(),
+      ).rejects.toThrow(/budget exhausted|stream failed/);
+      expect(seen.filter((k) => k === 'artifactUpdate')).toEqual([]);
+      expect((await tight.agent.log()).counts.SendStreamingMessage ?? 0).toBe(0);
+      const store = await tight.store();
+      try {
+        // A's own reservation stays held: B's refusal is an observation, not proof nothing happened.
+        const held = await store.ledger.unresolved(100);
+        expect(held.length).toBeGreaterThanOrEqual(1);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}
