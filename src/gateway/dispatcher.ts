@@ -21,11 +21,12 @@ import type { AttemptBody } from './attempt-record.ts';
 import type { DelegationAuthority } from './authority.ts';
 import type { Caller } from './callers.ts';
 import type { DelegateeRegistry, ResolvedDelegatee } from './delegatees.ts';
-import { CONTRACT_EXTENSION, OUTCOME_METADATA, presentTask, withIds } from './present.ts';
+import { CONTRACT_EXTENSION, presentTask, withIds } from './present.ts';
 import { parseSse } from './sse.ts';
+import { chainOf, lostOrRefused, mergeArtifact, parseEnvelope, placeholderTask, stateOf, textOf, toCallerError } from './wire.ts';
 import type { ProxyCards } from './proxy-card.ts';
 import { INVOCATIONS } from './preset.ts';
-import { RemoteFailure, RemoteRpcError, type RemoteClient } from './remote.ts';
+import { RemoteRpcError, type RemoteClient } from './remote.ts';
 import { fencesCurrent, readBack, verifyAttempt } from './verifier.ts';
 
 type Json = { [key: string]: JsonValue };
@@ -100,8 +101,7 @@ export class Dispatcher {
 
   /** SendStreamingMessage: relays each event as it arrives; the terminal one only after read-back. */
   async *stream(caller: Caller, delegateeId: string, params: Json): AsyncGenerator<Json> {
-    const { target, forwarded } = await this.admit(caller, delegateeId, params, 'a2a.SendStreamingMessage');
-    const attempt = (await this.latest(forwarded)) as Attempt;
+    const { attempt, target, forwarded } = await this.admit(caller, delegateeId, params, 'a2a.SendStreamingMessage');
     let res;
     try {
       res = await this.deps.remote.stream(target.endpoint, 'SendStreamingMessage', forwarded, { ...target.headers, 'a2a-extensions': CONTRACT_EXTENSION });
@@ -240,14 +240,6 @@ export class Dispatcher {
     return this.revise(attempt, { remote: { ...attempt.body.remote, task_id: view.id, ...(typeof view.contextId === 'string' ? { context_id: view.contextId } : {}) }, state: 'open' });
   }
 
-  /** The attempt admitted for `forwarded` (admit() stores it; streams need it back). */
-  private async latest(forwarded: Json): Promise<Attempt | undefined> {
-    const id = this.pendingAttempt.get(forwarded);
-    return id === undefined ? undefined : ((await this.deps.store.getRecord(id)) as unknown as Attempt);
-  }
-
-  private readonly pendingAttempt = new WeakMap<object, string>();
-
   /** Records and, when terminal, verifies one observed remote task; returns it as the caller sees it. */
   async observeTask(attempt: Attempt, target: ResolvedDelegatee, rawTask: JsonValue): Promise<Json> {
     const parsed = TaskView.safeParse(rawTask);
@@ -282,7 +274,6 @@ export class Dispatcher {
       ...params,
       message: { ...message, metadata: { ...otherMetadata, [CONTRACT_EXTENSION]: { chain: contracts as unknown as JsonValue } } },
     };
-    this.pendingAttempt.set(forwarded, attempt.record_id);
     return { attempt, target, forwarded, chain };
   }
 
@@ -402,7 +393,6 @@ export class Dispatcher {
         metadata: { ...otherMetadata, [CONTRACT_EXTENSION]: { chain: authority.contracts as unknown as JsonValue } },
       },
     };
-    this.pendingAttempt.set(forwarded, attempt.record_id);
     return { attempt, target, forwarded, chain };
   }
 
@@ -534,64 +524,3 @@ export class TaskNotFound extends Error {
 
 const ATTEMPT_SCHEMA = schemaRefFor('execution_attempt');
 
-/** Baton's recorded view of an attempt, for when no fresher remote view is at hand. */
-function placeholderTask(attempt: AttemptBody): Json {
-  const state = attempt.state === 'dispatching' ? 'TASK_STATE_SUBMITTED' : 'TASK_STATE_WORKING';
-  return presentTask({ id: '', contextId: '', status: { state }, artifacts: [] }, attempt, attempt.outcome);
-}
-
-function stateOf(view: Json): string {
-  const status = view.status as Json | undefined;
-  return typeof status?.state === 'string' ? status.state : '';
-}
-
-function parseEnvelope(data: string): Json {
-  try {
-    const v = JSON.parse(data) as unknown;
-    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Json;
-  } catch {
-    // fall through
-  }
-  throw new RemoteFailure(true, 'stream event is not JSON-RPC');
-}
-
-/** Applies an artifactUpdate to the observed view (A2A: append extends parts of the same artifact). */
-function mergeArtifact(view: Json, update: Json): void {
-  const artifact = update.artifact as Json | undefined;
-  if (!artifact) return;
-  const list = (Array.isArray(view.artifacts) ? view.artifacts : []) as Json[];
-  const i = list.findIndex((a) => a.artifactId === artifact.artifactId);
-  if (i >= 0 && update.append === true) {
-    const prev = list[i]!;
-    list[i] = { ...prev, parts: [...((prev.parts as JsonValue[]) ?? []), ...((artifact.parts as JsonValue[]) ?? [])] };
-  } else if (i >= 0) list[i] = artifact;
-  else list.push(artifact);
-  view.artifacts = list;
-}
-
-/** The contracts an upstream presented, as untrusted values (each is parsed and verified by adopt). */
-function chainOf(presented: JsonValue): unknown[] {
-  const chain = presented && typeof presented === 'object' && !Array.isArray(presented) ? presented.chain : undefined;
-  if (!Array.isArray(chain)) throw invalidRequest('delegation contract extension carries no chain');
-  return chain;
-}
-
-function textOf(message: Json): string {
-  const parts = Array.isArray(message.parts) ? message.parts : [];
-  return parts.map((p) => (p && typeof p === 'object' && !Array.isArray(p) && typeof p.text === 'string' ? p.text : '')).join(' ').trim();
-}
-
-function lostOrRefused(err: unknown): Observation {
-  if (err instanceof RemoteFailure) return err.transmitted ? { kind: 'lost', reason: err.reason } : { kind: 'not_transmitted' };
-  // A JSON-RPC error reply: the remote received it; A2A says nothing about partial effects.
-  if (err instanceof RemoteRpcError) return { kind: 'lost', reason: `remote error ${err.code}` };
-  return { kind: 'lost', reason: 'unexpected failure' };
-}
-
-function toCallerError(err: unknown): Error {
-  if (err instanceof BatonError || err instanceof RemoteRpcError) return err;
-  if (err instanceof RemoteFailure) return new BatonError('unavailable', `delegatee did not answer: ${err.reason}`, { transmitted: err.transmitted });
-  return err instanceof Error ? err : new Error(String(err));
-}
-
-export { OUTCOME_METADATA };

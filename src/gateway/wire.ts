@@ -1,0 +1,73 @@
+/**
+ * Small pure helpers for the A2A wire JSON the dispatcher handles: task
+ * states, stream envelopes, artifact merging, failure classification.
+ */
+import type { Observation } from '../attempts/outcome.ts';
+import { BatonError, invalidRequest } from '../errors.ts';
+import type { JsonValue } from '../records/strict-json.ts';
+import type { AttemptBody } from './attempt-record.ts';
+import { presentTask } from './present.ts';
+import { RemoteFailure, RemoteRpcError } from './remote.ts';
+
+type Json = { [key: string]: JsonValue };
+
+/** Baton's recorded view of an attempt, for when no fresher remote view is at hand. */
+export function placeholderTask(attempt: AttemptBody): Json {
+  const state = attempt.state === 'dispatching' ? 'TASK_STATE_SUBMITTED' : 'TASK_STATE_WORKING';
+  return presentTask({ id: '', contextId: '', status: { state }, artifacts: [] }, attempt, attempt.outcome);
+}
+
+export function stateOf(view: Json): string {
+  const status = view.status as Json | undefined;
+  return typeof status?.state === 'string' ? status.state : '';
+}
+
+export function parseEnvelope(data: string): Json {
+  try {
+    const v = JSON.parse(data) as unknown;
+    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Json;
+  } catch {
+    // fall through
+  }
+  throw new RemoteFailure(true, 'stream event is not JSON-RPC');
+}
+
+/** Applies an artifactUpdate to the observed view (A2A: append extends parts of the same artifact). */
+export function mergeArtifact(view: Json, update: Json): void {
+  const artifact = update.artifact as Json | undefined;
+  if (!artifact) return;
+  const list = (Array.isArray(view.artifacts) ? view.artifacts : []) as Json[];
+  const i = list.findIndex((a) => a.artifactId === artifact.artifactId);
+  if (i >= 0 && update.append === true) {
+    const prev = list[i]!;
+    list[i] = { ...prev, parts: [...((prev.parts as JsonValue[]) ?? []), ...((artifact.parts as JsonValue[]) ?? [])] };
+  } else if (i >= 0) list[i] = artifact;
+  else list.push(artifact);
+  view.artifacts = list;
+}
+
+/** The contracts an upstream presented, as untrusted values (each is parsed and verified by adopt). */
+export function chainOf(presented: JsonValue): unknown[] {
+  const chain = presented && typeof presented === 'object' && !Array.isArray(presented) ? presented.chain : undefined;
+  if (!Array.isArray(chain)) throw invalidRequest('delegation contract extension carries no chain');
+  return chain;
+}
+
+export function textOf(message: Json): string {
+  const parts = Array.isArray(message.parts) ? message.parts : [];
+  return parts.map((p) => (p && typeof p === 'object' && !Array.isArray(p) && typeof p.text === 'string' ? p.text : '')).join(' ').trim();
+}
+
+export function lostOrRefused(err: unknown): Observation {
+  if (err instanceof RemoteFailure) return err.transmitted ? { kind: 'lost', reason: err.reason } : { kind: 'not_transmitted' };
+  // A JSON-RPC error reply: the remote received it; A2A says nothing about partial effects.
+  if (err instanceof RemoteRpcError) return { kind: 'lost', reason: `remote error ${err.code}` };
+  return { kind: 'lost', reason: 'unexpected failure' };
+}
+
+export function toCallerError(err: unknown): Error {
+  if (err instanceof BatonError || err instanceof RemoteRpcError) return err;
+  if (err instanceof RemoteFailure) return new BatonError('unavailable', `delegatee did not answer: ${err.reason}`, { transmitted: err.transmitted });
+  return err instanceof Error ? err : new Error(String(err));
+}
+
