@@ -25,7 +25,7 @@ let world: World;
 beforeAll(async () => {
   world = await startWorld({
     agents: { honest: { behaviour: 'honest', stepMs: 20 }, liar: { behaviour: 'lying-readback' }, dropper: { behaviour: 'drop-after-accept' }, silent: { behaviour: 'never-answer' } },
-    remote: { headersTimeoutMs: 1500, bodyTimeoutMs: 20_000 },
+    remote: { headersTimeoutMs: 4000, bodyTimeoutMs: 20_000 }, // generous: CI machines are loaded
     presets: [{ id: 'standard', maxInvocations: 5 }, { id: 'tiny', maxActiveRoots: 2, maxPerMinute: 10 }],
     callers: { intern: [TINY_KEY, 'tiny'] },
   });
