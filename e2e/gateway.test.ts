@@ -88,6 +88,24 @@ describe('bindings and extensions', () => {
     expect((await world.agents.honest!.log()).counts.SendMessage ?? 0).toBe(before);
   });
 
+  it("Baton's own card is honest: its /a2a door routes by message metadata and serves the extended card to callers", async () => {
+    const rpc = (body: unknown, key?: string) =>
+      fetch(`${world.url}/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...(key ? { 'x-api-key': key } : {}) },
+        body: JSON.stringify(body),
+      });
+    const msg = (metadata?: Record<string, string>) => ({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'own door' }], ...(metadata ? { metadata } : {}) } });
+    const routed = (await (await rpc({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: msg({ 'urn:baton:delegatee': 'honest' }) }, API_KEY)).json()) as { result: { task: { id: string; status: { state: string } } } };
+    expect(routed.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(routed.result.task.id).toMatch(/^att_/);
+    const unrouted = (await (await rpc({ jsonrpc: '2.0', id: 2, method: 'SendMessage', params: msg() }, API_KEY)).json()) as { error: { code: number } };
+    expect(unrouted.error.code).toBe(-32004);
+    const extended = (await (await rpc({ jsonrpc: '2.0', id: 3, method: 'GetExtendedAgentCard', params: {} }, API_KEY)).json()) as { result?: { name: string }; error?: unknown };
+    expect(extended.result?.name).toBe('Baton delegation gateway');
+    expect((await rpc({ jsonrpc: '2.0', id: 4, method: 'GetExtendedAgentCard', params: {} })).status).toBe(401);
+  });
+
   it('refuses a request without A2A-Version 1.0 the way any v1.0 agent would', async () => {
     const res = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
       method: 'POST',

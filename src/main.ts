@@ -22,7 +22,8 @@ import { ProxyCards } from './gateway/proxy-card.ts';
 import { RemoteClient } from './gateway/remote.ts';
 import { gatewayRouter } from './gateway/router.ts';
 import { createApp } from './http/app.ts';
-import { wellKnownRouter } from './http/well-known.ts';
+import { extendedCardFor, wellKnownRouter } from './http/well-known.ts';
+import { AgentCard } from '@a2a-js/sdk';
 import { Keyring } from './keys/keyring.ts';
 import { createLogger, type Logger } from './log.ts';
 import { digestOf } from './records/digest.ts';
@@ -118,6 +119,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const { store, keyring, publicUrl, logger, remote } = deps;
   const publisher = await loadCardPublisher({ cardsDir: config.cardsDir, keyring, publicUrl });
   const own = publisher.primary;
+  const ownInternal = AgentCard.fromJSON(own.publicCard.card);
   const gateway = delegateeOf(own.params, own.publicCard.payloadDigest, 'own card');
   const ownerActor = ownerActorRef(config.ownerNamespace);
   const owner: OwnerBinding = { namespace: config.ownerNamespace, access_domain: 'a2a', space_id: config.spaceId, config_revision: digestOf(config.presets).slice(7, 23) };
@@ -136,7 +138,15 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     logger,
     routers: [
       wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
-      gatewayRouter({ dispatcher, delegatees, auth, cards, logger }),
+      gatewayRouter({
+        dispatcher,
+        delegatees,
+        auth,
+        cards,
+        logger,
+        ownCard: async () => ownInternal,
+        ownExtendedCard: async (caller) => AgentCard.fromJSON(extendedCardFor(own, caller).card),
+      }),
     ],
   });
   return { publisher, dispatcher, delegatees, auth, app, ownerActor };

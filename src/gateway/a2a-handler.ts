@@ -30,25 +30,46 @@ export interface RequestFacts {
   raw?: Json;
 }
 
+/** Metadata key on Baton's own front door that names the delegatee a message is for. */
+export const DELEGATEE_METADATA = 'urn:baton:delegatee';
+
+export interface HandlerOptions {
+  /** A fixed delegatee (/agents/<id>), or undefined for Baton's own door, where the message names one. */
+  delegatee?: string;
+  card: () => Promise<AgentCard>;
+  /** The extended card for an authenticated caller; defaults to the public card. */
+  extendedCard?: (caller: Caller) => Promise<AgentCard>;
+}
+
 export class BatonA2AHandler implements A2ARequestHandler {
   constructor(
-    private readonly delegateeId: string,
+    private readonly opts: HandlerOptions,
     private readonly dispatcher: Dispatcher,
-    private readonly card: () => Promise<AgentCard>,
     private readonly facts: WeakMap<object, RequestFacts>,
   ) {}
 
   getAgentCard(): Promise<AgentCard> {
-    return this.card();
+    return this.opts.card();
   }
 
-  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
-    return this.card();
+  async getAuthenticatedExtendedAgentCard(_params: unknown, ctx: ServerCallContext): Promise<AgentCard> {
+    const { caller } = this.factsOf(ctx);
+    return guard(() => (this.opts.extendedCard ? this.opts.extendedCard(caller) : this.opts.card()));
+  }
+
+  /** Which delegatee a send is for: the door's, or the one the message names on Baton's own door. */
+  private delegateeOf(raw: Json | undefined): string {
+    if (this.opts.delegatee !== undefined) return this.opts.delegatee;
+    const meta = (raw?.message as Json | undefined)?.metadata as Json | undefined;
+    const id = meta?.[DELEGATEE_METADATA];
+    if (typeof id !== 'string') throw new UnsupportedOperationError(`name a delegatee in message.metadata["${DELEGATEE_METADATA}"], or use /agents/<id>/`);
+    return id;
   }
 
   async sendMessage(params: Parameters<A2ARequestHandler['sendMessage']>[0], ctx: ServerCallContext): Promise<Message | Task> {
     const { caller, raw } = this.factsOf(ctx);
-    const result = await guard(() => this.dispatcher.send(caller, this.delegateeId, raw ?? (SendMessageRequestJson(params) as Json)));
+    const delegatee = this.delegateeOf(raw);
+    const result = await guard(() => this.dispatcher.send(caller, delegatee, raw ?? (SendMessageRequestJson(params) as Json)));
     const decoded = SendMessageResponse.fromJSON(result).payload;
     if (!decoded) throw new UnsupportedOperationError('delegatee returned neither task nor message');
     return decoded.value;
@@ -56,7 +77,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
 
   async *sendMessageStream(params: Parameters<A2ARequestHandler['sendMessageStream']>[0], ctx: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const { caller, raw } = this.factsOf(ctx);
-    const events = this.dispatcher.stream(caller, this.delegateeId, raw ?? (SendMessageRequestJson(params) as Json));
+    const events = this.dispatcher.stream(caller, this.delegateeOf(raw), raw ?? (SendMessageRequestJson(params) as Json));
     try {
       for await (const ev of events) yield StreamResponse.fromJSON(ev);
     } catch (err) {
@@ -77,7 +98,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
   async listTasks(params: Parameters<A2ARequestHandler['listTasks']>[0], ctx: ServerCallContext): Promise<ListTasksResponse> {
     const { caller } = this.factsOf(ctx);
     const page = await guard(() =>
-      this.dispatcher.listTasks(caller, this.delegateeId, { pageSize: params.pageSize, pageToken: params.pageToken, contextId: params.contextId || undefined }),
+      this.dispatcher.listTasks(caller, this.opts.delegatee, { pageSize: params.pageSize, pageToken: params.pageToken, contextId: params.contextId || undefined }),
     );
     return ListTasksResponse.fromJSON(page);
   }

@@ -186,7 +186,7 @@ export class Dispatcher {
    * ListTasks: this caller's tasks at this delegatee, newest first, as Baton
    * recorded them (no remote round trip per task; GetTask gives the live view).
    */
-  async listTasks(caller: Caller, delegateeId: string, opts: { pageSize?: number; pageToken?: string; contextId?: string }): Promise<Json> {
+  async listTasks(caller: Caller, delegateeId: string | undefined, opts: { pageSize?: number; pageToken?: string; contextId?: string }): Promise<Json> {
     const pageSize = Math.min(Math.max(opts.pageSize ?? 50, 1), 100);
     const tasks: Json[] = [];
     let cursor = opts.pageToken || undefined;
@@ -195,7 +195,7 @@ export class Dispatcher {
       const page = await this.deps.store.listCurrent(ATTEMPT_SCHEMA, { limit: 200, ...(cursor ? { cursor } : {}) });
       for (const rec of page.records) {
         const a = rec.body as AttemptBody;
-        if (a.caller_id !== caller.id || a.delegatee_id !== delegateeId) continue;
+        if (a.caller_id !== caller.id || (delegateeId !== undefined && a.delegatee_id !== delegateeId)) continue;
         if (opts.contextId && a.context_id !== opts.contextId) continue;
         if (tasks.length < pageSize) tasks.push(placeholderTask(a));
       }

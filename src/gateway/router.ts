@@ -13,7 +13,8 @@ import { parseStrictJson } from '../records/strict-json.ts';
 import type { Logger } from '../log.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { BatonA2AHandler, type RequestFacts } from './a2a-handler.ts';
-import type { CallerAuthenticator } from './callers.ts';
+import type { Caller, CallerAuthenticator } from './callers.ts';
+import type { AgentCard } from '@a2a-js/sdk';
 import type { DelegateeRegistry } from './delegatees.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { ProxyCards } from './proxy-card.ts';
@@ -25,6 +26,9 @@ export interface GatewayRouterDeps {
   delegatees: DelegateeRegistry;
   auth: CallerAuthenticator;
   cards: ProxyCards;
+  /** Baton's own signed card (SDK form), served at /.well-known and checked by the SDK per request. */
+  ownCard: () => Promise<AgentCard>;
+  ownExtendedCard: (caller: Caller) => Promise<AgentCard>;
   logger: Logger;
   /** Largest request body accepted on the front door. */
   maxBodyBytes?: number;
@@ -36,6 +40,16 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
   const cardOf = (id: string) => deps.cards.get(id);
   const limit = deps.maxBodyBytes ?? 1024 * 1024;
 
+  const userBuilder: UserBuilder = async (req) => {
+    const f = facts.get(req.headers);
+    return { get isAuthenticated() { return f !== undefined; }, get userName() { return f?.caller.id ?? ''; } };
+  };
+  const mount = (base: string, handler: BatonA2AHandler) => {
+    router.use(`${base}/a2a/jsonrpc`, authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler, userBuilder }));
+    router.use(`${base}/a2a/rest`, authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), restHandler({ requestHandler: handler, userBuilder }));
+  };
+  // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
+  mount('', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard }, deps.dispatcher, facts));
   for (const id of deps.delegatees.ids()) {
     const base = `/agents/${id}`;
     router.get(`${base}/.well-known/agent-card.json`, async (_req, res, next) => {
@@ -46,13 +60,7 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
         next(err);
       }
     });
-    const handler = new BatonA2AHandler(id, deps.dispatcher, async () => (await cardOf(id)).internal, facts);
-    const userBuilder: UserBuilder = async (req) => {
-      const f = facts.get(req.headers);
-      return { get isAuthenticated() { return f !== undefined; }, get userName() { return f?.caller.id ?? ''; } };
-    };
-    router.use(`${base}/a2a/jsonrpc`, authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler, userBuilder }));
-    router.use(`${base}/a2a/rest`, authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), restHandler({ requestHandler: handler, userBuilder }));
+    mount(base, new BatonA2AHandler({ delegatee: id, card: async () => (await cardOf(id)).internal }, deps.dispatcher, facts));
   }
   return router;
 }
