@@ -279,6 +279,11 @@ describe('revocation while a child task runs', () => {
 
 
 describe('the owner quota on issuance', () => {
+  it('settled tasks give their root back: a 2-root preset runs any number of tasks one after another', async () => {
+    const client = await world.client('honest', { key: TINY_KEY });
+    for (let i = 0; i < 4; i++) expect(((await client.sendMessage(send(`task ${i}`))) as Task).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
   it('refuses a third task while two streams of a 2-root preset are still running', async () => {
     const client = await world.client('honest', { key: TINY_KEY });
     const running = [client.sendMessageStream(send('slow one')), client.sendMessageStream(send('slow two'))];

@@ -47,6 +47,9 @@ export interface TaskAuthority {
 }
 
 export class DelegationAuthority {
+  /** Roots issued by this process that still hold preset capacity: root id → preset and time. */
+  private readonly live = new Map<string, { presetId: string; at: number }>();
+  /** Issuance instants per preset, for the per-minute rate. */
   private readonly issuedAt = new Map<string, number[]>();
 
   constructor(private readonly deps: AuthorityDeps) {}
@@ -80,7 +83,7 @@ export class DelegationAuthority {
       { clock: this.deps.clock, ids: this.deps.ids, signer, owner: this.deps.owner, registry: defaultScopeRegistry, issuanceCounters: this.counters() },
     );
     await this.openBudget(root);
-    this.noteIssued(preset.preset_id);
+    this.noteIssued(preset.preset_id, root.record_id);
     const rootChain = await this.evaluate([root]);
     const { contract: child } = await mintChild(
       rootChain,
@@ -192,26 +195,41 @@ export class DelegationAuthority {
     return { actorRef, kid: k.kid, alg: 'ES256', key: k.privateKey };
   }
 
-  // Process-local issuance counters: a root counts as active for its preset's
-  // lifetime (revoked ones too, conservatively). The durable bound across
-  // processes is the ledger's per-namespace active-root limit in openBudget.
+  /**
+   * A root stops holding its preset's capacity once its work is settled
+   * (the dispatcher calls this); unresolved work keeps holding it.
+   */
+  release(rootId: string): void {
+    this.live.delete(rootId);
+  }
+
+  // Process-local issuance counters (ADR-0014 preset limits on active roots and
+  // creation rate). The durable bound across processes is the ledger's
+  // per-namespace active-root limit, checked inside openBudget.
   private counters() {
     return {
-      activeRoots: async (presetId: string) => this.recent(presetId).length,
-      issuedSince: async (presetId: string, since: Date) => this.recent(presetId).filter((t) => t >= since.getTime()).length,
+      activeRoots: async (presetId: string) => this.liveRoots(presetId),
+      issuedSince: async (presetId: string, since: Date) => (this.issuedAt.get(presetId) ?? []).filter((t) => t >= since.getTime()).length,
     };
   }
 
-  private recent(presetId: string): number[] {
+  private liveRoots(presetId: string): number {
     const lifetimeMs = (this.deps.presets.get(presetId)?.terms.limits.lifetime_seconds ?? 3600) * 1000;
-    const now = this.deps.clock.now().getTime();
-    const kept = (this.issuedAt.get(presetId) ?? []).filter((t) => t > now - lifetimeMs);
-    this.issuedAt.set(presetId, kept);
-    return kept;
+    const horizon = this.deps.clock.now().getTime() - lifetimeMs;
+    let n = 0;
+    for (const [id, r] of this.live) {
+      if (r.at <= horizon) this.live.delete(id); // expired roots hold nothing
+      else if (r.presetId === presetId) n++;
+    }
+    return n;
   }
 
-  private noteIssued(presetId: string): void {
-    this.recent(presetId).push(this.deps.clock.now().getTime());
+  private noteIssued(presetId: string, rootId: string): void {
+    const now = this.deps.clock.now().getTime();
+    this.live.set(rootId, { presetId, at: now });
+    const recent = (this.issuedAt.get(presetId) ?? []).filter((t) => t > now - 60_000);
+    recent.push(now);
+    this.issuedAt.set(presetId, recent);
   }
 }
 

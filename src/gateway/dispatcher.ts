@@ -410,12 +410,14 @@ export class Dispatcher {
       const scopes = await this.scopesOf(latest);
       const verdict = await verifyAttempt(latest, observation, { endpoint: target.endpoint, headers: target.headers, criteria: target.config.acceptance, scopes }, this.deps);
       if (!verdict) return latest;
-      return this.revise(latest, {
+      const closed = await this.revise(latest, {
         state: 'closed',
         outcome: verdict.projection.outcome,
         receipt_ref: refOf(verdict.receipt),
         ...(observation.kind === 'task' ? { observed: observation.fingerprint } : {}),
       });
+      if (verdict.projection.settlement !== 'hold') this.deps.authority.release(closed.body.root_ref.object_id);
+      return closed;
     });
   }
 
@@ -495,6 +497,7 @@ export class Dispatcher {
     const at = utc(this.deps.clock.now());
     const outcome = as === 'not_dispatched' ? ({ kind: 'not_dispatched' } as const) : ({ kind: 'measured', actual: new Map(Object.entries(r.amounts).map(([k, v]) => [k, BigInt(v)])) } as const);
     const settled = await this.deps.store.ledger.settle({ reservation_id: reservationId, outcome, evidence: refOf(record), at });
+    this.deps.authority.release(r.root_id);
     return settled.status;
   }
 

@@ -15,7 +15,8 @@ import { definePreset, type DelegateeOption, type Preset } from '../../src/contr
 import { A2A_OPERATIONS, type ScopeRegistry } from '../../src/contracts/scope.ts';
 import type { ContractSigner } from '../../src/contracts/signing.ts';
 import type { Terms } from '../../src/contracts/terms.ts';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { afterAll } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
@@ -142,6 +143,11 @@ export const baseRequest = {
 
 export type World = Awaited<ReturnType<typeof world>>;
 
+const tempDirs: string[] = [];
+afterAll(() => {
+  for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
 /** Keys, clock, ids, store and the issuance/mint/evaluate operations wired together. */
 export async function world() {
   const clock = manualClock(T0);
@@ -155,7 +161,9 @@ export async function world() {
   const signer = await makeSigner(actors.baton, 'baton-k1');
   const resolveSignerKey = async (kid: string, issuer: RevisionRef) => keys.get(`${issuer.object_id}|${kid}`);
   // A real SQLite file: contract storage goes through the same adapter production uses.
-  const store = SqliteStore.open(join(mkdtempSync(join(tmpdir(), 'baton-contracts-')), 'c.db'), { create: true });
+  const dir = mkdtempSync(join(tmpdir(), 'baton-contracts-'));
+  tempDirs.push(dir);
+  const store = SqliteStore.open(join(dir, 'c.db'), { create: true });
   const heads = storeHeads(store);
   const descendants = new Map<string, number>();
   const preset = definePreset(machinePresetRaw(), { maxLifetimeSeconds: 7200 });

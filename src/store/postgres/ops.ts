@@ -7,9 +7,9 @@
 import type pg from 'pg';
 import type { StreamId } from '../../control/scope.ts';
 import type { AsyncTxOps } from '../programs/run.ts';
+import { activeRootsSql, retainedSql } from '../capacity.ts';
 import type { BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../programs/ops.ts';
 
-const TERMINAL = "('revoked','expired','retired','superseded')";
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
 export function pgOps(client: pg.PoolClient): AsyncTxOps {
@@ -49,15 +49,8 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       return row && { ...row, depth: Number(row.depth) };
     },
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
-    countActiveRoots: (ns, at) =>
-      count(
-        `SELECT count(*) AS n FROM ledger_nodes n
-         LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || n.space_id AND h.branch_id = 'delegation:' || n.node_id
-         WHERE n.parent_id IS NULL AND n.owner_namespace = $1 AND n.not_after > $2 AND coalesce(h.state, '') NOT IN ${TERMINAL}`,
-        [ns, at],
-      ),
-    countRetained: (ns) =>
-      count('SELECT (SELECT count(*) FROM ledger_nodes WHERE owner_namespace = $1) + (SELECT count(*) FROM ledger_reservations WHERE owner_namespace = $1) AS n', [ns]),
+    countActiveRoots: (ns, at) => count(activeRootsSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
+    countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
     insertNode: (row) => insert('ledger_nodes', row),
     balances: async (ids, lock) =>
       (await client.query(`SELECT * FROM ledger_balances WHERE node_id = ANY($1) ORDER BY node_id, dimension${lockSql(lock)}`, [ids])).rows as BalanceRow[],

@@ -3,6 +3,8 @@
  * types. Migrations run under an advisory lock so several Baton processes
  * starting together against one database migrate it exactly once.
  */
+import { CAPACITY_INDEXES } from '../capacity.ts';
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {
     version: 1,
@@ -106,4 +108,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       CREATE TRIGGER ledger_entries_immutable BEFORE UPDATE OR DELETE ON ledger_entries FOR EACH ROW EXECUTE FUNCTION baton_immutable();
     `,
   },
+  { version: 3, sql: CAPACITY_INDEXES },
 ];

@@ -64,7 +64,7 @@ export function* openBudget(req: OpenBudgetRequest, ids: IdSource, limits: Ledge
   if (req.dimensions.length === 0 || req.dimensions.length > 16) throw limitExceeded('a budget has 1 to 16 dimensions');
   if (new Set(req.dimensions.map((d) => d.name)).size !== req.dimensions.length) throw invalidRequest('duplicate budget dimension');
   for (const d of req.dimensions) checkAmount(d.ceiling, `ceiling of ${d.name}`);
-  if ((yield* tx('countRetained', req.owner_namespace)) >= limits.maxRetainedRecords) {
+  if ((yield* tx('countRetained', req.owner_namespace, req.at)) >= limits.maxRetainedRecords) {
     throw limitExceeded('owner namespace holds the maximum number of retained records', { max: limits.maxRetainedRecords });
   }
 
@@ -171,7 +171,7 @@ export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimit
 
   const chain = yield* chainOf(req.node_id, limits.maxDepth);
   const root = chain[0]!;
-  if ((yield* tx('countRetained', root.owner_namespace)) >= limits.maxRetainedRecords) {
+  if ((yield* tx('countRetained', root.owner_namespace, req.at)) >= limits.maxRetainedRecords) {
     throw limitExceeded('owner namespace holds the maximum number of retained records', { max: limits.maxRetainedRecords });
   }
   // Fences: every ancestor delegation stream plus the caller-named authority scopes.

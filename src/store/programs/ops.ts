@@ -107,7 +107,7 @@ export interface TxOps {
   node(nodeId: string, lock: Lock): NodeRow | undefined;
   countDescendants(rootId: string): number;
   countActiveRoots(ownerNamespace: string, at: string): number;
-  countRetained(ownerNamespace: string): number;
+  countRetained(ownerNamespace: string, at: string): number;
   insertNode(row: NodeRow): void;
   balances(nodeIds: readonly string[], lock: Lock): BalanceRow[];
   insertBalance(row: BalanceRow): void;

@@ -3,6 +3,8 @@
  * value of the wrong type is an error instead of a silent coercion, and every
  * integer is read back as a BigInt (see database.ts).
  */
+import { CAPACITY_INDEXES } from '../capacity.ts';
+
 export interface Migration {
   version: number;
   sql: string;
@@ -119,4 +121,5 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TRIGGER ledger_entries_d BEFORE DELETE ON ledger_entries BEGIN SELECT RAISE(ABORT, 'ledger entries are immutable'); END;
     `,
   },
+  { version: 3, sql: CAPACITY_INDEXES },
 ];

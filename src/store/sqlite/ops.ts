@@ -6,8 +6,8 @@
 import type { StreamId } from '../../control/scope.ts';
 import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, TxOps } from '../programs/ops.ts';
 import type { Db } from './database.ts';
+import { activeRootsSql, retainedSql } from '../capacity.ts';
 
-const TERMINAL = "('revoked','expired','retired','superseded')";
 
 export function sqliteOps(db: Db): TxOps {
   const q = {
@@ -36,14 +36,8 @@ export function sqliteOps(db: Db): TxOps {
     ),
     node: db.prepare<[string], NodeRow>('SELECT * FROM ledger_nodes WHERE node_id = ?'),
     countDescendants: db.prepare<[string], { n: bigint }>('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = ? AND parent_id IS NOT NULL'),
-    countActiveRoots: db.prepare<[string, string], { n: bigint }>(
-      `SELECT count(*) AS n FROM ledger_nodes n
-       LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || n.space_id AND h.branch_id = 'delegation:' || n.node_id
-       WHERE n.parent_id IS NULL AND n.owner_namespace = ? AND n.not_after > ? AND coalesce(h.state, '') NOT IN ${TERMINAL}`,
-    ),
-    countRetained: db.prepare<[string, string], { n: bigint }>(
-      `SELECT (SELECT count(*) FROM ledger_nodes WHERE owner_namespace = ?) + (SELECT count(*) FROM ledger_reservations WHERE owner_namespace = ?) AS n`,
-    ),
+    countActiveRoots: db.prepare<[{ ns: string; at: string }], { n: bigint }>(activeRootsSql((name) => `@${name}`)),
+    countRetained: db.prepare<[{ ns: string; at: string }], { n: bigint }>(retainedSql((name) => `@${name}`)),
     insertNode: db.prepare(
       `INSERT INTO ledger_nodes(node_id, parent_id, root_id, depth, space_id, owner_namespace, not_after, request_digest, issued_event, created_at)
        VALUES (@node_id, @parent_id, @root_id, @depth, @space_id, @owner_namespace, @not_after, @request_digest, @issued_event, @created_at)`,
@@ -87,8 +81,8 @@ export function sqliteOps(db: Db): TxOps {
       return row && { ...row, depth: Number(row.depth) };
     },
     countDescendants: (root) => n(q.countDescendants.get(root)),
-    countActiveRoots: (ns, at) => n(q.countActiveRoots.get(ns, at)),
-    countRetained: (ns) => n(q.countRetained.get(ns, ns)),
+    countActiveRoots: (ns, at) => n(q.countActiveRoots.get({ ns, at })),
+    countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),
     insertNode: (row: NodeRow) => void q.insertNode.run(row),
     balances: (ids) =>
       ids.length === 0

@@ -179,6 +179,30 @@ export function storeContract(name: string, make: MakeStore): void {
       await store.close();
     });
 
+    it('settled work stops holding capacity; unresolved work keeps holding it', async () => {
+      const store = await make({ maxActiveRoots: 1, maxRetainedRecords: 3 });
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const ns = `ns-${space}`;
+      const open = async () => {
+        const id = randomIds.next('dlg');
+        await store.ledger.openBudget({ space_id: space, owner_namespace: ns, actor_ref: actor, at: NOW(), node_id: id, not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: 5n }] });
+        return id;
+      };
+      const r1 = await open();
+      await expectCodeAsync(open(), 'limit_exceeded'); // r1 has no reservation yet: it is active
+      const a1 = await admission(store, space, [r1], r1);
+      await store.ledger.admit(a1);
+      await expectCodeAsync(open(), 'limit_exceeded'); // held reservation: still active
+      await store.ledger.settle({ reservation_id: a1.reservation_id, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, at: NOW() });
+      const r2 = await open(); // r1 is fully settled: it no longer counts
+      const a2 = await admission(store, space, [r2], r2);
+      await store.ledger.admit(a2);
+      await store.ledger.settle({ reservation_id: a2.reservation_id, outcome: { kind: 'unknown' }, at: NOW() });
+      await expectCodeAsync(open(), 'limit_exceeded'); // unknown never releases capacity
+      await store.close();
+    });
+
     it('refuses children of a revoked parent and is idempotent per node id', async () => {
       const store = await make();
       const space = freshSpace();

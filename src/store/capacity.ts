@@ -1,0 +1,34 @@
+/**
+ * ADR-0014 ledger capacity, as SQL shared by both adapters. What counts is
+ * what still holds capacity: roots that are unexpired, not terminal and not
+ * yet fully settled, and records that are live (unexpired budget nodes,
+ * unresolved reservations). Settled history is kept — nothing is erased —
+ * but it does not crowd out new work; unresolved reservations always do.
+ */
+const TERMINAL = "('revoked','expired','retired','superseded')";
+
+/** `p(name)` renders a placeholder in the adapter's dialect. */
+export type Placeholder = (name: 'ns' | 'at') => string;
+
+/** A root still holds capacity while nothing was admitted under it yet, or something is unresolved. */
+const ROOT_LIVE = (root: string) => `
+    (NOT EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root})
+     OR EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root} AND r.status IN ('held', 'unknown')))`;
+
+export const activeRootsSql = (p: Placeholder) => `
+  SELECT count(*) AS n FROM ledger_nodes n
+  LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || n.space_id AND h.branch_id = 'delegation:' || n.node_id
+  WHERE n.parent_id IS NULL AND n.owner_namespace = ${p('ns')} AND n.not_after > ${p('at')}
+    AND coalesce(h.state, '') NOT IN ${TERMINAL}
+    AND ${ROOT_LIVE('n.node_id')}`;
+
+export const retainedSql = (p: Placeholder) => `
+  SELECT (SELECT count(*) FROM ledger_nodes n WHERE n.owner_namespace = ${p('ns')} AND n.not_after > ${p('at')} AND ${ROOT_LIVE('n.root_id')})
+       + (SELECT count(*) FROM ledger_reservations WHERE owner_namespace = ${p('ns')} AND status IN ('held', 'unknown')) AS n`;
+
+/** Indexes the capacity queries rely on (migration 3 in both dialects). */
+export const CAPACITY_INDEXES = `
+  CREATE INDEX ledger_reservations_by_root ON ledger_reservations(root_id, status);
+  CREATE INDEX ledger_reservations_live ON ledger_reservations(owner_namespace, status);
+  CREATE INDEX ledger_nodes_live ON ledger_nodes(owner_namespace, not_after);
+`;
