@@ -1,0 +1,135 @@
+/**
+ * Delegated SendMessage on loopback, side by side in one run: directly to the
+ * agent, through the node:http + undici pass-through, and through Baton, at
+ * concurrency 1 and 32; with the CPU each process spent per request.
+ */
+import { completedTask, LoadGenerator, sendMessageBody, type LoadTarget, type PhaseResult } from './lib/load.ts';
+import { cpuTicks, ticksToMs } from './lib/proc.ts';
+import { round } from './lib/stats.ts';
+import { API_KEY, lifetimeFor, startBaton, startHonestAgent, startPassthrough, type Service } from './lib/world.ts';
+
+export type Route = 'direct' | 'passthrough' | 'baton';
+
+export interface HttpRow {
+  route: Route;
+  concurrency: number;
+  rps: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  meanMs: number;
+  requests: number;
+  errors: number;
+  errorSample?: string;
+  capped: boolean;
+  /** CPU ms per request of the proxy process (pass-through or Baton), of the agent, and of the load generator. */
+  cpuMsPerRequest: { proxy?: number; agent: number; client: number };
+  /** Agent-side calls per request (Baton's read-back shows up as GetTask). */
+  agentCallsPerRequest?: Record<string, number>;
+  /** Preset lifetime of the roots Baton issued in this phase. */
+  rootLifetimeS?: number;
+}
+
+export interface HttpResults {
+  rows: HttpRow[];
+  timing: { warmupMs: number; durationMs: number; minWarm: number; batonMaxRequests: number };
+}
+
+const BASE_HEADERS = { 'content-type': 'application/json', 'a2a-version': '1.0' };
+
+/**
+ * A Baton instance writes three retained ledger records per task (root node,
+ * child node, reservation) and ADR-0014 allows 10,000 per owner namespace,
+ * so each Baton phase runs on a fresh instance and stops at this many.
+ */
+const BATON_MAX_REQUESTS = 3_000;
+
+async function measure(
+  target: LoadTarget,
+  concurrency: number,
+  t: { warmupMs: number; durationMs: number; minWarm: number },
+  pids: { proxy?: number; agent: number },
+  maxRequests?: number,
+): Promise<Omit<HttpRow, 'route' | 'agentCallsPerRequest'>> {
+  const gen = new LoadGenerator(target, concurrency);
+  try {
+    const warmCap = maxRequests === undefined ? undefined : Math.floor(maxRequests / 6);
+    let warmed = (await gen.phase(t.warmupMs, warmCap)).requests;
+    // A slow route gets few requests in the warm-up time; give its JIT at least `minWarm` of them (time-bounded).
+    if (warmed < t.minWarm) warmed += (await gen.phase(2 * t.warmupMs, t.minWarm - warmed)).requests;
+    const budget = maxRequests === undefined ? undefined : maxRequests - warmed;
+    const before = { proxy: pids.proxy === undefined ? undefined : cpuTicks(pids.proxy), agent: cpuTicks(pids.agent), client: process.cpuUsage() };
+    const r: PhaseResult = await gen.phase(t.durationMs, budget);
+    const after = { proxy: pids.proxy === undefined ? undefined : cpuTicks(pids.proxy), agent: cpuTicks(pids.agent), client: process.cpuUsage(before.client) };
+    const per = (ms: number) => round(ms / Math.max(1, r.requests), 3);
+    return {
+      concurrency,
+      rps: round(r.rps, 1),
+      p50Ms: round(r.p50Ms, 3),
+      p90Ms: round(r.p90Ms, 3),
+      p99Ms: round(r.p99Ms, 3),
+      meanMs: round(r.meanMs, 3),
+      requests: r.requests,
+      errors: r.errors,
+      ...(r.errorSample ? { errorSample: r.errorSample } : {}),
+      capped: r.capped,
+      cpuMsPerRequest: {
+        ...(before.proxy !== undefined && after.proxy !== undefined ? { proxy: per(ticksToMs(after.proxy - before.proxy)) } : {}),
+        agent: per(ticksToMs((after.agent ?? 0) - (before.agent ?? 0))),
+        client: per((after.client.user + after.client.system) / 1000),
+      },
+    };
+  } finally {
+    await gen.close();
+  }
+}
+
+/** One concurrency level on a fresh agent and pass-through, so every level starts from the same state. */
+export async function benchHttp(quick: boolean, log: (s: string) => void): Promise<HttpResults> {
+  const t = quick ? { warmupMs: 1_000, durationMs: 2_500, minWarm: 40 } : { warmupMs: 3_000, durationMs: 8_000, minWarm: 150 };
+  const rows: HttpRow[] = [];
+  for (const c of [1, 32]) {
+    const agent = await startHonestAgent();
+    const pass: Service = await startPassthrough(agent.url);
+    try {
+      log(`  c=${c}: direct`);
+      const direct = { origin: agent.url, path: '/a2a/jsonrpc', headers: BASE_HEADERS, body: sendMessageBody('direct'), check: completedTask() };
+      rows.push({ route: 'direct', ...(await measure(direct, c, t, { agent: agent.pid })) });
+
+      log(`  c=${c}: pass-through`);
+      const via = { ...direct, origin: pass.url, body: sendMessageBody('pass') };
+      rows.push({ route: 'passthrough', ...(await measure(via, c, t, { proxy: pass.pid, agent: agent.pid })) });
+
+      const batonC1 = rows.find((r) => r.route === 'baton' && r.concurrency === 1)?.rps ?? 5;
+      const lifetime = lifetimeFor(c, batonC1);
+      log(`  c=${c}: baton (fresh instance, root lifetime ${lifetime} s)`);
+      const baton = await startBaton(agent, lifetime);
+      try {
+        const before = (await agent.log()).counts;
+        const target = {
+          origin: baton.url,
+          path: '/agents/honest/a2a/jsonrpc',
+          headers: { ...BASE_HEADERS, 'x-api-key': API_KEY },
+          body: sendMessageBody('baton'),
+          check: completedTask({ verified: true }),
+        };
+        const row = await measure(target, c, t, { proxy: baton.pid, agent: agent.pid }, BATON_MAX_REQUESTS);
+        const after = (await agent.log()).counts;
+        // Calls the agent saw during warm-up and measurement, per Baton request issued in them.
+        const issued = Math.max(1, (after.SendMessage ?? 0) - (before.SendMessage ?? 0));
+        const calls = Object.fromEntries(
+          Object.keys(after)
+            .filter((k) => (after[k] ?? 0) - (before[k] ?? 0) > 0)
+            .map((k) => [k, round(((after[k] ?? 0) - (before[k] ?? 0)) / issued, 2)]),
+        );
+        rows.push({ route: 'baton', ...row, agentCallsPerRequest: calls, rootLifetimeS: lifetime });
+      } finally {
+        await baton.stop();
+      }
+    } finally {
+      await pass.stop();
+      await agent.stop();
+    }
+  }
+  return { rows, timing: { ...t, batonMaxRequests: BATON_MAX_REQUESTS } };
+}

@@ -1,0 +1,102 @@
+/**
+ * The loopback world for the HTTP benchmarks: one honest SDK agent
+ * (`--step-ms 0`), Baton as its own process in front of it (configured the
+ * way e2e/gateway/world.ts does: pinned JWKS for the agent origin, one
+ * API-key caller, an owner preset), and the node:http + undici pass-through.
+ */
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnAgent, spawnReady, type SpawnedAgent } from '../../e2e/harness/process.ts';
+import { API_KEY } from '../../e2e/gateway/world.ts';
+import { removeTemp, spawnLines, tempDir } from './proc.ts';
+
+export { API_KEY };
+export const BATON_MAIN = fileURLToPath(new URL('../../e2e/harness/baton-main.ts', import.meta.url));
+const PASSTHROUGH = fileURLToPath(new URL('../passthrough.ts', import.meta.url));
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/**
+ * Every SendMessage issues a fresh root. The ledger admits at most 1,024
+ * active roots per owner namespace and a root stays active for its preset
+ * lifetime, so the sustainable rate is 1024 / lifetime; a short lifetime
+ * keeps that ceiling (341/s at 3 s) out of the way of the measurement.
+ */
+export const ROOT_LIFETIME_S = Number(process.env.BENCH_ROOT_LIFETIME_S ?? 3);
+
+/**
+ * A lifetime for a run at `concurrency` when one caller sees about `rpsAtC1`
+ * requests/s: long enough that a queued request's root has not expired when
+ * it is admitted and verified (4 × the expected queueing delay), short
+ * enough that 1024 / lifetime stays above the rate.
+ */
+export function lifetimeFor(concurrency: number, rpsAtC1: number): number {
+  if (process.env.BENCH_ROOT_LIFETIME_S) return ROOT_LIFETIME_S;
+  return Math.min(60, Math.max(2, Math.ceil((4 * concurrency) / Math.max(rpsAtC1, 0.5))));
+}
+
+export interface Service {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export function startHonestAgent(): Promise<SpawnedAgent> {
+  return spawnAgent({ behaviour: 'honest', name: 'honest', stepMs: 0 });
+}
+
+/** Writes a gateway config for `agent` into a fresh data dir; returns its path and dir. */
+export function batonConfig(agent: SpawnedAgent, lifetimeSeconds = ROOT_LIFETIME_S): { dir: string; file: string } {
+  const dir = tempDir('gw');
+  const jwks = join(dir, 'honest.jwks.json');
+  writeFileSync(jwks, JSON.stringify(agent.jwks));
+  const config = {
+    port: 0,
+    dataDir: dir,
+    logLevel: 'warn',
+    trust: { pinnedJwks: { [agent.url]: jwks }, jkuAllowedOrigins: [] },
+    delegatees: [{ id: 'honest', cardUrl: `${agent.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 } }],
+    callers: [{ id: 'planner', apiKeySha256: sha256(API_KEY), preset: 'standard' }],
+    presets: [{ id: 'standard', maxInvocations: 5, lifetimeSeconds, maxActiveRoots: 1024, maxPerMinute: 100_000 }],
+  };
+  const file = join(dir, 'baton.json');
+  writeFileSync(file, JSON.stringify(config));
+  return { dir, file };
+}
+
+/** Baton as its own process (e2e harness), on a fresh SQLite data dir. */
+export async function startBaton(agent: SpawnedAgent, lifetimeSeconds = ROOT_LIFETIME_S): Promise<Service & { dir: string }> {
+  const { dir, file } = batonConfig(agent, lifetimeSeconds);
+  const proc = await spawnReady<{ url: string }>(BATON_MAIN, [file], {}, { timeoutMs: 60_000 });
+  return {
+    url: proc.ready.url,
+    pid: proc.pid,
+    dir,
+    async stop() {
+      await proc.stop();
+      removeTemp(dir);
+    },
+  };
+}
+
+/** Baton under `node --cpu-prof`; the profile is written when it exits (SIGTERM → clean exit). */
+export async function startProfiledBaton(agent: SpawnedAgent, profileDir: string, lifetimeSeconds = ROOT_LIFETIME_S): Promise<Service & { dir: string }> {
+  const { dir, file } = batonConfig(agent, lifetimeSeconds);
+  const proc = spawnLines(BATON_MAIN, [file], { execArgv: ['--cpu-prof', '--cpu-prof-dir', profileDir] });
+  const ready = await proc.next<{ url: string }>(60_000);
+  return {
+    url: ready.url,
+    pid: proc.pid,
+    dir,
+    async stop() {
+      await proc.stop(30_000);
+      removeTemp(dir);
+    },
+  };
+}
+
+export async function startPassthrough(upstream: string): Promise<Service> {
+  const proc = await spawnReady<{ url: string }>(PASSTHROUGH, [upstream], {}, { timeoutMs: 30_000 });
+  return { url: proc.ready.url, pid: proc.pid, stop: proc.stop };
+}

@@ -1,0 +1,186 @@
+/**
+ * Baton under `node --cpu-prof` for a short concurrency-32 load, then the
+ * .cpuprofile summarised: self time by function and by area (a package, a
+ * src/ directory, node internals, GC), and inclusive time of Baton's own
+ * functions.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { completedTask, LoadGenerator, sendMessageBody } from './lib/load.ts';
+import { removeTemp, ROOT, tempDir } from './lib/proc.ts';
+import { round } from './lib/stats.ts';
+import { API_KEY, lifetimeFor, startHonestAgent, startProfiledBaton } from './lib/world.ts';
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  hitCount?: number;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples?: number[];
+  timeDeltas?: number[];
+}
+
+export interface ProfileEntry {
+  name: string;
+  where: string;
+  ms: number;
+  pct: number;
+}
+
+export interface ProfileResults {
+  requests: number;
+  errors: number;
+  rps: number;
+  /** Sampled wall time of the main thread, and the part of it not idle. */
+  profiledMs: number;
+  busyMs: number;
+  selfTop: ProfileEntry[];
+  byArea: Array<{ area: string; ms: number; pct: number }>;
+  inclusiveSrc: ProfileEntry[];
+  /** Whether only the samples inside the measured load window were counted. */
+  windowed: boolean;
+}
+
+function shortUrl(url: string): string {
+  const root = `file://${ROOT}`;
+  let u = url.startsWith(root) ? url.slice(root.length) : url.replace(/^file:\/\//, '');
+  const nm = u.lastIndexOf('node_modules/');
+  if (nm >= 0) u = u.slice(nm);
+  return u;
+}
+
+function areaOf(frame: CallFrame): string {
+  const { functionName: f, url } = frame;
+  if (f === '(idle)' || f === '(program)' || f === '(garbage collector)' || f === '(root)') return f;
+  if (!url) return '(native/builtin)';
+  if (url.startsWith('node:')) return 'node: internals';
+  const u = shortUrl(url);
+  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u);
+  if (nm) return nm[1]!;
+  const src = /^(src\/[^/]+)\//.exec(u);
+  if (src) return `${src[1]}/`;
+  return u.split('/')[0] ?? u;
+}
+
+// tsx-compiled src/ files report meaningless line numbers, so they are named by file only.
+const keyOf = (f: CallFrame) =>
+  `${f.functionName || '(anonymous)'}\u0000${f.url ? (f.url.includes('/node_modules/') || f.url.startsWith('node:') ? `${shortUrl(f.url)}:${f.lineNumber + 1}` : shortUrl(f.url)) : ''}`;
+
+/** Self and inclusive times (ms) from samples × timeDeltas. */
+export function summariseProfile(p: CpuProfile, top = 15, window?: { fromUs: number; toUs: number }): Omit<ProfileResults, 'requests' | 'errors' | 'rps' | 'windowed'> {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const selfUs = new Map<number, number>();
+  const samples = p.samples ?? [];
+  const deltas = p.timeDeltas ?? [];
+  let ts = p.startTime;
+  for (let i = 0; i < samples.length; i++) {
+    ts += deltas[i] ?? 0;
+    // Sample timestamps and process.hrtime share CLOCK_MONOTONIC, so the load window selects them.
+    if (window && (ts < window.fromUs || ts > window.toUs)) continue;
+    // timeDeltas[i] is the gap before sample i; attribute the following gap to it.
+    const us = deltas[i + 1] ?? deltas[i] ?? 0;
+    selfUs.set(samples[i]!, (selfUs.get(samples[i]!) ?? 0) + us);
+  }
+  let total = 0;
+  let idle = 0;
+  const self = new Map<string, number>();
+  const areas = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    const node = byId.get(id)!;
+    total += us;
+    if (node.callFrame.functionName === '(idle)') {
+      idle += us;
+      continue;
+    }
+    const k = keyOf(node.callFrame);
+    self.set(k, (self.get(k) ?? 0) + us);
+    const a = areaOf(node.callFrame);
+    areas.set(a, (areas.get(a) ?? 0) + us);
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const f = byId.get(cur)!.callFrame;
+      if (!f.url.includes('/src/')) continue;
+      const ik = keyOf(f);
+      if (seen.has(ik)) continue;
+      seen.add(ik);
+      inclusive.set(ik, (inclusive.get(ik) ?? 0) + us);
+    }
+  }
+  const busy = total - idle;
+  const entry = ([k, us]: [string, number]): ProfileEntry => {
+    const [name, where] = k.split('\u0000') as [string, string];
+    return { name, where, ms: round(us / 1000, 1), pct: round((100 * us) / busy, 1) };
+  };
+  const sorted = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]);
+  return {
+    profiledMs: round(total / 1000, 0),
+    busyMs: round(busy / 1000, 0),
+    selfTop: sorted(self).slice(0, top).map(entry),
+    byArea: sorted(areas)
+      .slice(0, 14)
+      .map(([area, us]) => ({ area, ms: round(us / 1000, 1), pct: round((100 * us) / busy, 1) })),
+    inclusiveSrc: sorted(inclusive).slice(0, top).map(entry),
+  };
+}
+
+export async function profileBaton(quick: boolean, rpsAtC1: number, log: (s: string) => void): Promise<ProfileResults> {
+  const dir = tempDir('prof');
+  const agent = await startHonestAgent();
+  try {
+    const baton = await startProfiledBaton(agent, dir, lifetimeFor(32, rpsAtC1));
+    let r;
+    let window: { fromUs: number; toUs: number } | undefined;
+    try {
+      const gen = new LoadGenerator(
+        {
+          origin: baton.url,
+          path: '/agents/honest/a2a/jsonrpc',
+          headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
+          body: sendMessageBody('prof'),
+          check: completedTask({ verified: true }),
+        },
+        32,
+      );
+      try {
+        await gen.phase(1_000, 400);
+        log('  profiling c=32 load');
+        const fromUs = Number(process.hrtime.bigint() / 1000n);
+        r = await gen.phase(quick ? 3_000 : 6_000, 2_500);
+        window = { fromUs, toUs: Number(process.hrtime.bigint() / 1000n) };
+      } finally {
+        await gen.close();
+      }
+    } finally {
+      await baton.stop();
+    }
+    // The main thread's profile is the one with the most busy samples (tsx's loader thread writes one too).
+    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+    if (files.length === 0) throw new Error('no .cpuprofile written');
+    const profiles = files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as CpuProfile);
+    let summaries = profiles.map((p) => summariseProfile(p, 15, window));
+    let windowed = true;
+    if (summaries.every((s) => s.busyMs === 0)) {
+      // The clocks did not line up: fall back to the whole process lifetime (start-up included).
+      summaries = profiles.map((p) => summariseProfile(p, 15));
+      windowed = false;
+    }
+    const main = summaries.sort((a, b) => b.busyMs - a.busyMs)[0]!;
+    return { requests: r.requests, errors: r.errors, rps: round(r.rps, 1), ...main, windowed };
+  } finally {
+    await agent.stop();
+    removeTemp(dir);
+  }
+}
