@@ -40,9 +40,11 @@ export interface AuthorityDeps {
 export interface TaskAuthority {
   /** Root first; the last one is the child minted for the delegatee. */
   contracts: DelegationContract[];
-  /** The evaluated chain; re-evaluate it before every later effect. */
-  chain: EvaluatedChain;
-  /** Re-verifies every ancestor now under the right keys, optionally against one operation. */
+  /**
+   * Re-verifies every ancestor now under the right keys, optionally against
+   * one operation. Callers evaluate once, right before admission, rather than
+   * here as well: verification is the costly part (one signature per hop).
+   */
   reevaluate(op?: OperationRequest): Promise<EvaluatedChain>;
 }
 
@@ -93,7 +95,7 @@ export class DelegationAuthority {
     );
     await this.openBudget(child);
     const contracts = [root, child];
-    return { contracts, chain: await this.evaluate(contracts), reevaluate: (op) => this.evaluate(contracts, op) };
+    return { contracts, reevaluate: (op) => this.evaluate(contracts, op) };
   }
 
   /**
@@ -127,7 +129,7 @@ export class DelegationAuthority {
     await this.openBudget(child);
     const all = [...contracts, child];
     const reevaluate = (op?: OperationRequest) => evaluateChain(all, { clock: this.deps.clock, resolveSignerKey: this.either(resolveSignerKey), heads: this.heads }, op);
-    return { contracts: all, chain: await reevaluate(), reevaluate };
+    return { contracts: all, reevaluate };
   }
 
   /** The stored chain ending at `leaf`, re-verified under the keys this caller's chain needs. */
@@ -135,7 +137,7 @@ export class DelegationAuthority {
     const contracts = (await loadChain(this.deps.store, leaf)).map((r) => parseContract(r));
     const keys = caller.upstream ? this.either(await this.upstreamKeys(caller.upstream)) : this.resolveSignerKey;
     const reevaluate = (op?: OperationRequest) => evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey: keys, heads: this.heads }, op);
-    return { contracts, chain: await reevaluate(), reevaluate };
+    return { contracts, reevaluate };
   }
 
   private readonly upstreamCache = new Map<string, Promise<ResolveSignerKey>>();

@@ -8,6 +8,8 @@ import type { Observation } from '../attempts/outcome.ts';
 import { fingerprint, isInterrupted, isTerminal, TaskView } from '../attempts/task-view.ts';
 import type { EvaluatedChain } from '../contracts/admission.ts';
 import { parseContract, type DelegationContract } from '../contracts/model.ts';
+import type { ControlEventInput } from '../control/event.ts';
+import type { ControlBoundaryRef } from '../control/fence.ts';
 import type { ControlScopeRef } from '../control/scope.ts';
 import { BatonError, invalidRequest } from '../errors.ts';
 import { refOf, sealRecord, type SealedRecord } from '../records/envelope.ts';
@@ -282,12 +284,21 @@ export class Dispatcher {
    * the PermissionDecision, and the reservation on root, ancestors and leaf,
    * all in one durable transaction before anything is sent (ADR-0014).
    */
-  private async admitEffect(attemptId: string, chain: EvaluatedChain, leaf: DelegationContract, operation: string) {
+  private async admitEffect(
+    attemptId: string,
+    chain: EvaluatedChain,
+    leaf: DelegationContract,
+    operation: string,
+    /** Builds the attempt record this effect starts, committed in the admission's transaction. */
+    startAttempt?: (effect: { effect_id: string; reservation_id: string; fence_set: ControlBoundaryRef[]; idempotency_key: string }) => Attempt,
+  ) {
     const at = utc(this.deps.clock.now());
     const effectId = this.deps.ids.next('eff');
     const reservationId = this.deps.ids.next('res');
     const scopes = chain.fenceScopes as ControlScopeRef[];
     const fence = [...(await this.deps.store.control.fenceSet(scopes))];
+    const effect = { effect_id: effectId, reservation_id: reservationId, fence_set: fence, idempotency_key: effectId };
+    const attempt = startAttempt?.(effect);
     const decision = sealRecord(
       {
         type: 'permission_decision',
@@ -309,14 +320,15 @@ export class Dispatcher {
       attempt_scope: { space_id: this.deps.spaceId, scope_kind: 'attempt', scope_id: attemptId },
       actor_ref: this.deps.gatewayActor,
       at,
+      // One transaction: the effect's admission, its attempt record and the started observation.
+      ...(attempt ? { records: [attempt], events: [this.startedEvent(attempt)] } : {}),
     });
-    return { effect_id: effectId, reservation_id: reservationId, fence_set: fence, idempotency_key: effectId };
+    return { ...effect, attempt };
   }
 
   private async admitOn(caller: Caller, target: ResolvedDelegatee, chain: EvaluatedChain, root: DelegationContract, child: DelegationContract, message: Json, operation: string): Promise<Attempt> {
     const attemptId = this.deps.ids.next('att');
-    const effect = await this.admitEffect(attemptId, chain, child, operation);
-    const attempt = sealRecord<AttemptBody>(
+    const seal = (effect: Pick<AttemptBody, 'effect_id' | 'reservation_id' | 'fence_set' | 'idempotency_key'>): Attempt => sealRecord<AttemptBody>(
       {
         type: 'execution_attempt',
         issuedBy: this.deps.gatewayActor,
@@ -337,10 +349,9 @@ export class Dispatcher {
       // The attempt's record id is its attempt id, so Baton's task id names the record.
       { ids: { next: (p) => (p === 'rev' ? this.deps.ids.next('rev') : attemptId) }, clock: this.deps.clock },
     );
-    await this.deps.store.putRecord(attempt);
-    this.track(attempt);
-    await this.started(attempt);
-    return attempt;
+    const { attempt } = await this.admitEffect(attemptId, chain, child, operation, seal);
+    this.track(attempt!);
+    return attempt!;
   }
 
   /**
@@ -355,15 +366,19 @@ export class Dispatcher {
     await this.deps.store.ledger.settle({ reservation_id: r.reservation_id, outcome: { kind: 'measured', actual }, evidence: refOf(prior), at: utc(this.deps.clock.now()) });
   }
 
-  private async started(attempt: Attempt): Promise<void> {
-    await this.deps.store.control.appendControl({
+  private startedEvent(attempt: Attempt): ControlEventInput {
+    return {
       event_type: 'rw003.execution.started',
       control_scope_ref: { space_id: this.deps.spaceId, scope_kind: 'attempt', scope_id: attempt.body.attempt_id },
       actor_ref: this.deps.gatewayActor,
       produced_records: [refOf(attempt)],
       fence_set: attempt.body.fence_set,
       idempotency_key: `started:${attempt.body.effect_id}`,
-    });
+    };
+  }
+
+  private async started(attempt: Attempt): Promise<void> {
+    await this.deps.store.control.appendControl(this.startedEvent(attempt));
   }
 
   /**
@@ -380,7 +395,7 @@ export class Dispatcher {
     const authority = await this.deps.authority.resume(caller, prior.body.delegation_ref);
     const chain = await authority.reevaluate(this.deps.authority.operation(operation, 'proposal'));
     await this.settleInterruptedTurn(prior);
-    const effect = await this.admitEffect(prior.body.attempt_id, chain, authority.contracts[authority.contracts.length - 1]!, operation);
+    const { attempt: _none, ...effect } = await this.admitEffect(prior.body.attempt_id, chain, authority.contracts[authority.contracts.length - 1]!, operation);
     const attempt = await this.revise(prior, { ...effect, state: 'open' });
     await this.started(attempt);
     const { [CONTRACT_EXTENSION]: _presented, ...otherMetadata } = (message.metadata as Json | undefined) ?? {};

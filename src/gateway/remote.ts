@@ -53,7 +53,8 @@ export class RemoteClient {
     this.limits = { ...DEFAULT_REMOTE_LIMITS, ...opts.limits };
     const common = { headersTimeout: this.limits.headersTimeoutMs, bodyTimeout: this.limits.bodyTimeoutMs, maxRedirections: 0 } as const;
     this.forward = new Agent({ ...common, connections: opts.connections ?? 64, keepAliveTimeout: 10_000 });
-    this.verify = new Agent({ ...common, connections: 8, pipelining: 0 });
+    // Its own pool (keep-alive, but never shared with forwarded calls).
+    this.verify = new Agent({ ...common, connections: 8, keepAliveTimeout: 10_000 });
   }
 
   /** One JSON-RPC call; returns the `result` or throws RemoteFailure / BatonError. */

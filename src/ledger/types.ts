@@ -1,4 +1,5 @@
 /** Requests and receipts of the ledger's domain operations (see src/store/port.ts). */
+import type { ControlEventInput } from '../control/event.ts';
 import type { ControlBoundaryRef } from '../control/fence.ts';
 import type { ControlScopeRef } from '../control/scope.ts';
 import type { Envelope } from '../records/envelope.ts';
@@ -72,6 +73,10 @@ export interface AdmissionRequest {
   attempt_scope: ControlScopeRef;
   actor_ref: ActorRef;
   at: string;
+  /** Records to commit in the same transaction (e.g. the ExecutionAttempt this effect starts). */
+  records?: Envelope[];
+  /** Audit events to append in the same transaction (attempt streams; never an authority stream). */
+  events?: ControlEventInput[];
 }
 
 export interface AdmissionReceipt {

@@ -140,6 +140,7 @@ function admissionDigest(req: AdmissionRequest): string {
     scopes: req.scopes,
     decision: req.decision.content_digest,
     attempt_scope: req.attempt_scope,
+    records: (req.records ?? []).map((r) => r.content_digest),
   });
 }
 
@@ -235,6 +236,12 @@ export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimit
     { at: req.at },
     ids,
   );
+  for (const record of req.records ?? []) yield* putRecord(record, req.at);
+  for (const event of req.events ?? []) {
+    const parsed = parseEventInput(event);
+    if (parsed.control_scope_ref.scope_kind !== 'attempt') throw invalidRequest('only audit events may ride along with an admission');
+    yield* appendControl(parsed, { at: req.at }, ids);
+  }
   return receipt;
 }
 

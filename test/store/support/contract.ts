@@ -236,6 +236,32 @@ export function storeContract(name: string, make: MakeStore): void {
       await store.close();
     });
 
+    it('commits ride-along records and audit events in the admission transaction, or none of them', async () => {
+      const store = await make();
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const { root, child, leaf } = await chain(store, space, { root: 1n });
+      const note = (n: number) => sealRecord({ type: 'execution_attempt', body: { n }, issuedBy: actor, lifecycle: 'active' }, { ids: randomIds, clock: systemClock });
+      const event = (req: { attempt_scope: ReturnType<typeof attemptScope> }) => ({ event_type: 'rw003.execution.started' as const, control_scope_ref: req.attempt_scope, actor_ref: actor });
+      const ok = await admission(store, space, [root, child, leaf], leaf);
+      const first = note(1);
+      await store.ledger.admit({ ...ok, records: [first], events: [event(ok)] });
+      expect(await store.getRecord(first.record_id)).toStrictEqual(first);
+      expect((await store.control.readStream(streamOf(ok.attempt_scope))).map((e) => e.event_type)).toEqual(['rw003.permission.evaluated', 'rw003.execution.started']);
+      const refused = await admission(store, space, [root, child, leaf], leaf); // the budget is spent
+      const second = note(2);
+      await expectCodeAsync(store.ledger.admit({ ...refused, records: [second], events: [event(refused)] }), 'limit_exceeded');
+      expect(await store.getRecord(second.record_id)).toBeUndefined();
+      expect(await store.control.readStream(streamOf(refused.attempt_scope))).toEqual([]);
+      const sneaky = await admission(store, space, [root, child, leaf], leaf);
+      await expectCodeAsync(
+        store.ledger.admit({ ...sneaky, amounts: { tokens: 1n }, events: [{ event_type: 'rw003.delegation.revoked', control_scope_ref: delegationScope(space, root), actor_ref: actor }] }),
+        'invalid_request',
+      );
+      expect((await store.control.head(delegationScope(space, root)))?.state).toBe('active');
+      await store.close();
+    });
+
     it('is idempotent by effect id and refuses the same id with other content', async () => {
       const store = await make();
       const space = freshSpace();
