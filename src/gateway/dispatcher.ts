@@ -423,16 +423,18 @@ export class Dispatcher {
       const latest = await this.latestOf(attempt);
       if (latest.body.state === 'closed' && !opts.reverify) return latest;
       const scopes = await this.scopesOf(latest);
-      const verdict = await verifyAttempt(latest, observation, { endpoint: target.endpoint, headers: target.headers, criteria: target.config.acceptance, scopes }, this.deps);
+      const verdict = await verifyAttempt(latest, observation, { endpoint: target.endpoint, headers: target.headers, criteria: target.config.acceptance, scopes }, this.deps, (receipt, projection) =>
+        this.seal(latest, {
+          state: 'closed',
+          outcome: projection.outcome,
+          receipt_ref: refOf(receipt),
+          ...(observation.kind === 'task' ? { observed: observation.fingerprint } : {}),
+        }),
+      );
       if (!verdict) return latest;
-      const closed = await this.revise(latest, {
-        state: 'closed',
-        outcome: verdict.projection.outcome,
-        receipt_ref: refOf(verdict.receipt),
-        ...(observation.kind === 'task' ? { observed: observation.fingerprint } : {}),
-      });
-      if (verdict.projection.settlement !== 'hold') this.deps.authority.release(closed.body.root_ref.object_id);
-      return closed;
+      this.track(verdict.closed);
+      if (verdict.projection.settlement !== 'hold') this.deps.authority.release(verdict.closed.body.root_ref.object_id);
+      return verdict.closed;
     });
   }
 
@@ -467,12 +469,17 @@ export class Dispatcher {
   }
 
   private async sealRevision(attempt: Attempt, patch: Partial<AttemptBody>): Promise<Attempt> {
-    const next = sealRecord<AttemptBody>(
+    const next = this.seal(attempt, patch);
+    await this.deps.store.putRecord(next);
+    return next;
+  }
+
+  /** The next revision of `attempt` with `patch` applied (not stored). */
+  private seal(attempt: Attempt, patch: Partial<AttemptBody>): Attempt {
+    return sealRecord<AttemptBody>(
       { type: 'execution_attempt', issuedBy: this.deps.gatewayActor, lifecycle: patch.state === 'closed' ? 'recorded' : 'active', recordId: attempt.record_id, prior: refOf(attempt), body: { ...attempt.body, ...patch } },
       this.deps,
     );
-    await this.deps.store.putRecord(next);
-    return next;
   }
 
   /**

@@ -7,6 +7,7 @@
  */
 import { project, type AcceptanceCriteria, type Observation, type Projection, type ReadBack } from '../attempts/outcome.ts';
 import { fingerprint, TaskView } from '../attempts/task-view.ts';
+import type { ControlEventInput } from '../control/event.ts';
 import { checkFences, type ControlFenceSet, type StreamHead } from '../control/fence.ts';
 import { streamKey, streamOf, type ControlScopeRef } from '../control/scope.ts';
 import { digestOf } from '../records/digest.ts';
@@ -30,6 +31,8 @@ export interface VerifierDeps {
 export interface Verdict {
   projection: Projection;
   receipt: SealedRecord<ReceiptBody>;
+  /** The attempt's closing revision, committed with the receipt. */
+  closed: SealedRecord<AttemptBody>;
 }
 
 export async function readBack(remote: RemoteClient, endpoint: string, taskId: string, headers: Record<string, string> = {}): Promise<ReadBack & { raw?: JsonValue }> {
@@ -64,6 +67,8 @@ export async function verifyAttempt(
   observation: Observation,
   ctx: { endpoint: string; headers: Record<string, string>; criteria: AcceptanceCriteria; scopes: readonly ControlScopeRef[] },
   deps: VerifierDeps,
+  /** Seals (does not store) the attempt's closing revision for this verdict. */
+  close: (receipt: SealedRecord<ReceiptBody>, projection: Projection) => SealedRecord<AttemptBody>,
 ): Promise<Verdict | undefined> {
   const back = observation.kind === 'task' ? await readBack(deps.remote, ctx.endpoint, observation.task.id, ctx.headers) : undefined;
   const first = project(observation, back, ctx.criteria);
@@ -98,31 +103,48 @@ export async function verifyAttempt(
     },
     deps,
   );
-  await deps.store.putRecord(receipt);
-  await deps.store.control.appendControl({
-    event_type: 'rw003.execution.terminal',
-    control_scope_ref: { space_id: attempt.body.space_id, scope_kind: 'attempt', scope_id: attempt.body.attempt_id },
+  const terminal = {
+    event_type: 'rw003.execution.terminal' as const,
+    control_scope_ref: { space_id: attempt.body.space_id, scope_kind: 'attempt' as const, scope_id: attempt.body.attempt_id },
     actor_ref: deps.gatewayActor,
     produced_records: [refOf(receipt)],
     outcome: projection.outcome,
     idempotency_key: `terminal:${receipt.record_id}`,
     payload: { reasons: projection.reasons },
-  });
-  await settle(attempt, projection, refOf(receipt), deps);
-  return { projection, receipt };
+  };
+  const closed = close(receipt, projection);
+  await commit(attempt, projection, { receipt, closed, terminal }, deps);
+  return { projection, receipt, closed };
 }
 
 
-async function settle(attempt: SealedRecord<AttemptBody>, p: Projection, evidence: ReturnType<typeof refOf>, deps: VerifierDeps): Promise<void> {
+/**
+ * One transaction for the verdict: the settlement, the receipt, the attempt's
+ * closing revision and the terminal observation (RW-003 §1.1: the receipt and
+ * the outcome it justifies are never apart). If another gateway process
+ * sharing the ledger settled first, resolve-once holds and only the records
+ * are written.
+ */
+async function commit(
+  attempt: SealedRecord<AttemptBody>,
+  p: Projection,
+  out: { receipt: SealedRecord<ReceiptBody>; closed: SealedRecord<AttemptBody>; terminal: ControlEventInput },
+  deps: VerifierDeps,
+): Promise<void> {
   const at = utc(deps.clock.now());
   const id = attempt.body.reservation_id;
+  const records = [out.receipt, out.closed];
   const current = await deps.store.ledger.reservation(id);
-  // Another gateway process sharing the ledger may have settled it first: resolve-once holds either way.
-  if (!current || (current.status !== 'held' && current.status !== 'unknown')) return;
-  if (p.settlement === 'release') await deps.store.ledger.settle({ reservation_id: id, outcome: { kind: 'not_dispatched' }, evidence, at });
-  else if (p.settlement === 'consume') {
-    const r = await deps.store.ledger.reservation(id);
-    const actual = new Map(Object.entries(r?.amounts ?? {}).map(([k, v]) => [k, BigInt(v)]));
-    await deps.store.ledger.settle({ reservation_id: id, outcome: { kind: 'measured', actual }, evidence, at });
-  } else await deps.store.ledger.settle({ reservation_id: id, outcome: { kind: 'unknown' }, evidence, at });
+  if (!current || (current.status !== 'held' && current.status !== 'unknown')) {
+    for (const r of records) await deps.store.putRecord(r);
+    await deps.store.control.appendControl(out.terminal);
+    return;
+  }
+  const outcome =
+    p.settlement === 'release'
+      ? ({ kind: 'not_dispatched' } as const)
+      : p.settlement === 'consume'
+        ? ({ kind: 'measured', actual: new Map(Object.entries(current.amounts).map(([k, v]) => [k, BigInt(v)])) } as const)
+        : ({ kind: 'unknown' } as const);
+  await deps.store.ledger.settle({ reservation_id: id, outcome, evidence: refOf(out.receipt), at, records, events: [out.terminal] });
 }

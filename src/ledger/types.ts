@@ -98,6 +98,10 @@ export interface SettlementRequest {
   /** Evidence for the outcome (receipt, reconciliation record); required to leave `unknown`. */
   evidence?: RevisionRef;
   at: string;
+  /** Records committed in the same transaction, even when the settlement itself is a no-op replay. */
+  records?: Envelope[];
+  /** Audit events appended in the same transaction (attempt streams only). */
+  events?: ControlEventInput[];
 }
 
 export interface Reservation {

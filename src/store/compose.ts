@@ -73,7 +73,7 @@ export function composeLedger(run: RunProgram, reads: StoreReads, ids: IdSource,
   return {
     openBudget: async (req) => run(() => openBudget(req, ids, limits)),
     admit: async (req) => run(() => admit(req, ids, limits)),
-    settle: async (req) => run(() => settle(req)),
+    settle: async (req) => run(() => settle(req, ids)),
     node: async (id) => {
       const row = await reads.node(id);
       return row && { ...row, depth: Number(row.depth), issued_event: JSON.parse(row.issued_event) };

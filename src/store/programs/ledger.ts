@@ -22,7 +22,8 @@ import {
   type SettlementRequest,
 } from '../../ledger/types.ts';
 import { digestOf } from '../../records/digest.ts';
-import { refOf } from '../../records/envelope.ts';
+import { refOf, type Envelope } from '../../records/envelope.ts';
+import type { ControlEventInput } from '../../control/event.ts';
 import type { IdSource } from '../../records/ids.ts';
 import { appendControl, headOf, parseEventInput } from './control.ts';
 import { tx, type NodeRow, type Program, type ReservationRow } from './ops.ts';
@@ -236,12 +237,7 @@ export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimit
     { at: req.at },
     ids,
   );
-  for (const record of req.records ?? []) yield* putRecord(record, req.at);
-  for (const event of req.events ?? []) {
-    const parsed = parseEventInput(event);
-    if (parsed.control_scope_ref.scope_kind !== 'attempt') throw invalidRequest('only audit events may ride along with an admission');
-    yield* appendControl(parsed, { at: req.at }, ids);
-  }
+  yield* rideAlong(req.records, req.events, req.at, ids);
   return receipt;
 }
 
@@ -270,7 +266,13 @@ export function reservationOf(row: ReservationRow): Reservation {
   };
 }
 
-export function* settle(req: SettlementRequest): Program<Reservation> {
+export function* settle(req: SettlementRequest, ids: IdSource): Program<Reservation> {
+  const result = yield* settleOnly(req);
+  yield* rideAlong(req.records, req.events, req.at, ids);
+  return result;
+}
+
+function* settleOnly(req: SettlementRequest): Program<Reservation> {
   const row = yield* tx('reservation', req.reservation_id, 'update');
   if (!row) throw invalidRequest('reservation is unknown', { reservation_id: req.reservation_id });
   const settlement = JSON.stringify({
@@ -291,5 +293,15 @@ export function* settle(req: SettlementRequest): Program<Reservation> {
   yield* applyAndJournal(req.reservation_id, deltas, `settle:${req.outcome.kind}`, req.at);
   yield* tx('resolveReservation', req.reservation_id, status, settlement, status === 'unknown' ? null : req.at);
   return { ...reservationOf(row), status, settled_at: status === 'unknown' ? null : req.at };
+}
+
+/** Records and audit events that commit with a ledger operation; authority streams never ride along. */
+function* rideAlong(records: readonly Envelope[] | undefined, events: readonly ControlEventInput[] | undefined, at: string, ids: IdSource): Program<void> {
+  for (const record of records ?? []) yield* putRecord(record, at);
+  for (const event of events ?? []) {
+    const parsed = parseEventInput(event);
+    if (parsed.control_scope_ref.scope_kind !== 'attempt') throw invalidRequest('only audit events may ride along with a ledger operation');
+    yield* appendControl(parsed, { at }, ids);
+  }
 }
 
