@@ -4,17 +4,15 @@
  * binding (the SDK's express adapters around Baton's handler). A client that
  * speaks only A2A talks to Baton exactly as it would to the agent itself.
  */
-import type { UserBuilder } from '@a2a-js/sdk/server/express';
-import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
+import type { AgentCard } from '@a2a-js/sdk';
+import { jsonRpcHandler, restHandler, type UserBuilder } from '@a2a-js/sdk/server/express';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { BatonError } from '../errors.ts';
 import { WIRE_CODES } from '../http/error-map.ts';
-import { parseStrictJson } from '../records/strict-json.ts';
 import type { Logger } from '../log.ts';
-import type { JsonValue } from '../records/strict-json.ts';
+import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
 import { BatonA2AHandler, type RequestFacts } from './a2a-handler.ts';
 import type { Caller, CallerAuthenticator } from './callers.ts';
-import type { AgentCard } from '@a2a-js/sdk';
 import type { DelegateeRegistry } from './delegatees.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { ProxyCards } from './proxy-card.ts';
