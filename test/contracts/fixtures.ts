@@ -16,7 +16,6 @@ import { A2A_OPERATIONS, type ScopeRegistry } from '../../src/contracts/scope.ts
 import type { ContractSigner } from '../../src/contracts/signing.ts';
 import type { Terms } from '../../src/contracts/terms.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { afterAll } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
@@ -143,8 +142,9 @@ export const baseRequest = {
 
 export type World = Awaited<ReturnType<typeof world>>;
 
+// Removed at process exit (not a vitest hook: the benchmarks import these fixtures too).
 const tempDirs: string[] = [];
-afterAll(() => {
+process.once('exit', () => {
   for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
