@@ -142,11 +142,18 @@ export const baseRequest = {
 
 export type World = Awaited<ReturnType<typeof world>>;
 
-// Removed at process exit (not a vitest hook: the benchmarks import these fixtures too).
-const tempDirs: string[] = [];
-process.once('exit', () => {
-  for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+// One scratch directory per process, removed at exit (not a vitest hook: the
+// benchmarks import these fixtures too).
+let scratch: string | undefined;
+let worlds = 0;
+function scratchDir(): string {
+  if (!scratch) {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-contracts-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    scratch = dir;
+  }
+  return scratch;
+}
 
 /** Keys, clock, ids, store and the issuance/mint/evaluate operations wired together. */
 export async function world() {
@@ -161,9 +168,7 @@ export async function world() {
   const signer = await makeSigner(actors.baton, 'baton-k1');
   const resolveSignerKey = async (kid: string, issuer: RevisionRef) => keys.get(`${issuer.object_id}|${kid}`);
   // A real SQLite file: contract storage goes through the same adapter production uses.
-  const dir = mkdtempSync(join(tmpdir(), 'baton-contracts-'));
-  tempDirs.push(dir);
-  const store = SqliteStore.open(join(dir, 'c.db'), { create: true });
+  const store = SqliteStore.open(join(scratchDir(), `c${++worlds}.db`), { create: true });
   const heads = storeHeads(store);
   const descendants = new Map<string, number>();
   const preset = definePreset(machinePresetRaw(), { maxLifetimeSeconds: 7200 });
