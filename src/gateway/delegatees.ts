@@ -74,14 +74,24 @@ export class DelegateeRegistry {
     });
     const endpoint = jsonRpcEndpoint(verification);
     const agentScope: ControlScopeRef = { space_id: this.deps.spaceId, scope_kind: 'agent', scope_id: option.card_ref.object_id };
+    // Idempotent in the store; remembered here so an unchanged card costs no write per request.
+    if (!this.announced.has(verification.payload_digest)) await this.announce(agentScope, option, verification);
+    return { config, verification, option, endpoint, agentScope, headers: credentialHeaders(config) };
+  }
+
+  private readonly announced = new Set<string>();
+
+  private async announce(agentScope: ControlScopeRef, option: DelegateeOption, verification: CardVerification): Promise<void> {
     await this.deps.store.control.appendControl({
       event_type: 'rw003.agent_card.published',
       control_scope_ref: agentScope,
       actor_ref: this.deps.announcer,
       idempotency_key: `verified:${verification.payload_digest}`,
-      payload: { card_ref: option.card_ref, form: verification.form, raw_digest: verification.raw_digest, keys: verification.verified_keys.map((k) => k.kid) },
+      // Only what the idempotency key stands for: the same signed content may arrive
+      // with fresh signatures (ES256 is randomised) after the agent restarts.
+      payload: { card_ref: option.card_ref, form: verification.form },
     });
-    return { config, verification, option, endpoint, agentScope, headers: credentialHeaders(config) };
+    this.announced.add(verification.payload_digest);
   }
 }
 
