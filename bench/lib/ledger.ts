@@ -4,6 +4,7 @@
  * budget chain of any depth, and a fenced admission request.
  */
 import pg from 'pg';
+import { freshSchema as freshTestSchema } from '../../test/store/support/pg.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../src/ledger/types.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import type { Store } from '../../src/store/port.ts';
@@ -66,21 +67,5 @@ export async function pgReachable(): Promise<string | undefined> {
   }
 }
 
-/** A throw-away schema (as test/store/support/pg.ts does), dropped afterwards. */
-export async function freshSchema(): Promise<{ url: string; drop(): Promise<void> }> {
-  const schema = randomIds.next('bench').replace(/[^a-z0-9_]/g, '');
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
-  const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  return {
-    url,
-    async drop() {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
-    },
-  };
-}
+/** A throw-away schema, dropped afterwards (the tests' helper, pointed at the bench server). */
+export const freshSchema = () => freshTestSchema(PG_URL);

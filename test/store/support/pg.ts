@@ -4,18 +4,19 @@ import { randomIds } from '../../../src/records/ids.ts';
 
 export const PG_URL = process.env.BATON_TEST_PG;
 
-export async function freshSchema(): Promise<{ url: string; drop(): Promise<void> }> {
-  if (!PG_URL) throw new Error('BATON_TEST_PG is not set');
+/** Creates a schema on `base` (default BATON_TEST_PG) and returns a URL whose search_path is it. */
+export async function freshSchema(base: string | undefined = PG_URL): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!base) throw new Error('BATON_TEST_PG is not set');
   const schema = randomIds.next('bt').replace(/[^a-z0-9_]/g, '');
-  const admin = new pg.Client({ connectionString: PG_URL });
+  const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.end();
-  const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const url = `${base}${base.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   return {
     url,
     async drop() {
-      const c = new pg.Client({ connectionString: PG_URL });
+      const c = new pg.Client({ connectionString: base });
       await c.connect();
       await c.query(`DROP SCHEMA ${schema} CASCADE`);
       await c.end();
