@@ -8,23 +8,19 @@ import { z } from 'zod';
 import { limitExceeded } from '../errors.ts';
 import { RECORD_LIMITS } from '../records/limits.ts';
 import { Autonomy, Gate, HumanAuthority, ReviewerRequirement, AutonomyTier } from './autonomy.ts';
-import { BudgetCeiling, BudgetCeilings, Count, Duration, Limits, MoneyLimit } from './limits.ts';
+import { BudgetCeiling, BudgetCeilings, Limits, MoneyLimit } from './limits.ts';
 import {
   ConsentRefs,
   Constraint,
   ControlScopeRef,
   Monitoring,
-  MONITORING_MODES,
   RetryPolicy,
-  RETRYABLE,
   Revocation,
   SubdelegationPolicy,
   Verification,
 } from './obligations.ts';
 import { Scope, scopeEntryCount } from './scope.ts';
 import { Identifier } from '../records/ids.ts';
-import { ActorRef } from '../records/revision-ref.ts';
-import { UtcTime } from '../records/time.ts';
 
 export const Terms = z.strictObject({
   scope: Scope,
@@ -44,8 +40,6 @@ export const Terms = z.strictObject({
 });
 export type Terms = z.infer<typeof Terms>;
 
-const Ids = z.array(Identifier).max(256);
-
 /**
  * A request to narrow `Terms`. Objects are partial field by field; an omitted
  * field inherits the ceiling, `spend: null` asks for no spending authority.
@@ -53,37 +47,14 @@ const Ids = z.array(Identifier).max(256);
  */
 export const TermsRequest = z.strictObject({
   scope: Scope.partial().optional(),
-  limits: z
-    .strictObject({
-      not_after: UtcTime,
-      max_duration: Duration,
-      max_invocations: Count,
-      max_protected_operations: Count,
-      max_tokens: Count,
-      max_tool_calls: Count,
-      max_retries: Count,
-      max_concurrency: Count,
-      spend: MoneyLimit.nullable(),
-    })
-    .partial()
-    .optional(),
+  limits: Limits.extend({ spend: MoneyLimit.nullable() }).partial().optional(),
   budget_ceilings: z.array(BudgetCeiling).max(1024).optional(),
   autonomy: z.strictObject({ tier: AutonomyTier, gates: z.array(Gate).max(64) }).partial().optional(),
   human_authorities: z.array(HumanAuthority).max(64).optional(),
   reviewers: z.array(ReviewerRequirement).max(64).optional(),
   consent_refs: ConsentRefs.optional(),
-  verification: z.strictObject({ pre_effect_checks: Ids, post_effect_checks: Ids, acceptance_criteria: Ids }).partial().optional(),
-  monitoring: z
-    .strictObject({
-      modes: z.array(z.enum(MONITORING_MODES)).min(1),
-      observers: z.array(ActorRef).max(64),
-      telemetry_classes: Ids,
-      heartbeat_max_seconds: Count,
-      anomaly_triggers: Ids,
-      circuit_breakers: z.array(ControlScopeRef).max(64),
-    })
-    .partial()
-    .optional(),
+  verification: Verification.partial().optional(),
+  monitoring: Monitoring.partial().optional(),
   subdelegation_policy: z
     .strictObject({
       allowed: z.boolean(),
@@ -94,19 +65,8 @@ export const TermsRequest = z.strictObject({
     })
     .partial()
     .optional(),
-  retry_policy: z
-    .strictObject({
-      retryable_outcomes: z.array(z.enum(RETRYABLE)),
-      max_attempts: Count,
-      min_backoff_ms: Count,
-      renewed_approval_conditions: Ids,
-    })
-    .partial()
-    .optional(),
-  revocation: z
-    .strictObject({ authorities: z.array(ActorRef).min(1).max(64), ack_timeout_seconds: Count, readback_required: z.boolean() })
-    .partial()
-    .optional(),
+  retry_policy: RetryPolicy.pick({ retryable_outcomes: true, max_attempts: true, min_backoff_ms: true, renewed_approval_conditions: true }).partial().optional(),
+  revocation: Revocation.pick({ authorities: true, ack_timeout_seconds: true, readback_required: true }).partial().optional(),
   control_scopes: z.array(ControlScopeRef).min(1).max(64).optional(),
   constraints: z.array(Constraint).max(256).optional(),
 });
