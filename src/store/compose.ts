@@ -10,7 +10,7 @@ import type { LedgerLimits } from '../ledger/types.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ControlStore, LedgerStore } from './port.ts';
 import { appendControl, headOf, parseEventInput } from './programs/control.ts';
-import { admit, openBudget, reservationOf, settle } from './programs/ledger.ts';
+import { admit, nodeOf, openBudget, reservationOf, settle } from './programs/ledger.ts';
 import type { HeadRow, NodeRow, Program, ReservationRow } from './programs/ops.ts';
 import { buildTree, type TreeRow } from './tree.ts';
 
@@ -76,7 +76,7 @@ export function composeLedger(run: RunProgram, reads: StoreReads, ids: IdSource,
     settle: async (req) => run(() => settle(req, ids)),
     node: async (id) => {
       const row = await reads.node(id);
-      return row && { ...row, depth: Number(row.depth), issued_event: JSON.parse(row.issued_event) };
+      return row && nodeOf(row);
     },
     reservation: async (id) => {
       const row = await reads.reservation(id);

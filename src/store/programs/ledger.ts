@@ -31,7 +31,8 @@ import { putRecord } from './records.ts';
 
 const delegationScope = (space_id: string, node_id: string): ControlScopeRef => ({ space_id, scope_kind: 'delegation', scope_id: node_id });
 
-function nodeOf(row: NodeRow): BudgetNode {
+/** The domain view of a node row (shared with the adapters' plain reads). */
+export function nodeOf(row: NodeRow): BudgetNode {
   return {
     node_id: row.node_id,
     parent_id: row.parent_id,

@@ -8,6 +8,7 @@
  * cannot hold.
  */
 import type { StreamId } from '../../control/scope.ts';
+import type { BudgetNode } from '../../ledger/types.ts';
 
 export type Lock = 'none' | 'share' | 'update';
 
@@ -43,14 +44,8 @@ export interface EventRow {
   document: string;
 }
 
-export interface NodeRow {
-  node_id: string;
-  parent_id: string | null;
-  root_id: string;
-  depth: number;
-  space_id: string;
-  owner_namespace: string;
-  not_after: string;
+/** A budget node as stored: the domain fields, plus bookkeeping, with the issued event as JSON text. */
+export interface NodeRow extends Omit<BudgetNode, 'issued_event'> {
   request_digest: string;
   issued_event: string;
   created_at: string;
