@@ -33,13 +33,14 @@ export function processContract(name: string, setup: () => Promise<Ledger>): voi
       const store = await ledger.open();
       const space = freshSpace();
       await publishAgent(store, space);
-      const c = await chain(store, space, { root: 40n });
+      // Large enough that one process cannot drain it before the others wake from the barrier.
+      const c = await chain(store, space, { root: 400n });
       const ids = JSON.stringify([c.root, c.child, c.leaf]);
-      const results = await runRacers(4, ['race', ledger.kind, ledger.where, space, ids, '100']);
+      const results = await runRacers(4, ['race', ledger.kind, ledger.where, space, ids, '1000']);
       const granted = results.map((r) => r.granted as number);
-      expect(granted.reduce((a, b) => a + b, 0)).toBe(40);
+      expect(granted.reduce((a, b) => a + b, 0)).toBe(400);
       expect(granted.filter((g) => g > 0).length).toBeGreaterThan(1); // they really raced
-      expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '40', consumed: '0' });
+      expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '400', consumed: '0' });
       await expectConsistent(store, c.root);
       await store.close();
     }, 120_000);
