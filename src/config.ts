@@ -49,6 +49,36 @@ export const Config = z.strictObject({
   presets: z.array(GatewayPresetConfig).default(() => [GatewayPresetConfig.parse({ id: 'standard' })]),
   /** How often running attempts are checked against their fences (revocation propagation). */
   revocationSweepMs: z.number().int().min(50).max(60_000).default(500),
+  /** Push notifications: integrators' webhooks and the outbox (A2A push-config operations). */
+  push: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      /** Plain http:// webhooks. Off by default: deliveries carry outcomes and credentials. */
+      allowHttp: z.boolean().default(false),
+      /** CIDRs re-admitted although private, loopback or link-local (e.g. "127.0.0.0/8" in tests). */
+      allowAddresses: z.array(z.string().min(1)).default([]),
+      maxAttempts: z.number().int().min(1).max(100).default(8),
+      backoffBaseMs: z.number().int().min(10).default(1_000),
+      backoffMaxMs: z.number().int().min(10).default(300_000),
+      deliveryTimeoutMs: z.number().int().min(100).max(120_000).default(10_000),
+      /** How often the outbox looks for due deliveries when not nudged. */
+      intervalMs: z.number().int().min(20).default(1_000),
+      /** How often an open task with webhooks is re-read, in case its delegatee never notifies. */
+      pollMs: z.number().int().min(100).default(30_000),
+      maxConfigsPerTask: z.number().int().min(1).max(100).default(10),
+    })
+    .default({
+      enabled: true,
+      allowHttp: false,
+      allowAddresses: [],
+      maxAttempts: 8,
+      backoffBaseMs: 1_000,
+      backoffMaxMs: 300_000,
+      deliveryTimeoutMs: 10_000,
+      intervalMs: 1_000,
+      pollMs: 30_000,
+      maxConfigsPerTask: 10,
+    }),
   /** Time limits for calls to delegatees. */
   remote: z
     .strictObject({

@@ -15,7 +15,7 @@ import { resolvedPaths } from './config.ts';
 import { DelegationAuthority } from './gateway/authority.ts';
 import { createCallerAuthenticator, type CallerAuthenticator } from './gateway/callers.ts';
 import { DelegateeRegistry } from './gateway/delegatees.ts';
-import { Dispatcher } from './gateway/dispatcher.ts';
+import { Dispatcher, type PushHooks } from './gateway/dispatcher.ts';
 import { delegateeOf, ownerActorRef } from './gateway/identity.ts';
 import { buildPreset } from './gateway/preset.ts';
 import { ProxyCards } from './gateway/proxy-card.ts';
@@ -30,6 +30,13 @@ import { digestOf } from './records/digest.ts';
 import { randomIds } from './records/ids.ts';
 import { systemClock } from './records/time.ts';
 import { openStore } from './store/open.ts';
+import { InboundWebhooks } from './push/inbound.ts';
+import { guardedAgent } from './push/guarded-agent.ts';
+import { parseConfigInput } from './push/model.ts';
+import { Outbox } from './push/outbox.ts';
+import { PushRegistry } from './push/registry.ts';
+import { SecretBox } from './push/secret-box.ts';
+import { addressAllowed, checkWebhookUrl, type WebhookPolicy } from './push/webhook-url.ts';
 import type { Store } from './store/port.ts';
 
 export interface Gateway {
@@ -59,9 +66,13 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, '');
   const remote = new RemoteClient({ limits: config.remote });
 
+  let outbox: Outbox | undefined;
   try {
-    const { publisher, dispatcher, app } = await composeGateway(config, { store, keyring, publicUrl, logger, remote });
+    const composed = await composeGateway(config, { store, keyring, publicUrl, logger, remote });
+    const { publisher, dispatcher, app } = composed;
+    outbox = composed.push?.outbox;
     server.on('request', app);
+    outbox?.start();
     let sweeping = false;
     const sweep = setInterval(() => {
       if (sweeping) return; // never overlap passes
@@ -84,15 +95,18 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
       logger,
       async close() {
         clearInterval(sweep);
+        await outbox?.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();
         });
+        await composed.push?.close();
         await remote.close();
         await store.close();
       },
     };
   } catch (err) {
+    await outbox?.stop();
     server.close();
     await remote.close();
     await store.close();
@@ -130,13 +144,17 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust }), store, spaceId: config.spaceId, announcer: gateway.actor_ref });
   const presets = new Map(config.presets.map((p) => [p.id, buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId })]));
   const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets });
-  const cards = new ProxyCards({ delegatees, keyring, publicUrl: () => publicUrl, identity: own.params });
-  const dispatcher = new Dispatcher({ store, authority, delegatees, cards, remote, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref, spaceId: config.spaceId });
+  const cards = new ProxyCards({ delegatees, keyring, publicUrl: () => publicUrl, identity: own.params, push: config.push.enabled });
+  // Push and dispatcher refer to each other (a verified outcome feeds the outbox; a notification triggers a re-read).
+  const refresh = (taskId: string): Promise<void> => dispatcher.refresh(taskId); // only ever called after both exist
+  const push = config.push.enabled ? await composePush(config, { store, keyring, logger, publicUrl, trust, delegatees, refresh }) : undefined;
+  const dispatcher = new Dispatcher({ store, authority, delegatees, cards, remote, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref, spaceId: config.spaceId, ...(push ? { push: push.hooks } : {}) });
   const auth = await authenticator(config);
   const app = createApp({
     store,
     logger,
     routers: [
+      ...(push ? [push.inbound.router()] : []),
       wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
       gatewayRouter({
         dispatcher,
@@ -145,11 +163,49 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
         cards,
         logger,
         ownCard: async () => ownInternal,
+        ...(push ? { push: push.registry } : {}),
         ownExtendedCard: async (caller) => AgentCard.fromJSON(extendedCardFor(own, caller).card),
       }),
     ],
   });
-  return { publisher, dispatcher, delegatees, auth, app, ownerActor };
+  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push };
+}
+
+/** Push notifications: sealed webhook configs, Baton's inbound webhook, the signed outbox and its guarded HTTP agent. */
+async function composePush(
+  config: Config,
+  deps: { store: Store; keyring: Keyring; logger: Logger; publicUrl: string; trust: TrustStore; delegatees: DelegateeRegistry; refresh: (taskId: string) => Promise<void> },
+) {
+  const p = config.push;
+  const box = await SecretBox.open(resolvedPaths(config).keys);
+  const policy: WebhookPolicy = { allowHttp: p.allowHttp, allow: p.allowAddresses };
+  try {
+    addressAllowed('192.0.2.1', policy); // parses the allow list now: a typo must fail the start, not dead-letter every delivery
+  } catch {
+    throw new TypeError(`invalid configuration: push.allowAddresses must be CIDRs or addresses (got ${JSON.stringify(p.allowAddresses)})`);
+  }
+  const agent = guardedAgent(policy, { connectTimeoutMs: Math.min(p.deliveryTimeoutMs, 10_000) });
+  const outbox = new Outbox(
+    { store: deps.store, keyring: deps.keyring, box, agent, policy, logger: deps.logger, owner: randomIds.next('wrk'), refresh: deps.refresh },
+    {
+      retry: { maxAttempts: p.maxAttempts, baseMs: p.backoffBaseMs, maxMs: p.backoffMaxMs },
+      deliveryTimeoutMs: p.deliveryTimeoutMs,
+      leaseMs: p.deliveryTimeoutMs * 2 + 1_000,
+      intervalMs: p.intervalMs,
+      batch: 16,
+      pollMs: p.pollMs,
+    },
+  );
+  const registry = new PushRegistry({ store: deps.store, box, policy, ids: randomIds, outbox, maxPerTask: p.maxConfigsPerTask });
+  const inbound = new InboundWebhooks({ store: deps.store, box, trust: deps.trust, publicUrl: deps.publicUrl, logger: deps.logger, delegatee: (id) => deps.delegatees.configOf(id), refresh: deps.refresh });
+  const hooks: PushHooks = {
+    validate: (raw) => void checkWebhookUrl(parseConfigInput({ ...(raw as object), taskId: 'pending' }).url, policy),
+    register: async (caller, attempt, raw) => void (await registry.create(caller, attempt, { ...(raw as object), taskId: attempt.record_id })),
+    inbound: (taskId) => inbound.registrationFor(taskId),
+    closed: (attempt, verifiedTask) =>
+      void outbox.notify(attempt, verifiedTask).catch((err) => deps.logger.warn({ task_id: attempt.record_id, err: err instanceof Error ? err.message : String(err) }, 'push: enqueue failed; the recovery pass will retry')),
+  };
+  return { outbox, registry, inbound, hooks, close: () => agent.close() };
 }
 
 /** The space policy stream and Baton's own agent stream must be active before any fence can hold. */

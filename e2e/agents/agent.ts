@@ -2,7 +2,15 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express, { type Response } from 'express';
 import { TaskState, type AgentCard, type GetTaskRequest, type Task } from '@a2a-js/sdk';
-import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext } from '@a2a-js/sdk/server';
+import {
+  DefaultExecutionEventBusManager,
+  DefaultRequestHandler,
+  InMemoryPushNotificationStore,
+  InMemoryTaskStore,
+  type PushNotificationSender,
+  type PushNotificationStore,
+  type ServerCallContext,
+} from '@a2a-js/sdk/server';
 import { UserBuilder, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { buildCard, cardJson } from './card.ts';
 import { signAgentCard } from './signed-card.ts';
@@ -11,6 +19,7 @@ import type { JsonValue } from '../../src/records/strict-json.ts';
 import { ReverseExecutor } from './executor.ts';
 import { bodyParser, dropAfterAccept, neverAnswer, requireExtension } from './front.ts';
 import { TestLog, type Transport } from './testlog.ts';
+import { TestPushSender, type PushMode } from './push.ts';
 
 /** The selectable delegatee behaviours. */
 export const BEHAVIOURS = ['honest', 'lying-readback', 'drop-after-accept', 'never-answer'] as const;
@@ -29,6 +38,10 @@ export interface AgentOptions {
   requireExtension?: string | undefined;
   /** State GetTask reports for lying-readback (default FAILED). */
   lieState?: 'failed' | 'working' | undefined;
+  /** How the agent delivers push notifications (default `token`); see `push.ts`. */
+  pushMode?: PushMode | undefined;
+  /** Also attach the Bearer JWT in modes other than `jwt` (e.g. a signed replay). */
+  pushJwt?: boolean | undefined;
 }
 
 /** A running agent. */
@@ -43,8 +56,8 @@ export interface RunningAgent {
 
 /** lying-readback: the send path is honest, but GetTask reports a different truth. */
 class LyingHandler extends DefaultRequestHandler {
-  constructor(card: AgentCard, executor: ReverseExecutor, private readonly lie: TaskState) {
-    super(card, new InMemoryTaskStore(), executor);
+  constructor(card: AgentCard, executor: ReverseExecutor, push: PushDeps, private readonly lie: TaskState) {
+    super(card, new InMemoryTaskStore(), executor, new DefaultExecutionEventBusManager(), push.store, push.sender);
   }
 
   override async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
@@ -55,13 +68,19 @@ class LyingHandler extends DefaultRequestHandler {
   }
 }
 
-function makeHandler(card: AgentCard, opts: AgentOptions): DefaultRequestHandler {
+/** The push store and sender handed to the SDK handler (used because the card says pushNotifications). */
+interface PushDeps {
+  store: PushNotificationStore;
+  sender: PushNotificationSender;
+}
+
+function makeHandler(card: AgentCard, opts: AgentOptions, push: PushDeps): DefaultRequestHandler {
   const executor = new ReverseExecutor(opts.stepMs ?? 50);
   if (opts.behaviour === 'lying-readback') {
     const lie = opts.lieState === 'working' ? TaskState.TASK_STATE_WORKING : TaskState.TASK_STATE_FAILED;
-    return new LyingHandler(card, executor, lie);
+    return new LyingHandler(card, executor, push, lie);
   }
-  return new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+  return new DefaultRequestHandler(card, new InMemoryTaskStore(), executor, new DefaultExecutionEventBusManager(), push.store, push.sender);
 }
 
 const listen = (app: express.Express, port: number): Promise<Server> =>
@@ -83,8 +102,10 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   // Signed once at start-up and served as exact bytes, like a published card.
   const signed = await signAgentCard(cardJson(card) as { [key: string]: JsonValue }, opts.name, url);
   const cardBody = JSON.stringify(signed.card);
-  const handler = makeHandler(card, opts);
   const log = new TestLog();
+  const store = new InMemoryPushNotificationStore();
+  const sender = new TestPushSender(store, { mode: opts.pushMode ?? 'token', jwt: opts.pushJwt ?? false, issuer: url, key: signed.signingKey, log });
+  const handler = makeHandler(card, opts, { store, sender });
   const held = new Set<Response>();
 
   app.get('/.well-known/agent-card.json', (_req, res) => void res.type('application/json').send(cardBody));

@@ -27,7 +27,8 @@ export function buildCard(opts: CardOptions): AgentCard {
     provider: undefined,
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      // The SDK handler only stores push configs and calls the sender when this is true.
+      pushNotifications: true,
       extensions: requireExtension
         ? [{ uri: requireExtension, description: 'required by this test agent', required: true, params: undefined }]
         : [],

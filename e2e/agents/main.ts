@@ -1,12 +1,14 @@
 /**
  * Process entry for one test delegatee:
  *   tsx e2e/agents/main.ts --behaviour honest --name alice [--port 0] [--step-ms 50]
- *     [--require-extension URI] [--lie-state failed|working] [--watch-stdin]
+ *     [--require-extension URI] [--lie-state failed|working]
+ *     [--push-mode token|jwt|forge|replay|drop] [--push-jwt] [--watch-stdin]
  * Prints exactly one JSON line `{"url":...,"name":...}` on stdout once it serves, then
  * nothing else on stdout (the harness treats stdout as the ready channel).
  */
 import { parseArgs } from 'node:util';
 import { BEHAVIOURS, startAgent, type Behaviour } from './agent.ts';
+import { PUSH_MODES, type PushMode } from './push.ts';
 
 const { values } = parseArgs({
   options: {
@@ -16,6 +18,8 @@ const { values } = parseArgs({
     'step-ms': { type: 'string', default: '50' },
     'require-extension': { type: 'string' },
     'lie-state': { type: 'string', default: 'failed' },
+    'push-mode': { type: 'string', default: 'token' },
+    'push-jwt': { type: 'boolean', default: false },
     // Exit when the parent's stdin pipe closes, so a crashed test runner leaves no orphans.
     'watch-stdin': { type: 'boolean', default: false },
   },
@@ -35,6 +39,8 @@ if (!Number.isInteger(port) || port < 0) fail(`bad --port ${values.port}`);
 if (!Number.isFinite(stepMs) || stepMs < 0) fail(`bad --step-ms ${values['step-ms']}`);
 const lieState = values['lie-state'];
 if (lieState !== 'failed' && lieState !== 'working') fail(`bad --lie-state ${lieState}`);
+const pushMode = values['push-mode'] as PushMode;
+if (!PUSH_MODES.includes(pushMode)) fail(`unknown --push-mode ${values['push-mode']}; want one of ${PUSH_MODES.join(', ')}`);
 
 const name = values.name ?? behaviour;
 const agent = await startAgent({
@@ -44,6 +50,8 @@ const agent = await startAgent({
   stepMs,
   requireExtension: values['require-extension'],
   lieState: lieState === 'working' ? 'working' : 'failed',
+  pushMode,
+  pushJwt: values['push-jwt'],
 });
 
 let stopping = false;
@@ -60,4 +68,4 @@ if (values['watch-stdin']) {
   process.stdin.on('end', stop).on('close', stop).resume();
 }
 
-process.stdout.write(`${JSON.stringify({ url: agent.url, name, jwks: agent.jwks })}\n`);
+process.stdout.write(`${JSON.stringify({ url: agent.url, name, jwks: agent.jwks, pushMode })}\n`);

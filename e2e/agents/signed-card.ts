@@ -4,7 +4,7 @@
  * key generated at start-up, and that key's JWKS. Baton's e2e config pins
  * the JWKS for the agent's origin, as an operator would.
  */
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { RW003_CARD_EXTENSION_URI, RW003_CARD_SCHEMA_REF } from '../../src/cards/extension.ts';
 import { signCard } from '../../src/cards/signer.ts';
 import { digestOf } from '../../src/records/digest.ts';
@@ -12,9 +12,18 @@ import type { JsonValue } from '../../src/records/strict-json.ts';
 
 type Json = { [key: string]: JsonValue };
 
+/** The private half of the card key, so the agent can sign other things (push JWTs) under the same JWKS. */
+export interface AgentSigningKey {
+  kid: string;
+  alg: 'ES256';
+  privateKey: CryptoKey;
+}
+
 export interface SignedCard {
   card: Json;
   jwks: { keys: JWK[] };
+  /** The key that signed `card`; its public half is `jwks.keys[0]` (same `kid`). */
+  signingKey: AgentSigningKey;
 }
 
 /** Adds the RW-003 extension for agent `name` and signs the card with a fresh ES256 key. */
@@ -45,5 +54,5 @@ export async function signAgentCard(card: Json, name: string, baseUrl: string): 
   const extensions = [...((caps.extensions as JsonValue[] | undefined) ?? []), { uri: RW003_CARD_EXTENSION_URI, description: 'RW-003 card fields', params }];
   const withExt: Json = { ...card, capabilities: { ...caps, extensions } };
   const signed = await signCard(withExt, [{ kid, alg: 'ES256', privateKey }]);
-  return { card: signed, jwks: { keys: [jwk] } };
+  return { card: signed, jwks: { keys: [jwk] }, signingKey: { kid, alg: 'ES256', privateKey } };
 }

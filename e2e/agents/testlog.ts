@@ -19,13 +19,49 @@ export interface LoggedRequest {
   requestMetadata: unknown;
 }
 
+/** One push notification POST the agent made (or tried to make) to a registered webhook. */
+export interface LoggedPush {
+  at: string;
+  /** The `--push-mode` the agent runs in. */
+  mode: string;
+  /** The registered webhook URL it went to. */
+  url: string;
+  /** The agent's own task id. */
+  taskId: string;
+  /** StreamResponse payload case: `task`, `statusUpdate`, `artifactUpdate` or `message`. */
+  kind: string;
+  /** Task state carried by a `task`/`statusUpdate` payload, e.g. `TASK_STATE_COMPLETED`. */
+  state: string | undefined;
+  /**
+   * Why this POST happened: `event` (first send of an event), `duplicate` (replay mode's
+   * immediate second send) or `replay-first` (replay mode's re-send of the task's first
+   * notification after the terminal one).
+   */
+  send: 'event' | 'duplicate' | 'replay-first';
+  /** HTTP status the webhook answered; `null` when the request failed (error set). */
+  status: number | null;
+  error?: string;
+  /** Whether a `X-A2A-Notification-Token` header was sent, and whether it was deliberately wrong. */
+  tokenSent: boolean;
+  forgedToken: boolean;
+  /** Whether an `Authorization: Bearer <JWT>` header was sent. */
+  jwt: boolean;
+}
+
 /** Shape served at `GET /_test/log`. */
 export interface TestLogJson {
   requests: LoggedRequest[];
   counts: Record<string, number>;
   /** Task ids that drop-after-accept executed before cutting the connection. */
   acceptedTaskIds: string[];
+  /** Push POSTs in the order they completed (at most {@link MAX_PUSHES}, oldest dropped). */
+  pushes: LoggedPush[];
+  /** Notifications `--push-mode drop` swallowed (one per event and registered config). */
+  droppedPushes: number;
 }
+
+/** Bound on remembered pushes, so a long run cannot grow the log without limit. */
+export const MAX_PUSHES = 10_000;
 
 // Order matters: the more specific suffixes must be tried before `/tasks/:id`.
 const REST_ROUTES: ReadonlyArray<[string, RegExp, string]> = [
@@ -70,6 +106,8 @@ export class TestLog {
   private readonly requests: LoggedRequest[] = [];
   private readonly counts: Record<string, number> = {};
   private readonly accepted: string[] = [];
+  private readonly pushes: LoggedPush[] = [];
+  private dropped = 0;
 
   /** Middleware that records every request on an A2A mount (body must be parsed first). */
   recorder(transport: Transport): RequestHandler {
@@ -97,7 +135,24 @@ export class TestLog {
     this.accepted.push(taskId);
   }
 
+  /** Notes one push POST the agent made. */
+  push(entry: LoggedPush): void {
+    this.pushes.push(entry);
+    if (this.pushes.length > MAX_PUSHES) this.pushes.shift();
+  }
+
+  /** Notes a notification that `--push-mode drop` did not send. */
+  dropPush(): void {
+    this.dropped += 1;
+  }
+
   toJSON(): TestLogJson {
-    return { requests: [...this.requests], counts: { ...this.counts }, acceptedTaskIds: [...this.accepted] };
+    return {
+      requests: [...this.requests],
+      counts: { ...this.counts },
+      acceptedTaskIds: [...this.accepted],
+      pushes: [...this.pushes],
+      droppedPushes: this.dropped,
+    };
   }
 }

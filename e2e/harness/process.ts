@@ -3,10 +3,13 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Behaviour } from '../agents/agent.ts';
 import type { TestLogJson } from '../agents/testlog.ts';
+import type { PushMode } from '../agents/push.ts';
+import type { DeliveriesJson } from '../integrator/receiver.ts';
 
 /** Repo root: `--import tsx` is resolved against the child's cwd, so it must see node_modules. */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const AGENT_MAIN = fileURLToPath(new URL('../agents/main.ts', import.meta.url));
+const INTEGRATOR_MAIN = fileURLToPath(new URL('../integrator/main.ts', import.meta.url));
 const STDERR_TAIL = 4_000;
 
 /** Options for {@link spawnReady}. */
@@ -132,6 +135,10 @@ export interface SpawnAgentOptions {
   stepMs?: number;
   requireExtension?: string;
   lieState?: 'failed' | 'working';
+  /** `--push-mode` (default `token`): token | jwt | forge | replay | drop. */
+  pushMode?: PushMode;
+  /** `--push-jwt`: attach the Bearer JWT in any push mode, not only `jwt`. */
+  pushJwt?: boolean;
 }
 
 /** A delegatee agent running in its own OS process. */
@@ -156,6 +163,8 @@ export async function spawnAgent(opts: SpawnAgentOptions): Promise<SpawnedAgent>
   if (opts.stepMs !== undefined) flags.push('--step-ms', String(opts.stepMs));
   if (opts.requireExtension !== undefined) flags.push('--require-extension', opts.requireExtension);
   if (opts.lieState !== undefined) flags.push('--lie-state', opts.lieState);
+  if (opts.pushMode !== undefined) flags.push('--push-mode', opts.pushMode);
+  if (opts.pushJwt) flags.push('--push-jwt');
   const proc = await spawnReady<{ url: string; name: string; jwks: { keys: Array<Record<string, unknown>> } }>(AGENT_MAIN, flags);
   const { url, name, jwks } = proc.ready;
   return {
@@ -170,5 +179,96 @@ export async function spawnAgent(opts: SpawnAgentOptions): Promise<SpawnedAgent>
       if (!res.ok) throw new Error(`GET /_test/log: HTTP ${res.status}`);
       return (await res.json()) as TestLogJson;
     },
+  };
+}
+
+/** Options for {@link pollUntil}. */
+export interface PollOptions {
+  /** Maximum number of attempts (default 200). */
+  polls?: number;
+  /** Pause between attempts in ms (default 25). */
+  intervalMs?: number;
+  /** Included in the error when the condition never held. */
+  what?: string;
+}
+
+/**
+ * Calls `read` until `done(value)` holds and returns that value; throws after `polls`
+ * attempts with the last value in the message. A bounded wait, not a clock assertion.
+ */
+export async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, opts: PollOptions = {}): Promise<T> {
+  const { polls = 200, intervalMs = 25, what = 'condition' } = opts;
+  let last: T | undefined;
+  for (let i = 0; i < polls; i++) {
+    last = await read();
+    if (done(last)) return last;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`${what} not reached after ${polls} polls; last value: ${JSON.stringify(last)?.slice(0, 2_000)}`);
+}
+
+/** Options for {@link spawnIntegrator}; mirrors the flags of `e2e/integrator/main.ts`. */
+export interface SpawnIntegratorOptions {
+  /** Baton's JWKS URL (`<baton>/.well-known/jwks.json`) the receiver verifies `Baton-Signature` with. */
+  jwksUrl: string;
+  port?: number;
+  /** Required `X-A2A-Notification-Token` value. */
+  token?: string;
+  /** Hold the first delivery that would be answered 200 open this long (ms). */
+  holdFirstMs?: number;
+  /** Answer 503 to the first N valid deliveries. */
+  failFirst?: number;
+  /** Accepted `iat` skew in seconds (default 300). */
+  maxSkewS?: number;
+}
+
+/** An integrator webhook receiver running in its own OS process. */
+export interface SpawnedIntegrator {
+  /** Base URL `http://127.0.0.1:PORT`. */
+  url: string;
+  /** `${url}/hook`: register this (or any `${url}/hook/...`) as the webhook. */
+  hookUrl: string;
+  pid: number;
+  stop(): Promise<void>;
+  kill9(): Promise<void>;
+  stderrTail(): string;
+  exited: ReadyProcess['exited'];
+  /** Fetches `GET /_deliveries`. */
+  deliveries(): Promise<DeliveriesJson>;
+  /** `DELETE /_deliveries`: forgets deliveries and counts (fail-first/hold stay consumed). */
+  clearDeliveries(): Promise<void>;
+  /** Polls {@link deliveries} until `done` holds (bounded; see {@link pollUntil}). */
+  waitForDeliveries(done: (d: DeliveriesJson) => boolean, opts?: PollOptions): Promise<DeliveriesJson>;
+}
+
+/** Starts `e2e/integrator/main.ts` as a child process. */
+export async function spawnIntegrator(opts: SpawnIntegratorOptions): Promise<SpawnedIntegrator> {
+  const flags = ['--jwks-url', opts.jwksUrl, '--watch-stdin'];
+  if (opts.port !== undefined) flags.push('--port', String(opts.port));
+  if (opts.token !== undefined) flags.push('--token', opts.token);
+  if (opts.holdFirstMs !== undefined) flags.push('--hold-first-ms', String(opts.holdFirstMs));
+  if (opts.failFirst !== undefined) flags.push('--fail-first', String(opts.failFirst));
+  if (opts.maxSkewS !== undefined) flags.push('--max-skew-s', String(opts.maxSkewS));
+  const proc = await spawnReady<{ url: string; hookUrl: string }>(INTEGRATOR_MAIN, flags);
+  const { url, hookUrl } = proc.ready;
+  const deliveries = async (): Promise<DeliveriesJson> => {
+    const res = await fetch(`${url}/_deliveries`);
+    if (!res.ok) throw new Error(`GET /_deliveries: HTTP ${res.status}`);
+    return (await res.json()) as DeliveriesJson;
+  };
+  return {
+    url,
+    hookUrl,
+    pid: proc.pid,
+    stop: proc.stop,
+    kill9: proc.kill9,
+    stderrTail: proc.stderrTail,
+    exited: proc.exited,
+    deliveries,
+    clearDeliveries: async () => {
+      const res = await fetch(`${url}/_deliveries`, { method: 'DELETE' });
+      if (!res.ok) throw new Error(`DELETE /_deliveries: HTTP ${res.status}`);
+    },
+    waitForDeliveries: (done, pollOpts) => pollUntil(deliveries, done, { what: 'integrator deliveries', ...pollOpts }),
   };
 }

@@ -10,6 +10,7 @@ import { register as registerDelegate } from './commands/delegate.ts';
 import { register as registerLedger } from './commands/ledger.ts';
 import { register as registerControl } from './commands/control.ts';
 import { register as registerReconcile } from './commands/reconcile.ts';
+import { register as registerPush } from './commands/push.ts';
 
 const program = new Command('baton')
   .description('A2A-native delegation gateway')
@@ -17,7 +18,7 @@ const program = new Command('baton')
   .showHelpAfterError();
 
 const ctx = cliContext(() => program.opts<{ config?: string }>().config);
-for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile]) register(program, ctx);
+for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush]) register(program, ctx);
 
 try {
   await program.parseAsync(process.argv);

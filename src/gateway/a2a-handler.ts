@@ -4,7 +4,7 @@
  * wire JSON, so this edge converts with the SDK's own codecs and maps
  * Baton's ADR-0014 codes onto A2A errors. Nothing here decides authority.
  */
-import { ListTasksResponse, SendMessageRequest, SendMessageResponse, StreamResponse, Task, type AgentCard, type Message, type TaskPushNotificationConfig } from '@a2a-js/sdk';
+import { ListTasksResponse, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig, type AgentCard, type Message } from '@a2a-js/sdk';
 import {
   fromJsonRpcErrorResponse,
   PushNotificationNotSupportedError,
@@ -17,7 +17,8 @@ import { BatonError } from '../errors.ts';
 import { WIRE_CODES } from '../http/error-map.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { Caller } from './callers.ts';
-import { TaskNotFound, type Dispatcher } from './dispatcher.ts';
+import type { PushRegistry } from '../push/registry.ts';
+import { TaskNotFound, type Attempt, type Dispatcher } from './dispatcher.ts';
 import { RemoteRpcError } from './remote.ts';
 import { CONTRACT_EXTENSION } from './present.ts';
 
@@ -39,6 +40,8 @@ export interface HandlerOptions {
   card: () => Promise<AgentCard>;
   /** The extended card for an authenticated caller; defaults to the public card. */
   extendedCard?: (caller: Caller) => Promise<AgentCard>;
+  /** Integrators' webhooks; absent when push is disabled. */
+  push?: PushRegistry;
 }
 
 export class BatonA2AHandler implements A2ARequestHandler {
@@ -112,17 +115,60 @@ export class BatonA2AHandler implements A2ARequestHandler {
     }
   }
 
-  async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered through Baton yet');
+  /**
+   * Push configs are Baton's: stored against Baton's task id for the caller
+   * that owns the task, and delivered by Baton from verified outcomes only.
+   * The delegatee is asked to notify Baton's own webhook instead.
+   */
+  async createTaskPushNotificationConfig(params: TaskPushNotificationConfig, ctx: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    const { caller } = this.factsOf(ctx);
+    const push = this.pushOrRefuse();
+    return guard(async () => {
+      const attempt = await this.ownAttempt(caller, params.taskId);
+      const created = await push.create(caller, attempt, params);
+      await this.dispatcher.subscribePush(attempt).catch(() => false); // best effort: the outbox poll covers a refusal
+      return TaskPushNotificationConfig.fromJSON(created);
+    });
   }
-  async getTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered through Baton yet');
+
+  async getTaskPushNotificationConfig(params: Parameters<A2ARequestHandler['getTaskPushNotificationConfig']>[0], ctx: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    const { caller } = this.factsOf(ctx);
+    const push = this.pushOrRefuse();
+    return guard(async () => {
+      const found = await push.get(await this.ownAttempt(caller, params.taskId), params.id);
+      if (!found) throw new BatonError('invalid_request', 'no such push notification config', { id: params.id.slice(0, 128) });
+      return TaskPushNotificationConfig.fromJSON(found);
+    });
   }
-  async listTaskPushNotificationConfigs(): Promise<never> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered through Baton yet');
+
+  async listTaskPushNotificationConfigs(params: Parameters<A2ARequestHandler['listTaskPushNotificationConfigs']>[0], ctx: ServerCallContext) {
+    const { caller } = this.factsOf(ctx);
+    const push = this.pushOrRefuse();
+    return guard(async () => {
+      const configs = await push.list(await this.ownAttempt(caller, params.taskId));
+      return { configs: configs.map((c) => TaskPushNotificationConfig.fromJSON(c)), nextPageToken: '' };
+    });
   }
-  async deleteTaskPushNotificationConfig(): Promise<void> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered through Baton yet');
+
+  async deleteTaskPushNotificationConfig(params: Parameters<A2ARequestHandler['deleteTaskPushNotificationConfig']>[0], ctx: ServerCallContext): Promise<void> {
+    const { caller } = this.factsOf(ctx);
+    const push = this.pushOrRefuse();
+    await guard(async () => {
+      if (!(await push.delete(await this.ownAttempt(caller, params.taskId), params.id))) {
+        throw new BatonError('invalid_request', 'no such push notification config', { id: params.id.slice(0, 128) });
+      }
+    });
+  }
+
+  private pushOrRefuse(): PushRegistry {
+    if (!this.opts.push) throw new PushNotificationNotSupportedError('push notifications are not enabled on this gateway');
+    return this.opts.push;
+  }
+
+  private async ownAttempt(caller: Caller, taskId: string): Promise<Attempt> {
+    const attempt = await this.dispatcher.attemptFor(caller, taskId);
+    if (!attempt) throw new TaskNotFound(taskId);
+    return attempt;
   }
 
   private factsOf(ctx: ServerCallContext): RequestFacts {

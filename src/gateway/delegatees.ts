@@ -27,6 +27,12 @@ export const DelegateeConfig = z.strictObject({
   name: Identifier.optional(),
   /** Credential Baton presents to the delegatee: a header filled from an environment variable (never a literal secret). */
   auth: z.strictObject({ header: z.string().regex(/^[a-z0-9-]+$/), env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/), scheme: z.string().optional() }).optional(),
+  /**
+   * How its notifications to Baton's webhook must authenticate: the per-task
+   * token always; `token+jwt` also requires a JWT signed by a key pinned for
+   * its card origin.
+   */
+  inboundAuth: z.enum(['token', 'token+jwt']).default('token'),
 });
 export type DelegateeConfig = z.infer<typeof DelegateeConfig>;
 
@@ -57,6 +63,10 @@ export class DelegateeRegistry {
 
   has(id: string): boolean {
     return this.byId.has(id);
+  }
+
+  configOf(id: string): DelegateeConfig | undefined {
+    return this.byId.get(id);
   }
 
   /** Verifies the delegatee's card now (HTTP caching applies) and announces it on its agent stream. */

@@ -33,6 +33,18 @@ import { fencesCurrent, readBack, verifyAttempt } from './verifier.ts';
 
 type Json = { [key: string]: JsonValue };
 
+/** What the dispatcher needs of push notifications (src/push), so the two stay decoupled. */
+export interface PushHooks {
+  /** Checks an integrator's webhook config before anything is admitted; throws on a bad one. */
+  validate(config: JsonValue): void;
+  /** Registers an integrator's webhook for a Baton task. */
+  register(caller: Caller, attempt: Attempt, config: JsonValue): Promise<void>;
+  /** Baton's own webhook the delegatee should notify about this task. */
+  inbound(taskId: string): { id: string; url: string; token: string };
+  /** Every verified outcome (an attempt's closing revision) and the read-back it agreed with. */
+  closed(attempt: Attempt, verifiedTask?: JsonValue): void;
+}
+
 export interface DispatcherDeps {
   store: Store;
   cards: ProxyCards;
@@ -43,6 +55,7 @@ export interface DispatcherDeps {
   ids: IdSource;
   gatewayActor: ActorRef;
   spaceId: string;
+  push?: PushHooks;
 }
 
 export type Attempt = SealedRecord<AttemptBody>;
@@ -83,7 +96,7 @@ export class Dispatcher {
 
   /** SendMessage: returns the wire `SendMessageResponse` (`{task}` or `{message}`) with Baton ids. */
   async send(caller: Caller, delegateeId: string, params: Json): Promise<Json> {
-    const { attempt, target, forwarded } = await this.admit(caller, delegateeId, params, 'a2a.SendMessage');
+    const { attempt, target, forwarded } = await this.admitWithPush(caller, delegateeId, params, 'a2a.SendMessage');
     let result: JsonValue;
     try {
       result = await this.deps.remote.call(target.endpoint, 'SendMessage', forwarded, { headers: { ...target.headers, 'a2a-extensions': CONTRACT_EXTENSION } });
@@ -103,7 +116,7 @@ export class Dispatcher {
 
   /** SendStreamingMessage: relays each event as it arrives; the terminal one only after read-back. */
   async *stream(caller: Caller, delegateeId: string, params: Json): AsyncGenerator<Json> {
-    const { attempt, target, forwarded } = await this.admit(caller, delegateeId, params, 'a2a.SendStreamingMessage');
+    const { attempt, target, forwarded } = await this.admitWithPush(caller, delegateeId, params, 'a2a.SendStreamingMessage');
     let res;
     try {
       res = await this.deps.remote.stream(target.endpoint, 'SendStreamingMessage', forwarded, { ...target.headers, 'a2a-extensions': CONTRACT_EXTENSION });
@@ -257,6 +270,61 @@ export class Dispatcher {
     if (!isTerminal(view.status.state)) return presentTask(rawTask as Json, current.body, undefined);
     const revised = await this.observe(current, target, { kind: 'task', task: view, fingerprint: fingerprint(view) });
     return presentTask(rawTask as Json, revised.body, revised.body.outcome);
+  }
+
+  /**
+   * Admission for a send, with the A2A push config a caller may put in
+   * `configuration`: it is the integrator's webhook, so it is checked before
+   * admission, registered with Baton against Baton's task id, and never
+   * forwarded — the delegatee gets Baton's own webhook instead (if it
+   * supports push), whose notifications only ever trigger a read-back.
+   */
+  private async admitWithPush(caller: Caller, delegateeId: string, params: Json, operation: string) {
+    const configuration = params.configuration as Json | undefined;
+    const requested = configuration?.taskPushNotificationConfig;
+    if (requested === undefined || requested === null) return this.admit(caller, delegateeId, params, operation);
+    if (!this.deps.push) throw new BatonError('unsupported', 'push notifications are not enabled on this gateway');
+    this.deps.push.validate(requested);
+    const admitted = await this.admit(caller, delegateeId, params, operation);
+    const { attempt, target } = admitted;
+    try {
+      await this.deps.push.register(caller, attempt, requested);
+    } catch (err) {
+      await this.observe(attempt, target, { kind: 'not_transmitted' });
+      throw err;
+    }
+    const { taskPushNotificationConfig: _integrators, ...rest } = (admitted.forwarded.configuration as Json | undefined) ?? {};
+    const own = this.supportsPush(target) ? { taskPushNotificationConfig: this.deps.push.inbound(attempt.record_id) } : {};
+    return { ...admitted, forwarded: { ...admitted.forwarded, configuration: { ...rest, ...own } } };
+  }
+
+  private supportsPush(target: ResolvedDelegatee): boolean {
+    return (target.verification.card.capabilities as { pushNotifications?: boolean } | undefined)?.pushNotifications === true;
+  }
+
+  /**
+   * Asks the delegatee to notify Baton's own webhook about an open task (an
+   * integrator registered one after the send). Best effort: without it the
+   * outbox's poll still finds the outcome.
+   */
+  async subscribePush(attempt: Attempt): Promise<boolean> {
+    const latest = await this.latestOf(attempt);
+    if (!this.deps.push || latest.body.state === 'closed' || latest.body.remote.task_id === undefined) return false;
+    const target = await this.deps.delegatees.resolve(latest.body.delegatee_id);
+    if (!this.supportsPush(target)) return false;
+    await this.deps.remote.call(target.endpoint, 'CreateTaskPushNotificationConfig', { ...this.deps.push.inbound(latest.record_id), taskId: latest.body.remote.task_id }, { headers: target.headers });
+    return true;
+  }
+
+  /** Re-reads an open task at its delegatee (a notification arrived, or a poll is due); verifies it if terminal. */
+  async refresh(attemptId: string): Promise<void> {
+    const rec = await this.deps.store.getRecord(attemptId);
+    if (!rec || !rec.schema_ref.endsWith('#execution_attempt')) return;
+    const attempt = rec as unknown as Attempt;
+    if (attempt.body.state === 'closed' || attempt.body.remote.task_id === undefined) return;
+    const target = await this.deps.delegatees.resolve(attempt.body.delegatee_id);
+    const raw = await this.deps.remote.call(target.endpoint, 'GetTask', { id: attempt.body.remote.task_id }, { headers: target.headers });
+    await this.observeTask(attempt, target, raw);
   }
 
   /** Fresh fence + admission for one counted operation; returns the forwarded params. */
@@ -433,6 +501,7 @@ export class Dispatcher {
       );
       if (!verdict) return latest;
       this.track(verdict.closed);
+      this.deps.push?.closed(verdict.closed, verdict.evidence);
       if (verdict.projection.settlement !== 'hold') this.deps.authority.release(verdict.closed.body.root_ref.object_id);
       return verdict.closed;
     });

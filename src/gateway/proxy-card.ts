@@ -30,7 +30,14 @@ export class ProxyCards {
   private readonly cache = new Map<string, Promise<ProxyCard>>();
 
   constructor(
-    private readonly deps: { delegatees: DelegateeRegistry; keyring: Keyring; publicUrl: () => string; identity: Rw003CardParams },
+    private readonly deps: {
+      delegatees: DelegateeRegistry;
+      keyring: Keyring;
+      publicUrl: () => string;
+      identity: Rw003CardParams;
+      /** Baton relays verified outcomes to integrators' webhooks, whatever the delegatee offers. */
+      push?: boolean;
+    },
   ) {}
 
   /** The card for delegatee `id`, built once per process (a failure is retried on the next call). */
@@ -66,7 +73,7 @@ export class ProxyCards {
       ],
       capabilities: {
         streaming: true,
-        pushNotifications: false,
+        pushNotifications: this.deps.push === true,
         extensions: [
           { uri: RW003_CARD_EXTENSION_URI, description: 'RW-003 card fields', params: params as unknown as JsonValue },
           { uri: CONTRACT_EXTENSION, description: 'Baton attaches the attenuated Delegation Contract chain for the delegatee' },

@@ -16,6 +16,7 @@ import type { Caller, CallerAuthenticator } from './callers.ts';
 import type { DelegateeRegistry } from './delegatees.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { ProxyCards } from './proxy-card.ts';
+import type { PushRegistry } from '../push/registry.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -30,6 +31,8 @@ export interface GatewayRouterDeps {
   logger: Logger;
   /** Largest request body accepted on the front door. */
   maxBodyBytes?: number;
+  /** Integrators' webhooks (A2A push-config operations); absent when push is disabled. */
+  push?: PushRegistry;
 }
 
 export function gatewayRouter(deps: GatewayRouterDeps): Router {
@@ -47,7 +50,7 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
     router.use(`${base}/a2a/rest`, authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), restHandler({ requestHandler: handler, userBuilder }));
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
-  mount('', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard }, deps.dispatcher, facts));
+  mount('', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
   for (const id of deps.delegatees.ids()) {
     const base = `/agents/${id}`;
     router.get(`${base}/.well-known/agent-card.json`, async (_req, res, next) => {
@@ -58,7 +61,7 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
         next(err);
       }
     });
-    mount(base, new BatonA2AHandler({ delegatee: id, card: async () => (await cardOf(id)).internal }, deps.dispatcher, facts));
+    mount(base, new BatonA2AHandler({ delegatee: id, card: async () => (await cardOf(id)).internal, push: deps.push }, deps.dispatcher, facts));
   }
   return router;
 }

@@ -33,6 +33,8 @@ export interface Verdict {
   receipt: SealedRecord<ReceiptBody>;
   /** The attempt's closing revision, committed with the receipt. */
   closed: SealedRecord<AttemptBody>;
+  /** The read-back task the verdict was based on, when there was one. */
+  evidence?: JsonValue;
 }
 
 export async function readBack(remote: RemoteClient, endpoint: string, taskId: string, headers: Record<string, string> = {}): Promise<ReadBack & { raw?: JsonValue }> {
@@ -114,7 +116,7 @@ export async function verifyAttempt(
   };
   const closed = close(receipt, projection);
   await commit(attempt, projection, { receipt, closed, terminal }, deps);
-  return { projection, receipt, closed };
+  return { projection, receipt, closed, ...(back?.kind === 'task' && back.raw !== undefined ? { evidence: back.raw } : {}) };
 }
 
 

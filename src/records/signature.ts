@@ -36,8 +36,10 @@ export async function signDetached(
   payload: Uint8Array,
   key: SigningKey,
   header: { alg: SigningAlg; kid: string; jku?: string },
+  /** Further protected members (e.g. the audience a push delivery is for). */
+  claims: Readonly<Record<string, string | number>> = {},
 ): Promise<DetachedSignature> {
-  const jws = await new FlattenedSign(payload).setProtectedHeader({ typ: 'JOSE', ...header }).sign(key);
+  const jws = await new FlattenedSign(payload).setProtectedHeader({ ...claims, typ: 'JOSE', ...header }).sign(key);
   return { protected: jws.protected!, signature: jws.signature };
 }
 

@@ -81,9 +81,88 @@ export interface BalanceAudit {
   consistent: boolean;
 }
 
+/**
+ * An integrator's webhook for one Baton task (A2A TaskPushNotificationConfig).
+ * Credentials are only ever stored sealed (src/push/secret-box.ts).
+ */
+export interface PushConfigRow {
+  /** Baton's task id (the attempt id), never a remote one. */
+  task_id: string;
+  config_id: string;
+  /** The authenticated caller that registered it; only they may read or delete it. */
+  caller_id: string;
+  url: string;
+  /** Sealed JSON `{token?, authentication?}`, or null when the integrator gave none. */
+  sealed_credentials: string | null;
+  created_at: string;
+  deleted_at: string | null;
+  /** The task record revision last examined for a verified outcome (outbox recovery). */
+  seen_revision: string | null;
+}
+
+export type DeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'dead';
+
+/** One signed notification in the durable outbox. */
+export interface DeliveryRow {
+  /** Idempotency id: the same for every retry and duplicate of this notification. */
+  delivery_id: string;
+  task_id: string;
+  config_id: string;
+  /** The task record revision whose verified outcome this delivers. */
+  revision_id: string;
+  /** The exact bytes POSTed, and their detached JWS (compact, empty payload). */
+  body: string;
+  signature: string;
+  status: DeliveryStatus;
+  /** Delivery tries so far (a claim counts as a try). */
+  attempts: number;
+  next_at: string;
+  lease_until: string | null;
+  lease_owner: string | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+/** Push notification state: webhook configs and the outbox. Mutable by design; records stay the audit trail. */
+export interface PushStore {
+  /** Stores an active config; the same (task_id, config_id) replaces the earlier one (A2A Create is an upsert). */
+  putConfig(row: Omit<PushConfigRow, 'deleted_at' | 'seen_revision'>): Promise<void>;
+  /** An active config, or undefined (deleted ones are not returned). */
+  config(taskId: string, configId: string): Promise<PushConfigRow | undefined>;
+  /** A task's active configs, oldest first. */
+  configs(taskId: string): Promise<PushConfigRow[]>;
+  /** Marks a config deleted (kept for audit); false when there was no active one. */
+  deleteConfig(taskId: string, configId: string, at: string): Promise<boolean>;
+  /** Active configs whose task's current record revision is not `seen_revision`, with that head. */
+  changedConfigs(limit: number): Promise<Array<PushConfigRow & { head_revision: string }>>;
+  markSeen(taskId: string, configId: string, revisionId: string): Promise<void>;
+  /** Inserts deliveries; an existing delivery id keeps its row untouched. Returns how many were new. */
+  enqueue(rows: readonly DeliveryRow[]): Promise<number>;
+  /**
+   * Atomically claims up to `limit` due deliveries for `owner` until
+   * `leaseUntil`: pending ones with next_at <= now, and delivering ones whose
+   * lease expired (their owner died). Each claim increments `attempts`.
+   * Two concurrent claimers never get the same row.
+   */
+  claim(owner: string, now: string, leaseUntil: string, limit: number): Promise<DeliveryRow[]>;
+  /** Records a claimed delivery's result, only while `owner` still holds it; false otherwise. */
+  finish(
+    deliveryId: string,
+    owner: string,
+    result: { status: 'delivered' | 'pending' | 'dead'; next_at?: string; last_error?: string | null; at: string },
+  ): Promise<boolean>;
+  delivery(deliveryId: string): Promise<DeliveryRow | undefined>;
+  /** Newest first. */
+  deliveries(filter: { status?: DeliveryStatus; task_id?: string; limit: number }): Promise<DeliveryRow[]>;
+  /** A dead delivery back to pending, due at `at`, tries reset; false when it was not dead. */
+  requeue(deliveryId: string, at: string): Promise<boolean>;
+}
+
 export interface Store extends RecordStore {
   readonly control: ControlStore;
   readonly ledger: LedgerStore;
+  readonly push: PushStore;
   /** Cheap liveness probe for /readyz; throws storage_error when the store is unusable. */
   ping(): Promise<void>;
   close(): Promise<void>;

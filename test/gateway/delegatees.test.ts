@@ -51,7 +51,7 @@ async function registry(store: SqliteStore, jwks: unknown) {
   const trust = new TrustStore();
   trust.pin(origin, await parseJwks(JSON.stringify(jwks)));
   const resolver = new CardResolver({ fetch: createDocumentFetcher(), trust });
-  return new DelegateeRegistry([{ id: 'p', cardUrl: `${origin}/card.json`, acceptance: {} }], { resolver, store, spaceId: 'sp', announcer });
+  return new DelegateeRegistry([{ id: 'p', cardUrl: `${origin}/card.json`, acceptance: {}, inboundAuth: 'token' }], { resolver, store, spaceId: 'sp', announcer });
 }
 
 describe('delegatee registry', () => {

@@ -4,6 +4,7 @@
  * starting together against one database migrate it exactly once.
  */
 import { CAPACITY_INDEXES } from '../capacity.ts';
+import { pushTablesSql } from '../push-sql.ts';
 
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {
@@ -109,4 +110,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
     `,
   },
   { version: 3, sql: CAPACITY_INDEXES },
+  { version: 4, sql: pushTablesSql('') },
 ];

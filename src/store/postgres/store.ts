@@ -12,12 +12,13 @@ import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
 import { balanceAuditSql, composeControl, composeLedger, type BalanceAuditRow, type StoreReads } from '../compose.ts';
 import { decodeRecord, type RecordDocRow } from '../decode.ts';
-import type { ControlStore, LedgerStore, PutResult, Store } from '../port.ts';
+import type { ControlStore, LedgerStore, PushStore, PutResult, Store } from '../port.ts';
 import type { HeadRow, NodeRow, Program, ReservationRow } from '../programs/ops.ts';
 import { putRecord } from '../programs/records.ts';
 import { runAsync } from '../programs/run.ts';
 import type { TreeRow } from '../tree.ts';
 import { pgOps } from './ops.ts';
+import { pgPush } from './push.ts';
 import { PG_MIGRATIONS } from './schema.ts';
 
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
@@ -33,6 +34,7 @@ export interface PgStoreOptions {
 export class PgStore implements Store {
   readonly control: ControlStore;
   readonly ledger: LedgerStore;
+  readonly push: PushStore;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -61,6 +63,7 @@ export class PgStore implements Store {
     };
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);
+    this.push = pgPush((sql, params) => this.query(sql, params));
   }
 
   /** Connects, migrates (once, under an advisory lock) and returns the store. */

@@ -4,13 +4,14 @@ import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
 import { balanceAuditSql, composeControl, composeLedger, type BalanceAuditRow, type StoreReads } from '../compose.ts';
-import type { ControlStore, LedgerStore, PutResult, Store } from '../port.ts';
+import type { ControlStore, LedgerStore, PushStore, PutResult, Store } from '../port.ts';
 import type { Program, ReservationRow } from '../programs/ops.ts';
 import { putRecord } from '../programs/records.ts';
 import { runSync } from '../programs/run.ts';
 import type { TreeRow } from '../tree.ts';
 import { immediate, openDatabase, type Db, type OpenOptions } from './database.ts';
 import { sqliteOps } from './ops.ts';
+import { sqlitePush } from './push.ts';
 import { recordReads } from './records.ts';
 
 export interface SqliteStoreOptions extends OpenOptions {
@@ -21,6 +22,7 @@ export interface SqliteStoreOptions extends OpenOptions {
 export class SqliteStore implements Store {
   readonly control: ControlStore;
   readonly ledger: LedgerStore;
+  readonly push: PushStore;
   private readonly records;
   private readonly ops;
 
@@ -54,6 +56,7 @@ export class SqliteStore implements Store {
     };
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);
+    this.push = sqlitePush(db, (fn) => this.guard(fn));
   }
 
   static open(path: string, opts: SqliteStoreOptions = {}): SqliteStore {

@@ -1,0 +1,58 @@
+/** `baton push deliveries` and `baton push requeue ID`: the outbox, dead letters included. */
+import type { Command } from 'commander';
+import { invalidRequest } from '../../errors.ts';
+import type { DeliveryRow, DeliveryStatus } from '../../store/port.ts';
+import { withStore } from '../with-store.ts';
+import type { CliContext } from '../context.ts';
+
+const STATUSES: readonly DeliveryStatus[] = ['pending', 'delivering', 'delivered', 'dead'];
+
+/** One line per delivery; never the body's credentials (the body holds none) nor the webhook URL's query. */
+export function renderDelivery(d: DeliveryRow, url?: string): string {
+  const where = url ? `  → ${safeUrl(url)}` : '';
+  const error = d.last_error ? `  last error: ${d.last_error}` : '';
+  return `${d.delivery_id}  ${d.status.padEnd(10)}  task ${d.task_id}  config ${d.config_id}  tries ${d.attempts}  next ${d.next_at}${where}${error}`;
+}
+
+function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}${u.search ? '?…' : ''}`;
+  } catch {
+    return '(unparseable url)';
+  }
+}
+
+export function register(program: Command, ctx: CliContext): void {
+  const push = program.command('push').description('push notifications to integrators: the durable outbox');
+  push
+    .command('deliveries')
+    .description('deliveries, newest first (dead letters with --status dead)')
+    .option('--status <status>', `only ${STATUSES.join(' | ')}`)
+    .option('--task <id>', "only this Baton task's")
+    .option('--limit <n>', 'at most this many', '100')
+    .option('--json', 'print JSON (without bodies)')
+    .action(async (opts: { status?: string; task?: string; limit: string; json?: boolean }) => {
+      if (opts.status !== undefined && !STATUSES.includes(opts.status as DeliveryStatus)) throw invalidRequest('unknown delivery status', { status: opts.status, allowed: STATUSES });
+      await withStore(ctx, async (store) => {
+        const rows = await store.push.deliveries({ limit: Number(opts.limit), ...(opts.status ? { status: opts.status as DeliveryStatus } : {}), ...(opts.task ? { task_id: opts.task } : {}) });
+        if (opts.json) {
+          console.log(JSON.stringify(rows.map(({ body: _b, signature: _s, ...rest }) => rest), null, 2));
+          return;
+        }
+        for (const d of rows) console.log(renderDelivery(d, (await store.push.config(d.task_id, d.config_id))?.url));
+      });
+    });
+  push
+    .command('requeue <delivery>')
+    .description('send a dead-lettered delivery again (same id and signed bytes), due now')
+    .action(async (id: string) => {
+      await withStore(ctx, async (store) => {
+        if (!(await store.push.requeue(id, new Date().toISOString()))) {
+          const d = await store.push.delivery(id);
+          throw invalidRequest(d ? `delivery is ${d.status}, not dead` : 'no such delivery', { delivery: id });
+        }
+        console.log(`${id} requeued; a running gateway sends it on its next outbox pass`);
+      });
+    });
+}
