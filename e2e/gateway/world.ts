@@ -12,11 +12,13 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTrans
 import { spawnAgent, spawnReady, type SpawnAgentOptions, type SpawnedAgent, type ReadyProcess } from '../harness/process.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 
-const BATON_MAIN = fileURLToPath(new URL('../harness/baton-main.ts', import.meta.url));
+export const BATON_MAIN = fileURLToPath(new URL('../harness/baton-main.ts', import.meta.url));
 export const API_KEY = 'e2e-test-key-not-a-secret';
 
 export interface World {
   dir: string;
+  /** The config file the gateway process runs with (a restart reuses it). */
+  configFile: string;
   agents: Record<string, SpawnedAgent>;
   baton: ReadyProcess<{ url: string }>;
   url: string;
@@ -34,6 +36,8 @@ export interface WorldOptions {
   callers?: Record<string, [string, string]>;
   remote?: unknown;
   config?: Record<string, unknown>;
+  /** Extra delegatee config per agent id (e.g. `inboundAuth`). */
+  delegatees?: Record<string, Record<string, unknown>>;
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -53,7 +57,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
     dataDir: dir,
     logLevel: 'warn',
     trust: { pinnedJwks, jkuAllowedOrigins: [] },
-    delegatees: Object.entries(agents).map(([id, a]) => ({ id, cardUrl: `${a.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 } })),
+    delegatees: Object.entries(agents).map(([id, a]) => ({ id, cardUrl: `${a.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, ...opts.delegatees?.[id] })),
     callers: [
       { id: 'planner', apiKeySha256: sha256(API_KEY), preset: 'standard' },
       ...Object.entries(opts.callers ?? {}).map(([id, [key, preset]]) => ({ id, apiKeySha256: sha256(key), preset })),
@@ -68,6 +72,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   const url = baton.ready.url;
   return {
     dir,
+    configFile,
     agents,
     baton,
     url,
