@@ -29,6 +29,10 @@ export const REDACT_PATHS = [
   'headers.authorization',
   'headers.cookie',
   'headers["x-api-key"]',
+  'headers["x-a2a-notification-token"]',
+  '*.headers["x-a2a-notification-token"]',
+  'sealed_credentials',
+  '*.sealed_credentials',
 ];
 
 export type { Logger };

@@ -190,7 +190,7 @@ async function composePush(
     {
       retry: { maxAttempts: p.maxAttempts, baseMs: p.backoffBaseMs, maxMs: p.backoffMaxMs },
       deliveryTimeoutMs: p.deliveryTimeoutMs,
-      leaseMs: p.deliveryTimeoutMs * 2 + 1_000,
+      leaseMs: p.deliveryTimeoutMs * 3 + 1_000, // connect + headers + body timeouts, each at most deliveryTimeoutMs
       intervalMs: p.intervalMs,
       batch: 16,
       pollMs: p.pollMs,

@@ -61,7 +61,10 @@ describe('logging', () => {
     const sink = new Writable({ write: (chunk, _e, cb) => (lines.push(String(chunk)), cb()) });
     const log = createLogger({ level: 'info', destination: sink });
     log.info({ headers: { authorization: 'Bearer abc.def.ghi' }, token: 'tok-123', key: { d: 'private-d', x: 'pub' } }, 'req');
+    log.info({ delivery: { headers: { 'x-a2a-notification-token': 'push-tok-456' } }, config: { sealed_credentials: 'v1.sealed-789' } }, 'push');
     const out = lines.join('');
+    expect(out).not.toContain('push-tok-456');
+    expect(out).not.toContain('sealed-789');
     expect(out).not.toContain('abc.def.ghi');
     expect(out).not.toContain('tok-123');
     expect(out).not.toContain('private-d');
