@@ -11,6 +11,7 @@ import { register as registerLedger } from './commands/ledger.ts';
 import { register as registerControl } from './commands/control.ts';
 import { register as registerReconcile } from './commands/reconcile.ts';
 import { register as registerPush } from './commands/push.ts';
+import { register as registerAudit } from './commands/audit.ts';
 
 const program = new Command('baton')
   .description('A2A-native delegation gateway')
@@ -18,7 +19,7 @@ const program = new Command('baton')
   .showHelpAfterError();
 
 const ctx = cliContext(() => program.opts<{ config?: string }>().config);
-for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush]) register(program, ctx);
+for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerAudit]) register(program, ctx);
 
 try {
   await program.parseAsync(process.argv);

@@ -159,10 +159,85 @@ export interface PushStore {
   requeue(deliveryId: string, at: string): Promise<boolean>;
 }
 
+/**
+ * Read-only scans for `baton audit verify`: the stored rows exactly as they
+ * are, never decoded, so the audit checks the bytes on disk rather than a
+ * copy a decoder may have normalised or refused. Every scan is keyset-paged
+ * on an index and ordered so that one record's revisions, and one stream's
+ * events, arrive together: the verifier then holds one chain at a time. Each
+ * row carries its head's columns from the same statement, so a scan running
+ * beside a live gateway sees a head and the rows it names consistently.
+ */
+export interface AuditReads {
+  /** Revisions ordered by (record_id, seq), after `after`; each with its record's head (null when it has none). */
+  scanRecords(after: AuditRecordCursor | undefined, limit: number): Promise<AuditRecordRow[]>;
+  /** Events ordered by (project_id, branch_id, position), after `after`; each with its stream's head columns. */
+  scanEvents(after: AuditEventCursor | undefined, limit: number): Promise<AuditEventRow[]>;
+  /** record_heads ordered by record_id, after `after`. */
+  scanRecordHeads(after: string | undefined, limit: number): Promise<AuditRecordHeadRow[]>;
+  /** control_heads ordered by (project_id, branch_id), after `after`. */
+  scanControlHeads(after: StreamId | undefined, limit: number): Promise<AuditControlHeadRow[]>;
+}
+
+export interface AuditRecordCursor {
+  record_id: string;
+  seq: bigint;
+}
+
+export interface AuditEventCursor extends StreamId {
+  position: bigint;
+}
+
+/** A `records` row as stored, plus `record_heads.revision_id` of its record. */
+export interface AuditRecordRow {
+  seq: bigint;
+  record_id: string;
+  revision_id: string;
+  content_digest: string;
+  schema_ref: string;
+  prior_revision: string | null;
+  document: string;
+  head_revision_id: string | null;
+}
+
+/** A `control_events` row as stored, plus its stream's `control_heads` columns. */
+export interface AuditEventRow {
+  project_id: string;
+  branch_id: string;
+  position: bigint;
+  event_id: string;
+  event_type: string;
+  idempotency_key: string | null;
+  input_digest: string;
+  event_digest: string;
+  document: string;
+  head_position: bigint | null;
+  head_event_id: string | null;
+  head_event_digest: string | null;
+}
+
+/** A `record_heads` row, with the newest seq among its record's revisions (null when there are none). */
+export interface AuditRecordHeadRow {
+  record_id: string;
+  revision_id: string;
+  last_seq: bigint | null;
+}
+
+/** A `control_heads` row, with the highest position in its stream (null when the stream has no events). */
+export interface AuditControlHeadRow {
+  project_id: string;
+  branch_id: string;
+  position: bigint;
+  event_id: string;
+  event_digest: string;
+  last_position: bigint | null;
+}
+
 export interface Store extends RecordStore {
   readonly control: ControlStore;
   readonly ledger: LedgerStore;
   readonly push: PushStore;
+  readonly audit: AuditReads;
   /** Cheap liveness probe for /readyz; throws storage_error when the store is unusable. */
   ping(): Promise<void>;
   close(): Promise<void>;

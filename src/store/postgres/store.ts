@@ -12,7 +12,8 @@ import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
 import { balanceAuditSql, composeControl, composeLedger, type BalanceAuditRow, type StoreReads } from '../compose.ts';
 import { decodeRecord, type RecordDocRow } from '../decode.ts';
-import type { ControlStore, LedgerStore, PushStore, PutResult, Store } from '../port.ts';
+import { composeAudit } from '../audit-sql.ts';
+import type { AuditReads, ControlStore, LedgerStore, PushStore, PutResult, Store } from '../port.ts';
 import type { HeadRow, NodeRow, Program, ReservationRow } from '../programs/ops.ts';
 import { putRecord } from '../programs/records.ts';
 import { runAsync } from '../programs/run.ts';
@@ -35,6 +36,7 @@ export class PgStore implements Store {
   readonly control: ControlStore;
   readonly ledger: LedgerStore;
   readonly push: PushStore;
+  readonly audit: AuditReads;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -64,6 +66,7 @@ export class PgStore implements Store {
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = pgPush((sql, params) => this.query(sql, params));
+    this.audit = composeAudit({ p: (n) => `$${n}`, all: (sql, params) => this.query(sql, [...params]) });
   }
 
   /** Connects, migrates (once, under an advisory lock) and returns the store. */

@@ -22,6 +22,10 @@ export function* putRecord(record: Envelope, at: string): Program<PutResult> {
     throw invalidRequest('a new revision must name the current head as its prior revision', { record_id: record.record_id });
   }
   if (head === undefined && prior) throw invalidRequest('prior revision is unknown', { record_id: record.record_id });
+  if (head !== undefined && prior && (yield* tx('recordByRevision', head))?.content_digest !== prior.content_digest) {
+    // The prior ref is an exact revision ref: the right id with another digest names a revision that never existed.
+    throw invalidRequest('prior revision digest does not match the current head', { record_id: record.record_id });
+  }
   yield* tx('insertRecord', {
     record_id: record.record_id,
     revision_id: record.revision_id,

@@ -1,10 +1,12 @@
 /** The SQLite adapter of the storage port: the embedded default. */
+import type Database from 'better-sqlite3';
 import { invalidRequest, storageError } from '../../errors.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
 import { balanceAuditSql, composeControl, composeLedger, type BalanceAuditRow, type StoreReads } from '../compose.ts';
-import type { ControlStore, LedgerStore, PushStore, PutResult, Store } from '../port.ts';
+import { composeAudit } from '../audit-sql.ts';
+import type { AuditReads, ControlStore, LedgerStore, PushStore, PutResult, Store } from '../port.ts';
 import type { Program, ReservationRow } from '../programs/ops.ts';
 import { putRecord } from '../programs/records.ts';
 import { runSync } from '../programs/run.ts';
@@ -23,6 +25,7 @@ export class SqliteStore implements Store {
   readonly control: ControlStore;
   readonly ledger: LedgerStore;
   readonly push: PushStore;
+  readonly audit: AuditReads;
   private readonly records;
   private readonly ops;
 
@@ -57,6 +60,16 @@ export class SqliteStore implements Store {
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = sqlitePush(db, (fn) => this.guard(fn));
+    const scans = new Map<string, Database.Statement>(); // a fixed handful of texts
+    this.audit = composeAudit({
+      p: () => '?',
+      all: async <T>(sql: string, params: readonly unknown[]) =>
+        this.guard(() => {
+          let stmt = scans.get(sql);
+          if (!stmt) scans.set(sql, (stmt = db.prepare(sql)));
+          return stmt.all(...params) as T[];
+        }),
+    });
   }
 
   static open(path: string, opts: SqliteStoreOptions = {}): SqliteStore {

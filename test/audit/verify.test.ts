@@ -1,0 +1,329 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditStore } from '../../src/audit/scan.ts';
+import { AuditVerifier, type AuditReport, type BreakKind } from '../../src/audit/verify.ts';
+import { eventDigest, type ControlEvent } from '../../src/control/event.ts';
+import { canonicalText } from '../../src/records/canonical.ts';
+import { computeContentDigest, refOf, sealRecord } from '../../src/records/envelope.ts';
+import { randomIds } from '../../src/records/ids.ts';
+import { systemClock } from '../../src/records/time.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { actor } from '../store/support/fixtures.ts';
+import { scanAll, seed, verifyRows, type Scanned, type Seeded } from './support/seed.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-audit-'));
+let store: SqliteStore;
+let seeded: Seeded;
+let clean: Scanned;
+
+beforeAll(async () => {
+  store = SqliteStore.open(join(dir, 'audit.db'), { create: true });
+  seeded = await seed(store);
+  clean = await scanAll(store.audit);
+});
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A deep copy of the clean rows to tamper with. */
+const copy = (): Scanned => structuredClone(clean);
+const kinds = (r: AuditReport) => r.breaks.map((b) => b.kind);
+const recordRow = (rows: Scanned, revisionId: string) => rows.records.find((r) => r.revision_id === revisionId)!;
+const eventRows = (rows: Scanned) => rows.events.filter((e) => e.branch_id === seeded.attempt.branch_id);
+const eventRow = (rows: Scanned, position: number) => eventRows(rows).find((e) => e.position === BigInt(position))!;
+/** Flips one character of `text` at the first occurrence of `from`. */
+const flip = (text: string, from: string, to: string) => {
+  expect(text).toContain(from);
+  return text.replace(from, to);
+};
+/** An event document re-sealed with a consistent digest after `edit`, as an attacker with the key-less digest rule would. */
+const reseal = (document: string, edit: (e: ControlEvent) => void) => {
+  const e = JSON.parse(document) as ControlEvent;
+  edit(e);
+  e.event_digest = eventDigest(e);
+  return { document: canonicalText(e), digest: e.event_digest };
+};
+
+function expectOnly(report: AuditReport, kind: BreakKind, where: Record<string, string>) {
+  expect(kinds(report)).toEqual([kind]);
+  expect(report.breaks[0]!.where).toMatchObject(where);
+  expect(report.break_count).toBe(1);
+}
+
+describe('audit rules over rows from a real store', () => {
+  it('finds nothing in what the store wrote, and counts everything', () => {
+    const report = verifyRows(clean);
+    expect(report.breaks).toEqual([]);
+    expect(report.break_count).toBe(0);
+    expect(report.records_checked).toBe(clean.records.length);
+    expect(report.records_checked).toBeGreaterThanOrEqual(4); // 3 revisions + 1 single (+ the admission's decision)
+    expect(report.record_heads_checked).toBe(clean.recordHeads.length);
+    expect(report.events_checked).toBe(clean.events.length);
+    expect(report.streams_checked).toBe(clean.controlHeads.length);
+    expect(report.control_heads_checked).toBe(clean.controlHeads.length);
+    expect(eventRows(clean).map((e) => e.position)).toEqual([1n, 2n, 3n, 4n]);
+  });
+
+  it('scans in bounded pages with the same result at any page size', async () => {
+    expect(await scanAll(store.audit, 1)).toEqual(clean);
+    expect(await auditStore(store.audit, { pageSize: 1 })).toEqual(verifyRows(clean));
+  });
+
+  describe('records', () => {
+    it('a changed byte in a document is a digest mismatch on that revision', () => {
+      const rows = copy();
+      const [, second] = seeded.revisions;
+      const row = recordRow(rows, second!.revision_id);
+      row.document = flip(row.document, '"n":2', '"n":7');
+      expectOnly(verifyRows(rows), 'record_digest_mismatch', { record_id: second!.record_id, revision_id: second!.revision_id });
+    });
+
+    it('a document that does not parse, strictly, or is not an envelope', () => {
+      const cases = [
+        (d: string) => d.slice(0, -1), // truncated
+        (d: string) => `{"body":{},${d.slice(1)}`, // duplicate key: JSON.parse would keep the last one silently
+        () => '[1]',
+        () => '{"record_id":"x"}',
+      ];
+      for (const mutate of cases) {
+        const rows = copy();
+        const row = recordRow(rows, seeded.single.revision_id);
+        row.document = mutate(row.document);
+        const report = verifyRows(rows);
+        expect(kinds(report)[0], row.document.slice(0, 40)).toBe('record_unparseable');
+        expect(report.breaks[0]!.where.revision_id).toBe(seeded.single.revision_id);
+      }
+    });
+
+    it('bytes that are not the canonical form are a break even when the digest still matches', () => {
+      const rows = copy();
+      const row = recordRow(rows, seeded.single.revision_id);
+      row.document = row.document.replace('{', '{ ');
+      expectOnly(verifyRows(rows), 'record_not_canonical', { revision_id: seeded.single.revision_id });
+    });
+
+    it('a content_digest column that disagrees with the bytes', () => {
+      const rows = copy();
+      recordRow(rows, seeded.single.revision_id).content_digest = `sha256:${'0'.repeat(64)}`;
+      expectOnly(verifyRows(rows), 'record_digest_mismatch', { revision_id: seeded.single.revision_id });
+    });
+
+    it('a re-sealed document whose content_digest field was rewritten but not the column', () => {
+      const rows = copy();
+      const row = recordRow(rows, seeded.single.revision_id);
+      const doc = JSON.parse(row.document) as Record<string, unknown>;
+      doc.body = { only: false };
+      doc.content_digest = computeContentDigest(doc);
+      row.document = canonicalText(doc);
+      const report = verifyRows(rows);
+      expectOnly(report, 'record_digest_mismatch', { revision_id: seeded.single.revision_id });
+      expect(report.breaks[0]!.detail).toContain(`column ${seeded.single.content_digest}`);
+    });
+
+    it('record_id, revision_id, schema_ref and prior_revision columns must match the document', () => {
+      for (const [col, value] of [
+        ['revision_id', 'rev_forged'],
+        ['schema_ref', 'rw-agent-delegation/0.1.1#agent_card'],
+        ['prior_revision', 'rev_forged'],
+      ] as const) {
+        const rows = copy();
+        const row = recordRow(rows, seeded.revisions[2]!.revision_id);
+        row[col] = value;
+        const report = verifyRows(rows);
+        expect(kinds(report)).toEqual(['record_column_mismatch']);
+        expect(report.breaks[0]!.detail).toContain(`${col}: stored ${value}`);
+      }
+      const rows = copy();
+      const row = recordRow(rows, seeded.single.revision_id);
+      row.record_id = 'grant_elsewhere';
+      row.head_revision_id = row.revision_id;
+      expect(kinds(verifyRows(rows))).toEqual(['record_column_mismatch']);
+    });
+
+    it('a missing middle revision breaks the chain at the next one', () => {
+      const rows = copy();
+      const [, second, third] = seeded.revisions;
+      rows.records = rows.records.filter((r) => r.revision_id !== second!.revision_id);
+      const report = verifyRows(rows);
+      expectOnly(report, 'record_chain_break', { revision_id: third!.revision_id });
+      expect(report.breaks[0]!.detail).toContain(`revision ${second!.revision_id}`);
+    });
+
+    it('a missing first revision leaves a first stored revision that names a prior', () => {
+      const rows = copy();
+      rows.records = rows.records.filter((r) => r.revision_id !== seeded.revisions[0]!.revision_id);
+      expectOnly(verifyRows(rows), 'record_chain_break', { revision_id: seeded.revisions[1]!.revision_id });
+    });
+
+    it('a later revision that names no prior', () => {
+      const rows = copy();
+      const third = seeded.revisions[2]!;
+      const { prior_revision_ref: _p, ...rest } = third;
+      const doc = { ...rest, content_digest: '' };
+      doc.content_digest = computeContentDigest(doc);
+      const row = recordRow(rows, third.revision_id);
+      Object.assign(row, { document: canonicalText(doc), content_digest: doc.content_digest, prior_revision: null });
+      expectOnly(verifyRows(rows), 'record_chain_break', { revision_id: third.revision_id });
+    });
+
+    it('the store refuses a prior reference with the right revision id but another digest (the audit would flag it)', async () => {
+      const own = SqliteStore.open(join(dir, 'prior-digest.db'), { create: true });
+      try {
+        const deps = { ids: randomIds, clock: systemClock };
+        const r1 = sealRecord({ type: 'grant', body: { n: 1 }, issuedBy: actor, lifecycle: 'active' }, deps);
+        const forged = { ...refOf(r1), content_digest: `sha256:${'0'.repeat(64)}` };
+        const r2 = sealRecord({ type: 'grant', body: { n: 2 }, issuedBy: actor, lifecycle: 'active', recordId: r1.record_id, prior: forged }, deps);
+        await own.putRecord(r1);
+        await expect(own.putRecord(r2)).rejects.toMatchObject({ code: 'invalid_request' });
+        expect((await auditStore(own.audit)).break_count).toBe(0);
+      } finally {
+        await own.close();
+      }
+    });
+
+    it('a head that is not the last revision, or is missing, or has no revisions', () => {
+      const [first, , third] = seeded.revisions;
+      let rows = copy();
+      rows.records.filter((r) => r.record_id === first!.record_id).forEach((r) => (r.head_revision_id = first!.revision_id));
+      const report = verifyRows(rows);
+      expectOnly(report, 'record_head_mismatch', { record_id: first!.record_id, revision_id: third!.revision_id });
+      expect(report.breaks[0]!.detail).toBe(`head names ${first!.revision_id}; the last revision is ${third!.revision_id}`);
+
+      rows = copy();
+      recordRow(rows, seeded.single.revision_id).head_revision_id = null;
+      expectOnly(verifyRows(rows), 'record_head_mismatch', { record_id: seeded.single.record_id });
+
+      rows = copy();
+      rows.recordHeads.push({ record_id: 'grant_ghost', revision_id: 'rev_ghost', last_seq: null });
+      expectOnly(verifyRows(rows), 'record_head_dangling', { record_id: 'grant_ghost' });
+    });
+  });
+
+  describe('control events', () => {
+    const where = (position: number) => ({ branch_id: seeded.attempt.branch_id, position: String(position), event_id: seeded.attempt.event_ids[position - 1]! });
+
+    it('a changed byte in an event document is a digest mismatch on that event', () => {
+      const rows = copy();
+      const row = eventRow(rows, 3);
+      row.document = flip(row.document, '"step":3', '"step":8');
+      const report = verifyRows(rows);
+      expect(kinds(report)).toEqual(['event_digest_mismatch', 'event_column_mismatch']); // the input digest no longer matches either
+      expect(report.breaks[0]!.where).toMatchObject(where(3));
+      expect(report.breaks[1]!.detail).toMatch(/^input_digest: /);
+    });
+
+    it('a document that does not parse, or is not a control event', () => {
+      for (const document of ['{"event_id":', '{"event_id":"evt_x"}']) {
+        const rows = copy();
+        eventRow(rows, 2).document = document;
+        expectOnly(verifyRows(rows), 'event_unparseable', where(2));
+      }
+    });
+
+    it('non-canonical bytes with a matching digest', () => {
+      const rows = copy();
+      const row = eventRow(rows, 1);
+      row.document = `${row.document}\n`;
+      expectOnly(verifyRows(rows), 'event_not_canonical', where(1));
+    });
+
+    it('an event_digest column that disagrees with the bytes', () => {
+      const rows = copy();
+      eventRow(rows, 4).event_digest = `sha256:${'1'.repeat(64)}`;
+      // One break: the head and the next link are checked against the document's digest, which is intact.
+      expectOnly(verifyRows(rows), 'event_digest_mismatch', where(4));
+    });
+
+    it('event_id, event_type, position, idempotency_key and input_digest columns must match the document', () => {
+      for (const [col, value] of [
+        ['event_id', 'evt_forged'],
+        ['event_type', 'rw003.execution.terminal'],
+        ['idempotency_key', 'other-key'],
+        ['input_digest', `sha256:${'2'.repeat(64)}`],
+      ] as const) {
+        const rows = copy();
+        eventRow(rows, 2)[col] = value;
+        const report = verifyRows(rows);
+        expect(kinds(report), col).toEqual(['event_column_mismatch']);
+        expect(report.breaks[0]!.detail).toContain(`${col}: stored ${value}`);
+      }
+    });
+
+    it('a deleted middle event is a gap at the event after it', () => {
+      const rows = copy();
+      rows.events = rows.events.filter((e) => !(e.branch_id === seeded.attempt.branch_id && e.position === 2n));
+      const report = verifyRows(rows);
+      expectOnly(report, 'event_position_gap', where(3));
+      expect(report.breaks[0]!.detail).toBe(`expected position 2, found 3 after ${seeded.attempt.event_ids[0]}`);
+    });
+
+    it('a deleted first event is a gap at position 1', () => {
+      const rows = copy();
+      rows.events = rows.events.filter((e) => !(e.branch_id === seeded.attempt.branch_id && e.position === 1n));
+      expectOnly(verifyRows(rows), 'event_position_gap', where(2));
+    });
+
+    it('a re-sealed event that passes its own digest breaks the link to the next one', () => {
+      const rows = copy();
+      const row = eventRow(rows, 2);
+      const forged = reseal(row.document, (e) => (e.payload = { step: 'forged' }));
+      Object.assign(row, { document: forged.document, event_digest: forged.digest });
+      const report = verifyRows(rows);
+      expect(kinds(report)).toEqual(['event_column_mismatch', 'event_chain_break']);
+      expect(report.breaks[0]!.detail).toMatch(/^input_digest: /); // the payload is part of the input
+      expect(report.breaks[1]!.where).toMatchObject(where(3));
+      expect(report.breaks[1]!.detail).toContain(`the previous event's digest is ${forged.digest}`);
+    });
+
+    it('a first event must link to nothing', () => {
+      const rows = copy();
+      const row = eventRow(rows, 1);
+      const forged = reseal(row.document, (e) => (e.prev_event_digest = `sha256:${'3'.repeat(64)}`));
+      Object.assign(row, { document: forged.document, event_digest: forged.digest });
+      const report = verifyRows(rows);
+      expect(kinds(report)).toEqual(['event_chain_break', 'event_chain_break']);
+      expect(report.breaks[0]!.detail).toContain('the first event must have null');
+    });
+
+    it('a head that does not name the last event, a stream without a head, a head without a stream', () => {
+      let rows = copy();
+      for (const e of eventRows(rows)) Object.assign(e, { head_position: 3n, head_event_id: seeded.attempt.event_ids[2] });
+      let report = verifyRows(rows);
+      expectOnly(report, 'control_head_mismatch', where(4));
+      expect(report.breaks[0]!.detail).toContain('position: stored 3, document 4');
+
+      rows = copy();
+      for (const e of eventRows(rows)) e.head_event_digest = `sha256:${'4'.repeat(64)}`;
+      expectOnly(verifyRows(rows), 'control_head_mismatch', where(4));
+
+      rows = copy();
+      for (const e of eventRows(rows)) Object.assign(e, { head_position: null, head_event_id: null, head_event_digest: null });
+      report = verifyRows(rows);
+      expectOnly(report, 'control_head_mismatch', where(4));
+      expect(report.breaks[0]!.detail).toMatch(/^stream has no head/);
+
+      rows = copy();
+      rows.controlHeads.push({ project_id: 'rw-control:nowhere', branch_id: 'agent:ghost', position: 2n, event_id: 'evt_ghost', event_digest: `sha256:${'5'.repeat(64)}`, last_position: null });
+      expectOnly(verifyRows(rows), 'control_head_dangling', { branch_id: 'agent:ghost', position: '2' });
+    });
+  });
+
+  it('keeps the first maxBreaks breaks and counts all of them', () => {
+    const rows = copy();
+    for (const r of rows.records) r.content_digest = `sha256:${'6'.repeat(64)}`;
+    const report = verifyRows(rows, 2);
+    expect(report.break_count).toBe(rows.records.length);
+    expect(report.breaks).toHaveLength(2);
+    expect(new AuditVerifier({ maxBreaks: 0 }).finish().breaks).toEqual([]);
+  });
+
+  it('reports are plain JSON', () => {
+    const rows = copy();
+    rows.events = rows.events.filter((e) => e.position !== 2n);
+    const report = verifyRows(rows);
+    expect(JSON.parse(JSON.stringify(report))).toEqual(report);
+  });
+});
