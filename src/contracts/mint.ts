@@ -18,7 +18,7 @@ import type { IdSource } from '../records/ids.ts';
 import { ActorRef, RevisionRef, sameRevision } from '../records/revision-ref.ts';
 import type { Clock } from '../records/time.ts';
 import type { EvaluatedChain } from './admission.ts';
-import { attenuationDenied } from './attenuation.ts';
+import { attenuationDenied, compareTerms } from './attenuation.ts';
 import { buildChain } from './attestation-chain.ts';
 import { ownScopes } from './control-scopes.ts';
 import type { IssuedContract } from './issuance.ts';
@@ -106,4 +106,52 @@ function childBody(parent: EvaluatedChain, request: MintRequest, actor: ActorRef
     retry_policy: { ...terms.retry_policy, idempotency_key: delegationId },
     control_scopes: ownScopes(p.owner.space_id, delegationId, card.object_id, terms.control_scopes),
   };
+}
+
+/**
+ * The next revision of an existing child, for another delegatee (RW-003
+ * §11.4 reassignment: "contract revision D@r2 assigning AGENT-B with the
+ * same or narrower scope and remaining budget"). Same delegation id, the
+ * revision chained to the current one, still a provable subset of the
+ * parent — and no wider than the revision it replaces on any dimension.
+ * `budget` caps each dimension at what is left of the delegation's budget.
+ */
+export async function reviseChild(
+  parent: EvaluatedChain,
+  current: DelegationContract,
+  raw: unknown,
+  budget: ReadonlyMap<string, bigint>,
+  actor: ActorRef,
+  deps: Omit<MintDeps, 'countDescendants'>,
+): Promise<DelegationContract> {
+  const parsed = MintRequest.safeParse(raw);
+  if (!parsed.success) throw invalidRequest('revision request is malformed', { issues: summariseIssues(parsed.error) });
+  const request = parsed.data;
+  if (!sameRevision(actor, parent.leaf.body.delegatee_agent_ref.actor_ref)) throw invalidRequest("only the parent's delegatee may revise a delegation under it");
+  const c = current.body;
+  const lineage = c.lineage;
+  if (lineage.kind !== 'child' || !sameRevision(lineage.parent_ref, refOf(parent.leaf))) throw invalidRequest('the revision must stay under the same parent revision');
+  const terms = mergeTerms(termsOf(c), request.terms ?? {}, { childDepth: false });
+  const card = request.delegatee.card_ref;
+  const body: ContractBody = {
+    ...c,
+    delegatee_agent_ref: { card_ref: card, actor_ref: request.delegatee.actor_ref },
+    accountable_operator_ref: request.delegatee.operator_ref,
+    objective: request.objective,
+    input_revisions: request.input_revisions,
+    ancestry: parent.chain.links,
+    ...terms,
+    // "with the remaining budget": no dimension above what the delegation has left.
+    budget_ceilings: terms.budget_ceilings.map((b) => {
+      const left = budget.get(b.name);
+      return left !== undefined && BigInt(b.ceiling) > left ? { ...b, ceiling: left.toString() } : b;
+    }),
+    // The delegatee's own agent stream replaces the old one; every other fenced scope stays.
+    control_scopes: ownScopes(c.owner.space_id, c.delegation_id, card.object_id, terms.control_scopes.filter((s) => !(s.scope_kind === 'agent' && s.scope_id === c.delegatee_agent_ref.card_ref.object_id))),
+  };
+  const failures = [...compareHop({ body: parent.leaf.body, ref: refOf(parent.leaf) }, body), ...compareTerms(termsOf(c), termsOf(body), 'same')];
+  if (failures.length > 0) throw attenuationDenied(failures, { revision_of: current.revision_id });
+  checkRegistered(body.scope, deps.registry);
+  validateBody(body);
+  return sealContract({ body, prior: refOf(current) }, deps);
 }

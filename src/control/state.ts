@@ -51,6 +51,14 @@ const LIFECYCLE_TARGETS = new Set<AuthorityState>(['proposed', 'active', 'suspen
  */
 export function nextState(kind: ScopeKind, current: AuthorityState, type: EventType, payload: Record<string, unknown>): AuthorityState {
   if (kind === 'attempt') return 'unresolved';
+  if (type === 'rw003.delegation.reassigned' && current === 'revoked') {
+    // RW-003 §11.4: the revocation ended the old assignment for good; the stream
+    // continues only under the new contract revision the reassignment names.
+    if (typeof payload.contract_revision !== 'string' || payload.contract_revision === '') {
+      throw invalidRequest('a reassignment must name the contract revision it assigns');
+    }
+    return 'active';
+  }
   if (isTerminal(current)) {
     // History may still grow (audit, attestation), but nothing revives it.
     return current;

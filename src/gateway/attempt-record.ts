@@ -39,6 +39,23 @@ export interface AttemptBody {
   observed?: TaskFingerprint;
   outcome?: Outcome;
   receipt_ref?: RevisionRef;
+  /** The exact input this attempt forwarded (a task_input record). */
+  input_ref?: RevisionRef;
+  /** The checkpoint a resumed attempt continues from (RW-003 §7.2). */
+  resumed_from?: RevisionRef;
+  /** The attempt this one replaces after a reassignment (RW-003 §11.4); never rewritten. */
+  reassigned_from?: string;
+  /** Why the attempt was asked to stop, first cause only (ADR-0014). */
+  cancel_cause?: { cause: 'caller' | 'revocation' | 'breaker' | 'reassignment' | 'operator'; at: string; detail?: string };
+}
+
+/** The caller's message as forwarded, minus the contract chain Baton attached: the attempt's exact input. */
+export interface TaskInputBody {
+  [key: string]: unknown;
+  attempt_id: string;
+  /** Null when the message is too large to keep; its digest still fixes the input. */
+  message: { [key: string]: unknown } | null;
+  message_digest: string;
 }
 
 export interface ReceiptBody {

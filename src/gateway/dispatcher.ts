@@ -30,6 +30,7 @@ import type { ProxyCards } from './proxy-card.ts';
 import { INVOCATIONS } from './preset.ts';
 import { RemoteRpcError, type RemoteClient } from './remote.ts';
 import { fencesCurrent, readBack, verifyAttempt } from './verifier.ts';
+import { taskInput } from './task-input.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -359,6 +360,8 @@ export class Dispatcher {
     operation: string,
     /** Builds the attempt record this effect starts, committed in the admission's transaction. */
     startAttempt?: (effect: { effect_id: string; reservation_id: string; fence_set: ControlBoundaryRef[]; idempotency_key: string }) => Attempt,
+    /** Further records committed with the attempt (its input). */
+    alongside: readonly SealedRecord<Record<string, unknown>>[] = [],
   ) {
     const at = utc(this.deps.clock.now());
     const effectId = this.deps.ids.next('eff');
@@ -389,13 +392,24 @@ export class Dispatcher {
       actor_ref: this.deps.gatewayActor,
       at,
       // One transaction: the effect's admission, its attempt record and the started observation.
-      ...(attempt ? { records: [attempt], events: [this.startedEvent(attempt)] } : {}),
+      ...(attempt ? { records: [...alongside, attempt], events: [this.startedEvent(attempt)] } : {}),
     });
     return { ...effect, attempt };
   }
 
-  private async admitOn(caller: Caller, target: ResolvedDelegatee, chain: EvaluatedChain, root: DelegationContract, child: DelegationContract, message: Json, operation: string): Promise<Attempt> {
+  private async admitOn(
+    caller: Pick<Caller, 'id'>,
+    target: ResolvedDelegatee,
+    chain: EvaluatedChain,
+    root: DelegationContract,
+    child: DelegationContract,
+    message: Json,
+    operation: string,
+    /** A resumed attempt (RW-003 §7.2): the checkpoint it continues from and the attempt it replaces. */
+    resumed?: Pick<AttemptBody, 'resumed_from' | 'reassigned_from'>,
+  ): Promise<Attempt> {
     const attemptId = this.deps.ids.next('att');
+    const input = taskInput(attemptId, message, this.deps);
     const seal = (effect: Pick<AttemptBody, 'effect_id' | 'reservation_id' | 'fence_set' | 'idempotency_key'>): Attempt => sealRecord<AttemptBody>(
       {
         type: 'execution_attempt',
@@ -412,12 +426,14 @@ export class Dispatcher {
           remote: { endpoint: target.endpoint, protocol: 'a2a', protocol_version: '1.0', binding: 'JSONRPC', card_ref: target.option.card_ref, extensions: [CONTRACT_EXTENSION], ...(typeof message.messageId === 'string' ? { message_id: message.messageId } : {}) },
           context_id: this.deps.ids.next('ctx'),
           state: 'dispatching',
+          input_ref: refOf(input),
+          ...resumed,
         },
       },
       // The attempt's record id is its attempt id, so Baton's task id names the record.
       { ids: { next: (p) => (p === 'rev' ? this.deps.ids.next('rev') : attemptId) }, clock: this.deps.clock },
     );
-    const { attempt } = await this.admitEffect(attemptId, chain, child, operation, seal);
+    const { attempt } = await this.admitEffect(attemptId, chain, child, operation, seal, [input]);
     this.track(attempt!);
     return attempt!;
   }

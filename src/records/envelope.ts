@@ -114,6 +114,8 @@ const PREFIXES: Record<RecordType, string> = {
   verification_receipt: 'vr',
   control_event: 'evt',
   grant: 'grant',
+  escalation: 'esc',
+  task_input: 'in',
 };
 function prefixOf(type: RecordType): string {
   return PREFIXES[type];

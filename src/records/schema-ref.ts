@@ -19,15 +19,24 @@ export const RECORD_TYPES = [
   'verification_receipt',
   'control_event',
   'grant',
+  'escalation',
+  'task_input',
 ] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
+
+/**
+ * Baton's own record types, which RW-003 does not define: they live under
+ * Baton's schema family so no RW-003 type is ever reinterpreted.
+ */
+export const BATON_SCHEMA_FAMILY = 'baton-records/0.1';
+const BATON_TYPES: ReadonlySet<RecordType> = new Set(['escalation', 'task_input']);
 
 export const SchemaRef = z.string().min(1).max(256);
 export type SchemaRef = z.infer<typeof SchemaRef>;
 
 /** The exact schema_ref for a record type of this build's schema family. */
 export function schemaRefFor(type: RecordType): SchemaRef {
-  return `${SCHEMA_FAMILY}#${type}`;
+  return `${BATON_TYPES.has(type) ? BATON_SCHEMA_FAMILY : SCHEMA_FAMILY}#${type}`;
 }
 
 const SUPPORTED = new Map<string, RecordType>(RECORD_TYPES.map((t) => [schemaRefFor(t), t]));
