@@ -35,8 +35,10 @@ beforeAll(async () => {
       quiet: { behaviour: 'honest', stepMs: 30, pushMode: 'drop' },
       signer: { behaviour: 'honest', stepMs: 30, pushMode: 'jwt' },
       replayer: { behaviour: 'honest', stepMs: 30, pushMode: 'replay' },
+      // Sends the token but no JWT, to a Baton that requires one from it.
+      unsigned: { behaviour: 'honest', stepMs: 30, pushMode: 'token' },
     },
-    delegatees: { signer: { inboundAuth: 'token+jwt' } },
+    delegatees: { signer: { inboundAuth: 'token+jwt' }, unsigned: { inboundAuth: 'token+jwt' } },
     presets: [{ id: 'standard', maxInvocations: 50, maxActiveRoots: 64 }],
     remote: { headersTimeoutMs: 4000, bodyTimeoutMs: 20_000 },
     config: {
@@ -85,10 +87,12 @@ describe('push notifications through Baton', () => {
     const all = forTask((await waitFor(taskId)).deliveries, taskId);
     expect(all).toHaveLength(1);
     expect(all[0]).toMatchObject({ valid: true, kind: 'task', state: 'TASK_STATE_COMPLETED', outcome: 'succeeded', verified: true, attemptId: taskId });
+    // The closing revision, for ordering against a later reconciled outcome (another delivery id).
+    expect(all[0]!.batonOutcome).toMatchObject({ revision_id: expect.stringMatching(/^rev_/) });
     // The agent notified Baton's inbound webhook and nothing else; the integrator's URL never left Baton.
     const log = await world.agents.honest!.log();
     expect(log.pushes.length).toBeGreaterThan(0);
-    expect(log.pushes.every((p) => p.url.startsWith(`${world.url}/push/inbound/${taskId}`) && p.status === 202 || p.status === 200)).toBe(true);
+    expect(log.pushes.every((p) => p.url.startsWith(`${world.url}/push/inbound/${taskId}`) && (p.status === 202 || p.status === 200))).toBe(true);
     expect(JSON.stringify(log)).not.toContain(integrator.url);
     // Every notification has been answered by now; still exactly one delivery.
     await pollUntil(async () => (await world.agents.honest!.log()).pushes, (p) => p.some((x) => x.state === 'TASK_STATE_COMPLETED' && x.status !== null));
@@ -110,8 +114,9 @@ describe('push notifications through Baton', () => {
     const listed = await rpc('honest', 'ListTaskPushNotificationConfigs', { taskId });
     expect((listed.result!.configs as unknown[]).length).toBe(1);
     expect((await rpc('honest', 'DeleteTaskPushNotificationConfig', { taskId, id: 'after-the-fact' })).error).toBeUndefined();
+    expect((await rpc('honest', 'DeleteTaskPushNotificationConfig', { taskId, id: 'after-the-fact' })).error).toBeUndefined(); // idempotent
     expect(((await rpc('honest', 'ListTaskPushNotificationConfigs', { taskId })).result!.configs as unknown[] | undefined) ?? []).toHaveLength(0);
-    expect((await rpc('honest', 'GetTaskPushNotificationConfig', { taskId, id: 'after-the-fact' })).error).toBeDefined();
+    expect((await rpc('honest', 'GetTaskPushNotificationConfig', { taskId, id: 'after-the-fact' })).error?.code).toBe(-32001); // TaskNotFoundError
     // Another caller's task id is not found, and a private or plain-http URL would be refused by default policy.
     expect((await rpc('honest', 'CreateTaskPushNotificationConfig', { taskId: 'att_nobody', url: integrator.hookUrl })).error?.code).toBe(-32001);
     expect((await rpc('honest', 'CreateTaskPushNotificationConfig', { taskId, url: 'https://169.254.169.254/latest/meta-data' })).error).toBeDefined();
@@ -150,6 +155,13 @@ describe('push notifications through Baton', () => {
     const pushes = (await world.agents.signer!.log()).pushes;
     expect(pushes.some((p) => p.status === 202)).toBe(true);
     expect(pushes.every((p) => p.jwt)).toBe(true);
+    // A delegatee that must sign but does not: every notification is refused; the outcome still arrives, by polling.
+    const unsigned = await sendWithHook('unsigned', `${integrator.hookUrl}/unsigned`);
+    expect(forTask((await waitFor(unsigned)).deliveries, unsigned)[0]).toMatchObject({ outcome: 'succeeded', verified: true });
+    const refused = (await world.agents.unsigned!.log()).pushes;
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((p) => !p.jwt && (p.status === 401 || p.status === null))).toBe(true);
+    expect(refused.some((p) => p.status === 401)).toBe(true);
   });
 
   it('retries through integrator failures under one idempotency id, and dead-letters what never lands (visible in the CLI)', async () => {
@@ -158,8 +170,10 @@ describe('push notifications through Baton', () => {
       const taskId = await sendWithHook('honest', `${flaky.hookUrl}/flaky`);
       const all = forTask((await waitFor(taskId, 1, flaky)).deliveries, taskId);
       expect(all.map((d) => d.status)).toEqual([503, 503, 200]);
+      // Same id and same body bytes at every try; each try's signature is fresh, and each one verified.
       expect(new Set(all.map((d) => d.id)).size).toBe(1);
       expect(new Set(all.map((d) => JSON.stringify(d.body))).size).toBe(1);
+      expect(all.every((d) => d.valid)).toBe(true);
     } finally {
       await flaky.stop();
     }

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { CallerConfig, JwtConfig } from './gateway/callers.ts';
 import { DelegateeConfig } from './gateway/delegatees.ts';
 import { GatewayPresetConfig } from './gateway/preset.ts';
+import { AdminConfig, OperatorConfig } from './operator/identity.ts';
 
 export const Config = z.strictObject({
   /** Address to listen on. Loopback by default: exposing a gateway is a decision. */
@@ -49,6 +50,9 @@ export const Config = z.strictObject({
   presets: z.array(GatewayPresetConfig).default(() => [GatewayPresetConfig.parse({ id: 'standard' })]),
   /** How often running attempts are checked against their fences (revocation propagation). */
   revocationSweepMs: z.number().int().min(50).max(60_000).default(500),
+  /** Who may use the operator API (separate listener, see `admin`). Without operators it is not started. */
+  operators: z.array(OperatorConfig).default([]),
+  admin: AdminConfig.prefault({}),
   /** Push notifications: integrators' webhooks and the outbox (A2A push-config operations). */
   push: z
     .strictObject({
@@ -67,18 +71,8 @@ export const Config = z.strictObject({
       pollMs: z.number().int().min(100).default(30_000),
       maxConfigsPerTask: z.number().int().min(1).max(100).default(10),
     })
-    .default({
-      enabled: true,
-      allowHttp: false,
-      allowAddresses: [],
-      maxAttempts: 8,
-      backoffBaseMs: 1_000,
-      backoffMaxMs: 300_000,
-      deliveryTimeoutMs: 10_000,
-      intervalMs: 1_000,
-      pollMs: 30_000,
-      maxConfigsPerTask: 10,
-    }),
+    // prefault, not default: `{}` is parsed through the object, so the field defaults above are the only ones.
+    .prefault({}),
   /** Time limits for calls to delegatees. */
   remote: z
     .strictObject({
@@ -93,6 +87,7 @@ export type Config = z.infer<typeof Config>;
 const ENV: Record<string, (c: Record<string, unknown>, v: string) => void> = {
   BATON_HOST: (c, v) => (c.host = v),
   BATON_PORT: (c, v) => (c.port = v),
+  BATON_ADMIN_PORT: (c, v) => (c.admin = { ...((c.admin as object | undefined) ?? {}), port: v }),
   BATON_PUBLIC_URL: (c, v) => (c.publicUrl = v),
   BATON_DATA_DIR: (c, v) => (c.dataDir = v),
   BATON_CARDS_DIR: (c, v) => (c.cardsDir = v),

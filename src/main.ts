@@ -30,6 +30,10 @@ import { digestOf } from './records/digest.ts';
 import { randomIds } from './records/ids.ts';
 import { systemClock } from './records/time.ts';
 import { openStore } from './store/open.ts';
+import { Escalations, type Escalation } from './operator/escalation.ts';
+import { operatorRouter } from './operator/router.ts';
+import { OperatorService } from './operator/service.ts';
+import type { JsonValue } from './records/strict-json.ts';
 import { InboundWebhooks } from './push/inbound.ts';
 import { guardedAgent } from './push/guarded-agent.ts';
 import { parseConfigInput } from './push/model.ts';
@@ -47,6 +51,8 @@ export interface Gateway {
   publisher: CardPublisher;
   dispatcher: Dispatcher;
   logger: Logger;
+  /** The operator API's own listener, when operators are configured. */
+  adminUrl?: string;
   close(): Promise<void>;
 }
 
@@ -67,12 +73,28 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
   const remote = new RemoteClient({ limits: config.remote });
 
   let outbox: Outbox | undefined;
+  let admin: Server | undefined;
+  let adminUrl: string | undefined;
   try {
     const composed = await composeGateway(config, { store, keyring, publicUrl, logger, remote });
     const { publisher, dispatcher, app } = composed;
     outbox = composed.push?.outbox;
     server.on('request', app);
     outbox?.start();
+    // After a restart nothing is tracked in memory: watch every attempt that may still run.
+    const adopted = await dispatcher.adoptOpenAttempts();
+    if (adopted > 0) logger.info({ adopted }, 'watching attempts left open by a previous process');
+    if (config.operators.length > 0) {
+      admin = createServer(createApp({ store, logger, routers: [operatorRouter({ service: composed.operator, operators: config.operators, logger })] }));
+      await new Promise<void>((resolve, reject) => {
+        admin!.once('error', reject);
+        admin!.listen(config.admin.port, config.admin.host, resolve);
+      });
+      const a = admin.address() as AddressInfo;
+      adminUrl = `http://${config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host}:${a.port}`;
+    } else {
+      logger.info('no operators configured: the operator API is not started');
+    }
     let sweeping = false;
     const sweep = setInterval(() => {
       if (sweeping) return; // never overlap passes
@@ -84,9 +106,10 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
         .finally(() => (sweeping = false));
     }, config.revocationSweepMs);
     sweep.unref();
-    logger.info({ url, publicUrl, store: config.store.kind, delegatees: config.delegatees.map((d) => d.id), keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
+    logger.info({ url, publicUrl, adminUrl, store: config.store.kind, delegatees: config.delegatees.map((d) => d.id), keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
     return {
       url,
+      ...(adminUrl ? { adminUrl } : {}),
       server,
       store,
       keyring,
@@ -96,10 +119,13 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
       async close() {
         clearInterval(sweep);
         await outbox?.stop();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        for (const s of [server, admin]) {
+          if (!s) continue;
+          await new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          });
+        }
         await composed.push?.close();
         await remote.close();
         await store.close();
@@ -107,6 +133,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
     };
   } catch (err) {
     await outbox?.stop();
+    admin?.close();
     server.close();
     await remote.close();
     await store.close();
@@ -148,7 +175,42 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   // Push and dispatcher refer to each other (a verified outcome feeds the outbox; a notification triggers a re-read).
   const refresh = (taskId: string): Promise<void> => dispatcher.refresh(taskId); // only ever called after both exist
   const push = config.push.enabled ? await composePush(config, { store, keyring, logger, publicUrl, trust, delegatees, refresh }) : undefined;
-  const dispatcher = new Dispatcher({ store, authority, delegatees, cards, remote, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref, spaceId: config.spaceId, ...(push ? { push: push.hooks } : {}) });
+  const webhook = config.admin.webhookUrl;
+  const escalations = new Escalations({
+    store,
+    logger,
+    ids: randomIds,
+    clock: systemClock,
+    actor: gateway.actor_ref,
+    ...(push && webhook ? { notify: (e: Escalation) => push.outbox.notifyOperator(e, webhook, { escalation: e as unknown as JsonValue }) } : {}),
+  });
+  const dispatcher = new Dispatcher({
+    store,
+    authority,
+    delegatees,
+    cards,
+    remote,
+    clock: systemClock,
+    ids: randomIds,
+    gatewayActor: gateway.actor_ref,
+    spaceId: config.spaceId,
+    escalate: (kind, subject, reasons) => escalations.raise(kind, subject, reasons),
+    ...(push ? { push: push.hooks } : {}),
+  });
+  const operator = new OperatorService({
+    store,
+    dispatcher,
+    delegatees,
+    authority,
+    remote,
+    keyring,
+    escalations,
+    clock: systemClock,
+    ids: randomIds,
+    spaceId: config.spaceId,
+    gatewayActor: gateway.actor_ref,
+    ...(push ? { carryPush: (from: string, to: string) => push.registry.carryOver(from, to) } : {}),
+  });
   const auth = await authenticator(config);
   const app = createApp({
     store,
@@ -168,7 +230,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
       }),
     ],
   });
-  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push };
+  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations };
 }
 
 /** Push notifications: sealed webhook configs, Baton's inbound webhook, the signed outbox and its guarded HTTP agent. */
@@ -190,7 +252,9 @@ async function composePush(
     {
       retry: { maxAttempts: p.maxAttempts, baseMs: p.backoffBaseMs, maxMs: p.backoffMaxMs },
       deliveryTimeoutMs: p.deliveryTimeoutMs,
-      leaseMs: p.deliveryTimeoutMs * 3 + 1_000, // connect + headers + body timeouts, each at most deliveryTimeoutMs
+      // postWebhook's abort signal bounds the whole exchange (connect, headers and body) by deliveryTimeoutMs;
+      // twice that plus a second also covers signing and recording the result.
+      leaseMs: p.deliveryTimeoutMs * 2 + 1_000,
       intervalMs: p.intervalMs,
       batch: 16,
       pollMs: p.pollMs,

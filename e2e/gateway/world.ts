@@ -20,8 +20,10 @@ export interface World {
   /** The config file the gateway process runs with (a restart reuses it). */
   configFile: string;
   agents: Record<string, SpawnedAgent>;
-  baton: ReadyProcess<{ url: string }>;
+  baton: ReadyProcess<{ url: string; adminUrl?: string }>;
   url: string;
+  /** The operator API, when the world configures operators. */
+  adminUrl?: string;
   /** An SDK client for /agents/<id>, authenticating with `key`. */
   client(id: string, opts?: { key?: string; transport?: 'JSONRPC' | 'HTTP+JSON' }): Promise<Client>;
   /** A read-only view of the gateway's ledger, opened beside the running process. */
@@ -68,7 +70,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   };
   const configFile = join(dir, 'baton.json');
   writeFileSync(configFile, JSON.stringify(config));
-  const baton = await spawnReady<{ url: string }>(BATON_MAIN, [configFile]);
+  const baton = await spawnReady<{ url: string; adminUrl?: string }>(BATON_MAIN, [configFile]);
   const url = baton.ready.url;
   return {
     dir,
@@ -76,6 +78,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
     agents,
     baton,
     url,
+    ...(baton.ready.adminUrl ? { adminUrl: baton.ready.adminUrl } : {}),
     async client(id, o = {}) {
       const key = o.key ?? API_KEY;
       const fetchImpl: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': key } });

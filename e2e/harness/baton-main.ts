@@ -15,7 +15,7 @@ if (!file) {
 }
 const config = loadConfig({ file, env: {} });
 const gw = await startGateway(config, { logger: createLogger({ level: process.env.BATON_E2E_LOG ?? 'warn', destination: process.stderr }) });
-process.stdout.write(`${JSON.stringify({ url: gw.url })}\n`);
+process.stdout.write(`${JSON.stringify({ url: gw.url, ...(gw.adminUrl ? { adminUrl: gw.adminUrl } : {}) })}\n`);
 const stop = async () => {
   await gw.close();
   process.exit(0);

@@ -11,6 +11,7 @@ import { register as registerLedger } from './commands/ledger.ts';
 import { register as registerControl } from './commands/control.ts';
 import { register as registerReconcile } from './commands/reconcile.ts';
 import { register as registerPush } from './commands/push.ts';
+import { register as registerOperator } from './commands/operator.ts';
 import { register as registerAudit } from './commands/audit.ts';
 
 const program = new Command('baton')
@@ -19,7 +20,7 @@ const program = new Command('baton')
   .showHelpAfterError();
 
 const ctx = cliContext(() => program.opts<{ config?: string }>().config);
-for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerAudit]) register(program, ctx);
+for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerOperator, registerAudit]) register(program, ctx);
 
 try {
   await program.parseAsync(process.argv);

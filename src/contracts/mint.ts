@@ -149,7 +149,12 @@ export async function reviseChild(
     // The delegatee's own agent stream replaces the old one; every other fenced scope stays.
     control_scopes: ownScopes(c.owner.space_id, c.delegation_id, card.object_id, terms.control_scopes.filter((s) => !(s.scope_kind === 'agent' && s.scope_id === c.delegatee_agent_ref.card_ref.object_id))),
   };
-  const failures = [...compareHop({ body: parent.leaf.body, ref: refOf(parent.leaf) }, body), ...compareTerms(termsOf(c), termsOf(body), 'same')];
+  // Against the revision it replaces, the delegatee's own agent stream is the one scope that may change.
+  const withoutAgent = (t: ReturnType<typeof termsOf>, cardId: string) => ({ ...t, control_scopes: t.control_scopes.filter((s) => !(s.scope_kind === 'agent' && s.scope_id === cardId)) });
+  const failures = [
+    ...compareHop({ body: parent.leaf.body, ref: refOf(parent.leaf) }, body),
+    ...compareTerms(withoutAgent(termsOf(c), c.delegatee_agent_ref.card_ref.object_id), withoutAgent(termsOf(body), card.object_id), 'same'),
+  ];
   if (failures.length > 0) throw attenuationDenied(failures, { revision_of: current.revision_id });
   checkRegistered(body.scope, deps.registry);
   validateBody(body);

@@ -72,6 +72,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
   async sendMessage(params: Parameters<A2ARequestHandler['sendMessage']>[0], ctx: ServerCallContext): Promise<Message | Task> {
     const { caller, raw } = this.factsOf(ctx);
     const delegatee = this.delegateeOf(raw);
+    this.refuseUnsupportedPush(params, raw);
     const result = await guard(() => this.dispatcher.send(caller, delegatee, raw ?? (SendMessageRequestJson(params) as Json)));
     const decoded = SendMessageResponse.fromJSON(result).payload;
     if (!decoded) throw new UnsupportedOperationError('delegatee returned neither task nor message');
@@ -80,6 +81,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
 
   async *sendMessageStream(params: Parameters<A2ARequestHandler['sendMessageStream']>[0], ctx: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const { caller, raw } = this.factsOf(ctx);
+    this.refuseUnsupportedPush(params, raw);
     const events = this.dispatcher.stream(caller, this.delegateeOf(raw), raw ?? (SendMessageRequestJson(params) as Json));
     try {
       for await (const ev of events) yield StreamResponse.fromJSON(ev);
@@ -136,7 +138,8 @@ export class BatonA2AHandler implements A2ARequestHandler {
     const push = this.pushOrRefuse();
     return guard(async () => {
       const found = await push.get(await this.ownAttempt(caller, params.taskId), params.id);
-      if (!found) throw new BatonError('invalid_request', 'no such push notification config', { id: params.id.slice(0, 128) });
+      // As the SDK's reference handler: an unknown config is TaskNotFoundError.
+      if (!found) throw new TaskNotFoundError('push notification config not found');
       return TaskPushNotificationConfig.fromJSON(found);
     });
   }
@@ -154,10 +157,16 @@ export class BatonA2AHandler implements A2ARequestHandler {
     const { caller } = this.factsOf(ctx);
     const push = this.pushOrRefuse();
     await guard(async () => {
-      if (!(await push.delete(await this.ownAttempt(caller, params.taskId), params.id))) {
-        throw new BatonError('invalid_request', 'no such push notification config', { id: params.id.slice(0, 128) });
-      }
+      // Idempotent, as the SDK's reference handler: deleting a config that is not there (any more) succeeds.
+      await push.delete(await this.ownAttempt(caller, params.taskId), params.id);
     });
+  }
+
+  /** A send asking for push notifications while push is disabled is refused before anything is admitted. */
+  private refuseUnsupportedPush(params: SendMessageRequest, raw: Json | undefined): void {
+    if (this.opts.push) return;
+    const requested = raw ? (raw.configuration as Json | undefined)?.taskPushNotificationConfig : params.configuration?.taskPushNotificationConfig;
+    if (requested !== undefined && requested !== null) throw new PushNotificationNotSupportedError('push notifications are not enabled on this gateway');
   }
 
   private pushOrRefuse(): PushRegistry {

@@ -15,7 +15,7 @@ import { BatonError, invalidRequest } from '../errors.ts';
 import { refOf, sealRecord, type SealedRecord } from '../records/envelope.ts';
 import { schemaRefFor } from '../records/schema-ref.ts';
 import type { IdSource } from '../records/ids.ts';
-import type { ActorRef } from '../records/revision-ref.ts';
+import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { utc, type Clock } from '../records/time.ts';
 import type { Store } from '../store/port.ts';
@@ -31,6 +31,7 @@ import { INVOCATIONS } from './preset.ts';
 import { RemoteRpcError, type RemoteClient } from './remote.ts';
 import { fencesCurrent, readBack, verifyAttempt } from './verifier.ts';
 import { taskInput } from './task-input.ts';
+import { RunningAttempts } from './propagation.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -57,42 +58,92 @@ export interface DispatcherDeps {
   gatewayActor: ActorRef;
   spaceId: string;
   push?: PushHooks;
+  /** Hands what Baton cannot settle itself to the operator (src/operator/escalation.ts). */
+  escalate?: (kind: 'cancel_unacknowledged' | 'effect_unverifiable', subject: { attempt_id?: string; delegation_id?: string }, reasons: string[]) => Promise<unknown>;
 }
 
 export type Attempt = SealedRecord<AttemptBody>;
 
 export class Dispatcher {
-  /** Attempts this process is relaying or waiting on, watched for revocation. */
-  private readonly running = new Map<string, { attempt: Attempt; cancelSent: boolean }>();
+  /** Attempts that may still be running, watched for revocation. */
+  private readonly running = new RunningAttempts();
 
   constructor(private readonly deps: DispatcherDeps) {}
 
   /**
-   * RW-003 §8: a revoked ancestor stops descendants. One pass over running
-   * attempts: any whose fences no longer hold gets a CancelTask (best effort;
-   * the acknowledgement is only an observation, read-back decides).
+   * RW-003 §8: a revoked (or tripped, suspended) ancestor stops descendants.
+   * One pass over running attempts: any whose fences no longer hold is asked
+   * to stop, with revocation as its cause.
    */
   async sweepRevocations(): Promise<number> {
-    let sent = 0;
-    for (const [id, entry] of this.running) {
-      if (entry.cancelSent || entry.attempt.body.remote.task_id === undefined) continue;
-      if (await fencesCurrent(this.deps.store, entry.attempt.body.fence_set, await this.scopesOf(entry.attempt))) continue;
-      entry.cancelSent = true;
-      sent++;
-      try {
-        const target = await this.deps.delegatees.resolve(entry.attempt.body.delegatee_id);
-        await this.deps.remote.call(target.endpoint, 'CancelTask', { id: entry.attempt.body.remote.task_id }, { headers: target.headers });
-      } catch {
-        // Unacknowledged cancellation: the attempt stays open and its outcome unknown until read-back.
+    return this.running.sweep(
+      async (a) => !(await fencesCurrent(this.deps.store, a.body.fence_set, await this.scopesOf(a))),
+      async (a) => {
+        const { cause, detail } = await this.whyStale(a);
+        await this.stop(a, cause, detail);
+      },
+    );
+  }
+
+  /** Which authority change made an attempt's fences stale, for its recorded cause. */
+  private async whyStale(a: Attempt): Promise<{ cause: 'revocation' | 'breaker' | 'operator'; detail: string }> {
+    for (const b of a.body.fence_set) {
+      const h = await this.deps.store.control.streamHead(b);
+      if (h && h.event_id !== b.event_id) {
+        const cause = h.state === 'tripped' ? 'breaker' : h.state === 'revoked' || h.state === 'expired' ? 'revocation' : 'operator';
+        return { cause, detail: `${b.branch_id} is now ${h.state} (position ${h.position})` };
       }
-      this.running.delete(id);
     }
-    return sent;
+    return { cause: 'revocation', detail: 'a fenced authority stream moved' };
+  }
+
+  /**
+   * After a restart nothing is tracked in memory: every attempt whose
+   * reservation is still unresolved may be running, so it is watched again.
+   */
+  async adoptOpenAttempts(limit = 10_000): Promise<number> {
+    let n = 0;
+    for (const r of await this.deps.store.ledger.unresolved(limit)) {
+      const attempt = await this.attemptOfDecision(r.decision_ref.content_digest);
+      if (attempt && attempt.body.state !== 'closed') {
+        this.running.track(attempt);
+        n++;
+      }
+    }
+    return n;
   }
 
   private track(attempt: Attempt): void {
-    if (attempt.body.state === 'closed') this.running.delete(attempt.record_id);
-    else this.running.set(attempt.record_id, { attempt, cancelSent: this.running.get(attempt.record_id)?.cancelSent ?? false });
+    this.running.track(attempt);
+  }
+
+  /**
+   * Asks a running attempt to stop (ADR-0014: cancellation keeps its first
+   * cause). The cause is recorded once; then CancelTask, whose answer is only
+   * an observation, then a read-back that decides. No acknowledgement, or a
+   * read-back that still shows the task running, escalates to the operator.
+   */
+  async stop(attempt: Attempt, cause: NonNullable<AttemptBody['cancel_cause']>['cause'], detail: string): Promise<Attempt> {
+    let latest = await this.latestOf(attempt);
+    if (latest.body.state === 'closed') return latest;
+    if (!latest.body.cancel_cause) latest = await this.revise(latest, { cancel_cause: { cause, at: utc(this.deps.clock.now()), detail: detail.slice(0, 512) } });
+    const target = await this.deps.delegatees.resolve(latest.body.delegatee_id);
+    const reasons: string[] = [];
+    if (latest.body.remote.task_id === undefined) {
+      reasons.push('the delegatee never named its task; nothing to cancel or read back');
+    } else {
+      try {
+        await this.deps.remote.call(target.endpoint, 'CancelTask', { id: latest.body.remote.task_id }, { headers: target.headers });
+      } catch (err) {
+        reasons.push(`CancelTask was not acknowledged: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const back = await readBack(this.deps.remote, target.endpoint, latest.body.remote.task_id, target.headers);
+      if (back.kind === 'task') latest = await this.observe(latest, target, { kind: 'task', task: back.task, fingerprint: back.fingerprint });
+      else reasons.push(`read-back after cancellation failed: ${back.reason}`);
+      if (latest.body.state !== 'closed') reasons.push('the remote task is still running after cancellation');
+    }
+    if (reasons.length > 0) await this.deps.escalate?.('cancel_unacknowledged', { attempt_id: latest.record_id, delegation_id: latest.body.delegation_ref.object_id }, [`stop requested: ${cause}`, ...reasons]);
+    return latest;
   }
 
   /** SendMessage: returns the wire `SendMessageResponse` (`{task}` or `{message}`) with Baton ids. */
@@ -195,7 +246,11 @@ export class Dispatcher {
       if (!ended && opts.effect) await this.observe(attempt, target, { kind: 'lost', reason: err instanceof Error ? err.message : 'stream failed' });
       throw toCallerError(err);
     }
-    if (!ended && opts.effect && !isInterrupted(stateOf(view))) await this.observe(attempt, target, { kind: 'lost', reason: 'stream ended before a terminal state' });
+    if (!ended && opts.effect) {
+      const parsed = TaskView.safeParse(view);
+      if (isInterrupted(stateOf(view)) && parsed.success) await this.settleAnsweredTurn(attempt, parsed.data);
+      else if (!isInterrupted(stateOf(view))) await this.observe(attempt, target, { kind: 'lost', reason: 'stream ended before a terminal state' });
+    }
   }
 
   /**
@@ -238,12 +293,16 @@ export class Dispatcher {
    * acknowledgement is only an observation; read-back decides (RW-003 §10.3).
    */
   async cancel(caller: Caller, attemptId: string): Promise<Json> {
-    const attempt = await this.attemptFor(caller, attemptId);
-    if (!attempt) throw new TaskNotFound(attemptId);
+    const found = await this.attemptFor(caller, attemptId);
+    if (!found) throw new TaskNotFound(attemptId);
+    let attempt = await this.latestOf(found);
+    if (attempt.body.state !== 'closed' && !attempt.body.cancel_cause) {
+      attempt = await this.revise(attempt, { cancel_cause: { cause: 'caller', at: utc(this.deps.clock.now()) } });
+    }
     return this.cancelAttempt(attempt);
   }
 
-  async cancelAttempt(attempt: Attempt): Promise<Json> {
+  private async cancelAttempt(attempt: Attempt): Promise<Json> {
     const target = await this.deps.delegatees.resolve(attempt.body.delegatee_id);
     if (!attempt.body.remote.task_id) throw new BatonError('unavailable', 'the delegatee has not named its task yet');
     const raw = await this.deps.remote.call(target.endpoint, 'CancelTask', { id: attempt.body.remote.task_id }, { headers: target.headers });
@@ -268,7 +327,10 @@ export class Dispatcher {
     if (current.body.remote.task_id === undefined) {
       current = await this.revise(current, { remote: { ...current.body.remote, task_id: view.id, context_id: view.contextId }, state: 'open' });
     }
-    if (!isTerminal(view.status.state)) return presentTask(rawTask as Json, current.body, undefined);
+    if (!isTerminal(view.status.state)) {
+      if (isInterrupted(view.status.state)) current = await this.settleAnsweredTurn(current, view);
+      return presentTask(rawTask as Json, current.body, undefined);
+    }
     const revised = await this.observe(current, target, { kind: 'task', task: view, fingerprint: fingerprint(view) });
     return presentTask(rawTask as Json, revised.body, revised.body.outcome);
   }
@@ -286,6 +348,16 @@ export class Dispatcher {
     if (requested === undefined || requested === null) return this.admit(caller, delegateeId, params, operation);
     if (!this.deps.push) throw new BatonError('unsupported', 'push notifications are not enabled on this gateway');
     this.deps.push.validate(requested);
+    const taskId = (params.message as Json | undefined)?.taskId;
+    if (typeof taskId === 'string' && taskId !== '') {
+      // A follow-up turn: register on the existing task first, so a refused
+      // config refuses only this turn instead of failing the whole task.
+      const prior = await this.attemptFor(caller, taskId);
+      if (!prior) throw new TaskNotFound(taskId);
+      await this.deps.push.register(caller, prior, requested);
+      const admitted = await this.admit(caller, delegateeId, params, operation);
+      return { ...admitted, forwarded: this.withOwnWebhook(admitted.forwarded, admitted.attempt, admitted.target) };
+    }
     const admitted = await this.admit(caller, delegateeId, params, operation);
     const { attempt, target } = admitted;
     try {
@@ -294,9 +366,14 @@ export class Dispatcher {
       await this.observe(attempt, target, { kind: 'not_transmitted' });
       throw err;
     }
-    const { taskPushNotificationConfig: _integrators, ...rest } = (admitted.forwarded.configuration as Json | undefined) ?? {};
-    const own = this.supportsPush(target) ? { taskPushNotificationConfig: this.deps.push.inbound(attempt.record_id) } : {};
-    return { ...admitted, forwarded: { ...admitted.forwarded, configuration: { ...rest, ...own } } };
+    return { ...admitted, forwarded: this.withOwnWebhook(admitted.forwarded, attempt, target) };
+  }
+
+  /** The forwarded params with the integrator's webhook replaced by Baton's own (or none). */
+  private withOwnWebhook(forwarded: Json, attempt: Attempt, target: ResolvedDelegatee): Json {
+    const { taskPushNotificationConfig: _integrators, ...rest } = (forwarded.configuration as Json | undefined) ?? {};
+    const own: Json = this.deps.push && this.supportsPush(target) ? { taskPushNotificationConfig: this.deps.push.inbound(attempt.record_id) } : {};
+    return { ...forwarded, configuration: { ...rest, ...own } };
   }
 
   private supportsPush(target: ResolvedDelegatee): boolean {
@@ -326,6 +403,35 @@ export class Dispatcher {
     const target = await this.deps.delegatees.resolve(attempt.body.delegatee_id);
     const raw = await this.deps.remote.call(target.endpoint, 'GetTask', { id: attempt.body.remote.task_id }, { headers: target.headers });
     await this.observeTask(attempt, target, raw);
+  }
+
+  /**
+   * Starts the attempt that continues a checkpointed one on another delegatee
+   * (RW-003 §11.4): same caller, the revised contract chain, a fresh fence
+   * set, the exact stored input, and references to the checkpoint and the
+   * attempt it replaces. Returns once the delegatee has accepted the task;
+   * the outcome is verified as for any other attempt.
+   */
+  async startResumed(prior: Attempt, contracts: readonly DelegationContract[], delegateeId: string, input: Json, checkpoint: RevisionRef): Promise<Attempt> {
+    const target = await this.deps.delegatees.resolve(delegateeId);
+    const chain = await this.deps.authority.evaluate(contracts, this.deps.authority.operation('a2a.SendMessage', 'proposal'));
+    const message: Json = { ...input, messageId: this.deps.ids.next('msg') };
+    const attempt = await this.admitOn({ id: prior.body.caller_id }, target, chain, contracts[0]!, contracts[contracts.length - 1]!, message, 'a2a.SendMessage', {
+      resumed_from: checkpoint,
+      reassigned_from: prior.record_id,
+    });
+    const metadata = { ...((message.metadata as Json | undefined) ?? {}), [CONTRACT_EXTENSION]: { chain: contracts as unknown as JsonValue } };
+    const forwarded: Json = { message: { ...message, metadata }, configuration: { returnImmediately: true } };
+    let result: JsonValue;
+    try {
+      result = await this.deps.remote.call(target.endpoint, 'SendMessage', forwarded, { headers: { ...target.headers, 'a2a-extensions': CONTRACT_EXTENSION } });
+    } catch (err) {
+      return this.observe(attempt, target, lostOrRefused(err));
+    }
+    const task = (result as Json).task;
+    if (task === undefined) return this.observe(attempt, target, { kind: 'lost', reason: 'remote answered with a message, no task to read back' });
+    await this.observeTask(attempt, target, task);
+    return this.latestOf(attempt);
   }
 
   /** Fresh fence + admission for one counted operation; returns the forwarded params. */
@@ -443,6 +549,21 @@ export class Dispatcher {
    * that turn's effect happened, so its reservation is consumed, with the
    * attempt revision that recorded the answer as evidence.
    */
+  /**
+   * The remote answered this turn with an interrupted state (INPUT_REQUIRED,
+   * AUTH_REQUIRED): the turn's effect happened, so its reservation is
+   * consumed now, with the revision recording that answer as evidence —
+   * not left held until a follow-up that may never be admitted (an expired
+   * task admits none).
+   */
+  private async settleAnsweredTurn(attempt: Attempt, view: TaskView): Promise<Attempt> {
+    const r = await this.deps.store.ledger.reservation(attempt.body.reservation_id);
+    if (!r || r.status !== 'held') return attempt;
+    const answered = await this.revise(attempt, { observed: fingerprint(view) });
+    await this.settleInterruptedTurn(answered);
+    return answered;
+  }
+
   private async settleInterruptedTurn(prior: Attempt): Promise<void> {
     const r = await this.deps.store.ledger.reservation(prior.body.reservation_id);
     if (!r || r.status !== 'held') return;
@@ -608,7 +729,7 @@ export class Dispatcher {
     return settled.status;
   }
 
-  private async attemptOfDecision(digest: string): Promise<Attempt | undefined> {
+  async attemptOfDecision(digest: string): Promise<Attempt | undefined> {
     const decision = await this.deps.store.getByDigest(digest);
     const attemptId = decision?.body.attempt_id;
     if (typeof attemptId !== 'string') return undefined;

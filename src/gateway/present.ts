@@ -52,6 +52,8 @@ export function presentTask(remote: Json, attempt: AttemptBody, outcome: Outcome
         outcome: outcome ?? null,
         receipt: attempt.receipt_ref ?? null,
         verified: outcome === 'succeeded',
+        ...(attempt.cancel_cause ? { cancel_cause: attempt.cancel_cause } : {}),
+        ...(attempt.reassigned_from ? { reassigned_from: attempt.reassigned_from } : {}),
       } as unknown as JsonValue,
     },
   };

@@ -1,9 +1,12 @@
 /**
  * One push notification as the integrator receives it: a v1.0
- * StreamResponse (`{task}`) with Baton's ids and projected outcome, whose
- * exact bytes are signed by Baton (detached JWS, RFC 7515 Appendix F) and
- * stored in the outbox, so every retry and duplicate is byte-identical
- * under the same idempotency id.
+ * StreamResponse (`{task}`) with Baton's ids and projected outcome. The
+ * outbox stores the body's exact bytes under a stable idempotency id, so
+ * every retry and duplicate carries the same id and the same body bytes;
+ * the detached JWS over those bytes (RFC 7515 Appendix F) is made fresh at
+ * each try, with the current key, the current time and the webhook's
+ * current URL, so a retry after a long outage or a key rotation still
+ * verifies within a receiver's clock window.
  */
 import { createHash } from 'node:crypto';
 import type { SealedRecord } from '../records/envelope.ts';
@@ -11,7 +14,7 @@ import { signDetached } from '../records/signature.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { Keyring } from '../keys/keyring.ts';
 import type { AttemptBody } from '../gateway/attempt-record.ts';
-import { presentTask } from '../gateway/present.ts';
+import { OUTCOME_METADATA, presentTask } from '../gateway/present.ts';
 import { placeholderTask } from '../gateway/wire.ts';
 import type { DeliveryRow, PushConfigRow } from '../store/port.ts';
 
@@ -27,45 +30,56 @@ export const DELIVERY_HEADERS = {
 export const CLAIM_DELIVERY = 'baton_delivery';
 export const CLAIM_AUDIENCE = 'baton_aud';
 
-/** The same notification always gets the same id, whichever path enqueued it. */
-export function deliveryIdOf(taskId: string, configId: string, revisionId: string): string {
-  return `dlv_${createHash('sha256').update(`${taskId}\u0000${configId}\u0000${revisionId}`).digest('base64url').slice(0, 32)}`;
+/** What names a config's registration: the same (task, config id) registered again is a new generation. */
+export type ConfigGeneration = Pick<PushConfigRow, 'task_id' | 'config_id' | 'created_at'>;
+
+/**
+ * The same notification always gets the same id, whichever path enqueued
+ * it. A registration's generation (its `created_at`, which every upsert
+ * refreshes) is part of it, so a config re-registered with a new URL, or
+ * deleted and created again under the same id, gets its own delivery
+ * instead of colliding with the earlier registration's.
+ */
+export function deliveryIdOf(config: ConfigGeneration, revisionId: string): string {
+  const material = [config.task_id, config.config_id, config.created_at, revisionId].join('\u0000');
+  return `dlv_${createHash('sha256').update(material).digest('base64url').slice(0, 32)}`;
+}
+
+/** True when `d` was enqueued for `config`'s current registration (not an earlier one of the same id). */
+export function isForGeneration(d: Pick<DeliveryRow, 'delivery_id' | 'revision_id'>, config: ConfigGeneration): boolean {
+  return deliveryIdOf(config, d.revision_id) === d.delivery_id;
 }
 
 /**
  * The notification body for an attempt's closing revision. `verifiedTask`
  * is the read-back the verdict was based on, when this process has it; a
  * recovered notification carries the recorded projection without artifacts.
+ * The outcome metadata also names the closing revision (`revision_id`) and
+ * when it was recorded (`closed_at`), so an integrator that receives a
+ * later, reconciled outcome for the same task (under another delivery id)
+ * can tell which one supersedes which (revision ids are opaque, not ordered).
  */
 export function notificationBody(closed: SealedRecord<AttemptBody>, verifiedTask?: JsonValue): Json {
   const body = closed.body;
   const task = verifiedTask && typeof verifiedTask === 'object' && !Array.isArray(verifiedTask) ? presentTask(verifiedTask, body, body.outcome) : placeholderTask(body);
-  return { task };
+  const metadata = (task.metadata as Json | undefined) ?? {};
+  const outcome = (metadata[OUTCOME_METADATA] as Json | undefined) ?? {};
+  return { task: { ...task, metadata: { ...metadata, [OUTCOME_METADATA]: { ...outcome, revision_id: closed.revision_id, closed_at: closed.issued_at } } } };
 }
 
-export async function buildDelivery(
-  closed: SealedRecord<AttemptBody>,
-  config: PushConfigRow,
-  keyring: Keyring,
-  at: Date,
-  verifiedTask?: JsonValue,
-): Promise<DeliveryRow> {
-  const deliveryId = deliveryIdOf(config.task_id, config.config_id, closed.revision_id);
-  const body = JSON.stringify(notificationBody(closed, verifiedTask));
-  const key = keyring.current('ES256', at);
-  const sig = await signDetached(new TextEncoder().encode(body), key.privateKey, { alg: key.alg, kid: key.kid }, {
-    [CLAIM_DELIVERY]: deliveryId,
-    [CLAIM_AUDIENCE]: config.url,
-    iat: Math.floor(at.getTime() / 1000),
-  });
+export function buildDelivery(closed: SealedRecord<AttemptBody>, config: ConfigGeneration, at: Date, verifiedTask?: JsonValue): DeliveryRow {
+  return outboxDelivery(config, closed.revision_id, notificationBody(closed, verifiedTask), at);
+}
+
+/** Any outbox delivery: the body's exact bytes under a stable id for this registration. Signed when sent, not here. */
+export function outboxDelivery(config: ConfigGeneration, revisionId: string, payload: Json, at: Date): DeliveryRow {
   const now = at.toISOString();
   return {
-    delivery_id: deliveryId,
+    delivery_id: deliveryIdOf(config, revisionId),
     task_id: config.task_id,
     config_id: config.config_id,
-    revision_id: closed.revision_id,
-    body,
-    signature: `${sig.protected}..${sig.signature}`,
+    revision_id: revisionId,
+    body: JSON.stringify(payload),
     status: 'pending',
     attempts: 0,
     next_at: now,
@@ -75,4 +89,19 @@ export async function buildDelivery(
     created_at: now,
     delivered_at: null,
   };
+}
+
+/**
+ * The `Baton-Signature` of one try: a detached JWS (`protected..signature`)
+ * over the stored body bytes, with the keyring's current key at `at`, `iat`
+ * = `at`, and `baton_aud` = the URL this try is sent to.
+ */
+export async function signDelivery(d: Pick<DeliveryRow, 'delivery_id' | 'body'>, url: string, keyring: Keyring, at: Date): Promise<string> {
+  const key = keyring.current('ES256', at);
+  const sig = await signDetached(new TextEncoder().encode(d.body), key.privateKey, { alg: key.alg, kid: key.kid }, {
+    [CLAIM_DELIVERY]: d.delivery_id,
+    [CLAIM_AUDIENCE]: url,
+    iat: Math.floor(at.getTime() / 1000),
+  });
+  return `${sig.protected}..${sig.signature}`;
 }

@@ -28,6 +28,10 @@ type Json = { [key: string]: JsonValue };
 type Attempt = SealedRecord<AttemptBody>;
 
 export const INBOUND_PATH = '/push/inbound';
+/** Expired jtis are swept at most this often, not on every request. */
+const JTI_PRUNE_MS = 10_000;
+/** JWT ids remembered at once; beyond that notifications are refused as unavailable (the delegatee retries or Baton polls). */
+const MAX_JTIS = 100_000;
 const TOKEN_HEADER = 'x-a2a-notification-token';
 
 export interface InboundDeps {
@@ -43,8 +47,13 @@ export interface InboundDeps {
 }
 
 export class InboundWebhooks {
-  /** JWT ids already accepted, with their expiry: a captured JWT cannot be replayed within its lifetime. */
+  /**
+   * JWT ids already accepted, with when they may be forgotten: a captured JWT
+   * cannot be replayed within its lifetime — to this process. The map is
+   * per process; several nodes behind a balancer each accept a given jti once.
+   */
   private readonly seenJti = new Map<string, number>();
+  private prunedAt = 0;
   private readonly refreshing = new Map<string, { again: boolean }>();
 
   constructor(private readonly deps: InboundDeps) {}
@@ -66,10 +75,16 @@ export class InboundWebhooks {
         const verdict = await this.accept(String(req.params.taskId), req);
         res.status(verdict.status).json(verdict.body);
       } catch (err) {
-        const e = err instanceof BatonError ? err : new BatonError('invalid_request', 'notification refused');
-        const status = e.code === 'authentication_required' ? 401 : e.code === 'invalid_request' ? 400 : 503;
-        if (status !== 400) this.deps.logger.warn({ code: e.code, task_id: String(req.params.taskId).slice(0, 80) }, `push inbound: ${e.message}`);
-        res.status(status).json({ error: { code: e.code, message: e.message } });
+        const taskId = String(req.params.taskId).slice(0, 80);
+        if (!(err instanceof BatonError)) {
+          // A bug or an unexpected failure, not the sender's fault: say so, and keep the details in our log.
+          this.deps.logger.error({ task_id: taskId, err: err instanceof Error ? err.message : String(err) }, 'push inbound: unexpected failure');
+          res.status(500).json({ error: { code: 'internal', message: 'notification could not be processed' } });
+          return;
+        }
+        const status = err.code === 'authentication_required' ? 401 : err.code === 'invalid_request' ? 400 : 503;
+        if (status !== 400) this.deps.logger.warn({ code: err.code, task_id: taskId }, `push inbound: ${err.message}`);
+        res.status(status).json({ error: { code: err.code, message: err.message } });
       }
     });
     return router;
@@ -122,13 +137,18 @@ export class InboundWebhooks {
       throw fail('signature or claims do not verify');
     }
     if (attempt.body.remote.task_id !== undefined && payload.task_id !== attempt.body.remote.task_id) throw fail('task_id claim names another task');
-    if (payload.body_sha256 !== undefined && payload.body_sha256 !== createHash('sha256').update(body).digest('base64url')) throw fail('body_sha256 does not match the body');
+    if (typeof payload.body_sha256 !== 'string') throw fail('body_sha256 missing');
+    if (payload.body_sha256 !== createHash('sha256').update(body).digest('base64url')) throw fail('body_sha256 does not match the body');
     const jti = typeof payload.jti === 'string' ? payload.jti : undefined;
     if (!jti) throw fail('jti missing');
     const now = Date.now();
-    for (const [k, exp] of this.seenJti) if (exp < now) this.seenJti.delete(k);
-    if (this.seenJti.has(jti)) throw fail('replayed');
-    if (this.seenJti.size >= 100_000) throw new BatonError('unavailable', 'too many notifications in flight');
+    if (now - this.prunedAt >= JTI_PRUNE_MS) {
+      this.prunedAt = now;
+      for (const [k, exp] of this.seenJti) if (exp < now) this.seenJti.delete(k);
+    }
+    const seenUntil = this.seenJti.get(jti);
+    if (seenUntil !== undefined && seenUntil >= now) throw fail('replayed');
+    if (this.seenJti.size >= MAX_JTIS) throw new BatonError('unavailable', 'too many notifications in flight');
     this.seenJti.set(jti, now + 6 * 60_000);
   }
 

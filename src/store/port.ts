@@ -89,11 +89,19 @@ export interface PushConfigRow {
   /** Baton's task id (the attempt id), never a remote one. */
   task_id: string;
   config_id: string;
-  /** The authenticated caller that registered it; only they may read or delete it. */
+  /**
+   * The authenticated caller that registered it, kept for audit. Who may
+   * read, list or delete a config follows from who owns the task, not
+   * from this field.
+   */
   caller_id: string;
   url: string;
   /** Sealed JSON `{token?, authentication?}`, or null when the integrator gave none. */
   sealed_credentials: string | null;
+  /**
+   * When this registration was made; every upsert refreshes it, so it is
+   * also the registration's generation, part of each delivery's id.
+   */
   created_at: string;
   deleted_at: string | null;
   /** The task record revision last examined for a verified outcome (outbox recovery). */
@@ -102,7 +110,7 @@ export interface PushConfigRow {
 
 export type DeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'dead';
 
-/** One signed notification in the durable outbox. */
+/** One notification in the durable outbox; it is signed afresh at every try, so no signature is stored. */
 export interface DeliveryRow {
   /** Idempotency id: the same for every retry and duplicate of this notification. */
   delivery_id: string;
@@ -110,9 +118,8 @@ export interface DeliveryRow {
   config_id: string;
   /** The task record revision whose verified outcome this delivers. */
   revision_id: string;
-  /** The exact bytes POSTed, and their detached JWS (compact, empty payload). */
+  /** The exact bytes POSTed, identical at every try. */
   body: string;
-  signature: string;
   status: DeliveryStatus;
   /** Delivery tries so far (a claim counts as a try). */
   attempts: number;
@@ -122,6 +129,12 @@ export interface DeliveryRow {
   last_error: string | null;
   created_at: string;
   delivered_at: string | null;
+}
+
+/** Keyset position in the scan of active configs: (task_id, config_id) order. */
+export interface PushConfigCursor {
+  task_id: string;
+  config_id: string;
 }
 
 /** Push notification state: webhook configs and the outbox. Mutable by design; records stay the audit trail. */
@@ -134,9 +147,20 @@ export interface PushStore {
   configs(taskId: string): Promise<PushConfigRow[]>;
   /** Marks a config deleted (kept for audit); false when there was no active one. */
   deleteConfig(taskId: string, configId: string, at: string): Promise<boolean>;
-  /** Active configs whose task's current record revision is not `seen_revision`, with that head. */
+  /**
+   * Active configs whose task's current record revision is not
+   * `seen_revision`, oldest registration first, each with that head as read
+   * by the same statement.
+   */
   changedConfigs(limit: number): Promise<Array<PushConfigRow & { head_revision: string }>>;
-  markSeen(taskId: string, configId: string, revisionId: string): Promise<void>;
+  /** Every active config in (task_id, config_id) order, after `after`: a keyset-paged scan. */
+  activeConfigs(after: PushConfigCursor | undefined, limit: number): Promise<PushConfigRow[]>;
+  /**
+   * Records that `revisionId` of the task was examined for this config.
+   * With `generation`, only while the config is still that registration
+   * (its `created_at`), so a re-registration made meanwhile stays unseen.
+   */
+  markSeen(taskId: string, configId: string, revisionId: string, generation?: string): Promise<void>;
   /** Inserts deliveries; an existing delivery id keeps its row untouched. Returns how many were new. */
   enqueue(rows: readonly DeliveryRow[]): Promise<number>;
   /**

@@ -22,6 +22,7 @@ export const pushTablesSql = (strict: string) => `
     PRIMARY KEY (task_id, config_id)
   )${strict};
   -- Outbox recovery scans active configs only; deleted ones are kept for audit.
+  -- The (task_id, config_id) scan that seeds the outbox's watch list uses the primary key.
   CREATE INDEX push_configs_active ON push_configs(created_at) WHERE deleted_at IS NULL;
   CREATE TABLE push_deliveries (
     delivery_id   TEXT PRIMARY KEY,
@@ -29,7 +30,6 @@ export const pushTablesSql = (strict: string) => `
     config_id     TEXT NOT NULL,
     revision_id   TEXT NOT NULL,
     body          TEXT NOT NULL,
-    signature     TEXT NOT NULL,
     status        TEXT NOT NULL CHECK (status IN ('pending', 'delivering', 'delivered', 'dead')),
     attempts      INTEGER NOT NULL CHECK (attempts >= 0),
     next_at       TEXT NOT NULL,
@@ -55,13 +55,13 @@ export interface PushDialect {
 }
 
 const DELIVERY_COLUMNS = [
-  'delivery_id', 'task_id', 'config_id', 'revision_id', 'body', 'signature', 'status',
+  'delivery_id', 'task_id', 'config_id', 'revision_id', 'body', 'status',
   'attempts', 'next_at', 'lease_until', 'lease_owner', 'last_error', 'created_at', 'delivered_at',
 ] as const satisfies ReadonlyArray<keyof DeliveryRow>;
 // Adding a field to DeliveryRow without a column here fails to compile.
 const _everyField: Record<Exclude<keyof DeliveryRow, (typeof DELIVERY_COLUMNS)[number]>, never> = {};
 
-/** Rows per INSERT: 14 columns × 500 stays under both engines' parameter limits. */
+/** Rows per INSERT: 13 columns × 500 stays under both engines' parameter limits. */
 const CHUNK = 500;
 
 const clamp = (limit: number) => Math.min(Math.max(Math.trunc(limit) || 1, 1), 1000);
@@ -98,8 +98,20 @@ export function composePush({ p, lock, all }: PushDialect): PushStore {
          ORDER BY c.created_at, c.task_id, c.config_id LIMIT ${p(1)}`,
         [clamp(limit)],
       ),
-    markSeen: async (taskId, configId, revisionId) => {
-      await all(`UPDATE push_configs SET seen_revision = ${p(3)} WHERE task_id = ${p(1)} AND config_id = ${p(2)}`, [taskId, configId, revisionId]);
+    activeConfigs: (after, limit) =>
+      after === undefined
+        ? all<PushConfigRow>(`SELECT * FROM push_configs WHERE ${ACTIVE} ORDER BY task_id, config_id LIMIT ${p(1)}`, [clamp(limit)])
+        : all<PushConfigRow>(
+            `SELECT * FROM push_configs WHERE ${ACTIVE} AND (task_id > ${p(1)} OR (task_id = ${p(1)} AND config_id > ${p(2)}))
+             ORDER BY task_id, config_id LIMIT ${p(3)}`,
+            [after.task_id, after.config_id, clamp(limit)],
+          ),
+    markSeen: async (taskId, configId, revisionId, generation) => {
+      if (generation === undefined) {
+        await all(`UPDATE push_configs SET seen_revision = ${p(3)} WHERE task_id = ${p(1)} AND config_id = ${p(2)}`, [taskId, configId, revisionId]);
+      } else {
+        await all(`UPDATE push_configs SET seen_revision = ${p(3)} WHERE task_id = ${p(1)} AND config_id = ${p(2)} AND created_at = ${p(4)}`, [taskId, configId, revisionId, generation]);
+      }
     },
     enqueue: async (rows) => {
       let inserted = 0;

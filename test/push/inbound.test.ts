@@ -9,7 +9,9 @@ import { TrustStore } from '../../src/cards/trust-store.ts';
 import { DelegateeConfig } from '../../src/gateway/delegatees.ts';
 import { InboundWebhooks } from '../../src/push/inbound.ts';
 import { SecretBox } from '../../src/push/secret-box.ts';
-import { closeAttempt, openAttempt, quietLogger, until, world } from './support.ts';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/log.ts';
+import { closeAttempt, openAttempt, until, world } from './support.ts';
 
 const CARD_ORIGIN = 'http://127.0.0.1:4999';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -17,7 +19,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(inboundAuth: 'token' | 'token+jwt' = 'token') {
+async function setup(inboundAuth: 'token' | 'token+jwt' = 'token', opts: { broken?: boolean } = {}) {
   const w = await world();
   const box = new SecretBox(Buffer.alloc(32, 5));
   const { privateKey, publicKey } = await generateKeyPair('ES256');
@@ -25,6 +27,13 @@ async function setup(inboundAuth: 'token' | 'token+jwt' = 'token') {
   const trust = new TrustStore();
   trust.pin(CARD_ORIGIN, await parseJwks(JSON.stringify({ keys: [jwk] })));
   const refreshed: string[] = [];
+  const logged: Array<{ level: number; msg: string }> = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logged.push(JSON.parse(line) as { level: number; msg: string });
+      done();
+    },
+  });
   let release: () => void = () => {};
   let gate: Promise<void> | undefined;
   const app = express();
@@ -37,8 +46,11 @@ async function setup(inboundAuth: 'token' | 'token+jwt' = 'token') {
     box,
     trust,
     publicUrl,
-    logger: quietLogger(),
-    delegatee: (id) => (id === 'alice' ? DelegateeConfig.parse({ id: 'alice', cardUrl: `${CARD_ORIGIN}/.well-known/agent-card.json`, inboundAuth }) : undefined),
+    logger: createLogger({ level: 'info', destination }),
+    delegatee: (id) => {
+      if (opts.broken) throw new TypeError('a bug in the delegatee registry');
+      return id === 'alice' ? DelegateeConfig.parse({ id: 'alice', cardUrl: `${CARD_ORIGIN}/.well-known/agent-card.json`, inboundAuth }) : undefined;
+    },
     refresh: async (id) => {
       refreshed.push(id);
       await gate;
@@ -67,7 +79,7 @@ async function setup(inboundAuth: 'token' | 'token+jwt' = 'token') {
       .setJti(randomUUID())
       .sign(key);
   return {
-    ...w, box, inbound, attempt, reg, post, completed, jwt, refreshed,
+    ...w, box, inbound, attempt, reg, post, completed, jwt, refreshed, logged,
     hold: () => (gate = new Promise<void>((r) => (release = r))),
     release: () => release(),
   };
@@ -140,6 +152,7 @@ describe("Baton's inbound webhook", () => {
     expect((await s.post(s.completed, await bearer({ aud: 'http://127.0.0.1:1/elsewhere' }))).status).toBe(401);
     expect((await s.post(s.completed, await bearer({ task_id: 'another-task' }))).status).toBe(401);
     expect((await s.post(s.completed, await bearer({ body_sha256: 'AAAA' }))).status).toBe(401);
+    expect((await s.post(s.completed, await bearer({ body_sha256: undefined }))).status).toBe(401); // required, not optional
     const good = await bearer();
     expect((await s.post(s.completed, good)).status).toBe(202);
     expect((await s.post(s.completed, good)).status).toBe(401); // the same JWT again is a replay
@@ -148,5 +161,21 @@ describe("Baton's inbound webhook", () => {
     const t = await setup('token');
     const forged = (await generateKeyPair('ES256')).privateKey;
     expect((await t.post(t.completed, { 'x-a2a-notification-token': t.reg.token, authorization: `Bearer ${await t.jwt({}, t.completed, forged)}` })).status).toBe(401);
+  });
+
+  it('refuses a JWT without body_sha256, however valid otherwise, and says why', async () => {
+    const s = await setup('token+jwt');
+    const res = await s.post(s.completed, { 'x-a2a-notification-token': s.reg.token, authorization: `Bearer ${await s.jwt({ body_sha256: undefined })}` });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ error: { code: 'authentication_required', message: expect.stringContaining('body_sha256 missing') } });
+    expect(s.refreshed).toEqual([]);
+  });
+
+  it('answers 500, logged as an error, when something other than the notification is at fault', async () => {
+    const s = await setup('token', { broken: true });
+    const res = await s.post(s.completed, { 'x-a2a-notification-token': s.reg.token });
+    expect(res.status).toBe(500);
+    expect(JSON.stringify(await res.json())).not.toContain('a bug in the delegatee registry');
+    expect(s.logged.some((l) => l.level === 50 && l.msg === 'push inbound: unexpected failure')).toBe(true);
   });
 });

@@ -9,7 +9,9 @@ import { PushRegistry } from '../../src/push/registry.ts';
 import { SecretBox } from '../../src/push/secret-box.ts';
 import type { WebhookPolicy } from '../../src/push/webhook-url.ts';
 import { randomIds } from '../../src/records/ids.ts';
-import { closeAttempt, openAttempt, quietLogger, receiver, world } from './support.ts';
+import { refOf, sealRecord } from '../../src/records/envelope.ts';
+import { systemClock } from '../../src/records/time.ts';
+import { actor, closeAttempt, openAttempt, quietLogger, receiver, until, world } from './support.ts';
 
 const LOOPBACK: WebhookPolicy = { allowHttp: true, allow: ['127.0.0.0/8'] };
 const caller = { id: 'planner' } as Caller;
@@ -18,10 +20,12 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(opts: { policy?: WebhookPolicy; retry?: Partial<OutboxOptions['retry']>; refresh?: (id: string) => Promise<void>; pollMs?: number } = {}) {
+async function setup(opts: { policy?: WebhookPolicy; retry?: Partial<OutboxOptions['retry']>; refresh?: (id: string) => Promise<void>; pollMs?: number; pollConcurrency?: number } = {}) {
   const w = await world();
   const box = new SecretBox(Buffer.alloc(32, 3));
-  let t = Date.parse('2026-12-02T10:00:00.000Z');
+  // A minute ahead of the records the tests seal with the system clock, so recovery's
+  // grace period for the live path has passed for them unless a test says otherwise.
+  let t = Date.now() + 60_000;
   const clock = { now: () => new Date(t), advance: (ms: number) => (t += ms) };
   const agent = guardedAgent(opts.policy ?? LOOPBACK, { connectTimeoutMs: 2_000 });
   const outboxOpts: OutboxOptions = {
@@ -31,6 +35,7 @@ async function setup(opts: { policy?: WebhookPolicy; retry?: Partial<OutboxOptio
     intervalMs: 50,
     batch: 8,
     pollMs: opts.pollMs ?? 10_000,
+    ...(opts.pollConcurrency ? { pollConcurrency: opts.pollConcurrency } : {}),
   };
   const outbox = new Outbox(
     { store: w.store, keyring: w.keyring, box, agent, policy: opts.policy ?? LOOPBACK, logger: quietLogger(), owner: randomIds.next('wrk'), now: clock.now, random: () => 0.5, ...(opts.refresh ? { refresh: opts.refresh } : {}) },
@@ -83,7 +88,8 @@ describe('push outbox', () => {
 
     const body = JSON.parse(got.body);
     expect(body.task).toMatchObject({ id: s.attempt.record_id, contextId: 'ctx_1', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: verified.artifacts });
-    expect(body.task.metadata['urn:baton:outcome:v1']).toMatchObject({ attempt_id: s.attempt.record_id, outcome: 'succeeded', verified: true });
+    // The closing revision, so a later reconciled outcome (under another delivery id) can be ordered against this one.
+    expect(body.task.metadata['urn:baton:outcome:v1']).toMatchObject({ attempt_id: s.attempt.record_id, outcome: 'succeeded', verified: true, revision_id: closed.revision_id, closed_at: closed.issued_at });
     expect(got.body).not.toContain('remote-task-1');
 
     const [row] = await s.store.push.deliveries({ task_id: s.attempt.record_id, limit: 10 });
@@ -94,7 +100,7 @@ describe('push outbox', () => {
     }
   });
 
-  it('retries with exponential backoff and sends the same id and bytes every time', async () => {
+  it('retries with exponential backoff: the same id and body bytes every time, signed afresh at each try', async () => {
     const s = await setup();
     const r = await hook((n) => (n <= 2 ? 503 : 200));
     await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: r.url });
@@ -109,10 +115,22 @@ describe('push outbox', () => {
     expect(await s.outbox.drain()).toBe(1);
     const [second] = await s.store.push.deliveries({ limit: 1, task_id: s.attempt.record_id });
     expect(Date.parse(second!.next_at) - Date.parse(first!.next_at)).toBeGreaterThanOrEqual(1_500); // the step doubled
-    s.clock.advance(1_500);
+    // A long outage and a key rotation later, the last try is signed with the new key and a current iat.
+    s.clock.advance(3_600_000);
+    const rotated = await s.keyring.rotate('ES256');
     expect(await s.outbox.drain()).toBe(1);
     expect(r.received).toHaveLength(3);
-    expect(new Set(r.received.map((x) => `${x.headers['baton-delivery-id']}|${x.headers['baton-signature']}|${x.body}`)).size).toBe(1);
+    expect(new Set(r.received.map((x) => `${x.headers['baton-delivery-id']}|${x.body}`)).size).toBe(1);
+    const jwks = createLocalJWKSet(JSON.parse(JSON.stringify(s.keyring.jwks())));
+    const headers = [];
+    for (const x of r.received) {
+      const [protectedHeader, , signature] = String(x.headers['baton-signature']).split('.');
+      await flattenedVerify({ protected: protectedHeader!, payload: base64url.encode(x.body), signature: signature! }, jwks, { algorithms: ['ES256'] });
+      headers.push(decodeProtectedHeader({ protected: protectedHeader! }));
+    }
+    expect(headers.every((h) => h.baton_delivery === r.received[0]!.headers['baton-delivery-id'] && h.baton_aud === r.url)).toBe(true);
+    expect(headers[2]).toMatchObject({ kid: rotated.kid, iat: Math.floor(s.clock.now().getTime() / 1000) });
+    expect(headers[0]!.kid).not.toBe(rotated.kid);
     expect(JSON.parse(r.received[2]!.body).task.status.state).toBe('TASK_STATE_FAILED');
     expect((await s.store.push.delivery(first!.delivery_id))).toMatchObject({ status: 'delivered', attempts: 3 });
   });
@@ -190,27 +208,215 @@ describe('push outbox', () => {
     expect(await s.store.push.delivery(stolen!.delivery_id)).toMatchObject({ status: 'delivered', attempts: 2 });
   });
 
-  it('recovery delivers an outcome closed but never enqueued, once, and re-reads open tasks at most once per poll interval', async () => {
+  it('recovery delivers an outcome closed but never enqueued, once; open tasks go on the watch list instead of being re-read inline', async () => {
     const refreshed: string[] = [];
     const s = await setup({ refresh: async (id) => void refreshed.push(id), pollMs: 10_000 });
     const r = await hook();
     await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: r.url });
     await s.outbox.recover();
-    await s.outbox.recover();
-    expect(refreshed).toEqual([s.attempt.record_id]); // open: re-read, but not again within pollMs
-    s.clock.advance(10_000);
-    await s.outbox.recover();
-    expect(refreshed).toHaveLength(2);
+    expect(refreshed).toEqual([]); // recovery itself never calls the delegatee
+    expect([...s.outbox.watchList().keys()]).toEqual([s.attempt.record_id]);
+    expect(await s.store.push.changedConfigs(10)).toEqual([]); // examined, so seen, although open
     // The process "died" between closing the attempt and enqueueing its delivery.
-    await s.store.putRecord(closeAttempt(s.attempt, 'unknown'));
+    const closed = closeAttempt(s.attempt, 'unknown');
+    await s.store.putRecord(closed);
     await s.outbox.recover();
     await s.outbox.recover();
     await s.outbox.drain();
     expect(r.received).toHaveLength(1);
     const task = JSON.parse(r.received[0]!.body).task;
     expect(task.status.state).toBe('TASK_STATE_WORKING'); // unverified is never reported done
-    expect(task.metadata['urn:baton:outcome:v1']).toMatchObject({ outcome: 'unknown', verified: false });
-    expect(refreshed).toHaveLength(2);
+    expect(task.metadata['urn:baton:outcome:v1']).toMatchObject({ outcome: 'unknown', verified: false, revision_id: closed.revision_id });
+    expect(s.outbox.watchList().size).toBe(0);
+    expect(refreshed).toEqual([]);
+  });
+
+  it('recovery does not starve: configs on open tasks, however many, never keep a closed task from its outcome', async () => {
+    const s = await setup({ refresh: async () => undefined });
+    const r = await hook();
+    const open = [];
+    for (let i = 0; i < 7; i++) {
+      const a = openAttempt();
+      await s.store.putRecord(a);
+      await s.registry.create(caller, a, { taskId: a.record_id, url: r.url });
+      open.push(a);
+      s.clock.advance(1);
+    }
+    s.clock.advance(1);
+    // Registered last, closed without an enqueue (a crash): behind seven older configs on open tasks.
+    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: r.url });
+    await s.store.putRecord(closeAttempt(s.attempt));
+    for (let pass = 0; pass < 3; pass++) await s.outbox.recover(3);
+    await s.outbox.drain();
+    expect(r.received).toHaveLength(1);
+    expect(JSON.parse(r.received[0]!.body).task.id).toBe(s.attempt.record_id);
+    expect(new Set(s.outbox.watchList().keys())).toEqual(new Set(open.map((a) => a.record_id)));
+    expect(await s.store.push.changedConfigs(100)).toEqual([]);
+  });
+
+  it('recovery leaves an outcome closed under 30 s ago to the live path, and takes it after that', async () => {
+    const s = await setup();
+    const r = await hook();
+    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: r.url });
+    await s.store.putRecord(closeAttempt(s.attempt, 'succeeded', s.clock.now()));
+    s.clock.advance(29_000);
+    await s.outbox.recover();
+    expect(await s.store.push.deliveries({ limit: 10 })).toEqual([]);
+    expect(await s.store.push.changedConfigs(10)).toHaveLength(1); // left unseen for a later pass
+    s.clock.advance(1_000);
+    await s.outbox.recover();
+    await s.outbox.drain();
+    expect(r.received).toHaveLength(1);
+    expect(await s.store.push.changedConfigs(10)).toEqual([]);
+  });
+
+  it('polls watched tasks every pollMs, backs off on failure up to 16 × pollMs, and drops a task after 20 failures in a row', async () => {
+    let failing = false;
+    const refreshed: string[] = [];
+    const s = await setup({ pollMs: 1_000, refresh: async (id) => {
+      refreshed.push(id);
+      if (failing) throw new Error('delegatee unreachable');
+    } });
+    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: 'http://127.0.0.1:9/hook' });
+    await s.outbox.recover();
+    await s.outbox.poll();
+    expect(refreshed).toHaveLength(0); // not due before pollMs
+    s.clock.advance(1_000);
+    await s.outbox.poll();
+    await s.outbox.poll();
+    expect(refreshed).toHaveLength(1);
+    failing = true;
+    const gaps: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const before = s.outbox.watchList().get(s.attempt.record_id)!;
+      s.clock.advance(before.nextAt - s.clock.now().getTime());
+      const at = s.clock.now().getTime();
+      await s.outbox.poll();
+      const after = s.outbox.watchList().get(s.attempt.record_id);
+      if (after) gaps.push(after.nextAt - at);
+    }
+    expect(refreshed).toHaveLength(21);
+    expect(gaps.slice(0, 6)).toEqual([2_000, 4_000, 8_000, 16_000, 16_000, 16_000]);
+    expect(gaps).toHaveLength(19);
+    expect(s.outbox.watchList().size).toBe(0); // dropped after the 20th failure in a row
+  });
+
+  it('a success resets the backoff; a task that closed or lost its webhooks leaves the watch list', async () => {
+    let failing = true;
+    const s = await setup({ pollMs: 1_000, refresh: async () => {
+      if (failing) throw new Error('down');
+    } });
+    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: 'http://127.0.0.1:9/hook', id: 'only' });
+    await s.outbox.recover();
+    s.clock.advance(1_000);
+    await s.outbox.poll();
+    expect(s.outbox.watchList().get(s.attempt.record_id)).toMatchObject({ failures: 1, nextAt: s.clock.now().getTime() + 2_000 });
+    failing = false;
+    s.clock.advance(2_000);
+    await s.outbox.poll();
+    expect(s.outbox.watchList().get(s.attempt.record_id)).toMatchObject({ failures: 0, nextAt: s.clock.now().getTime() + 1_000 });
+    await s.registry.delete(s.attempt, 'only');
+    s.clock.advance(1_000);
+    await s.outbox.poll();
+    expect(s.outbox.watchList().size).toBe(0);
+
+    const other = openAttempt();
+    await s.store.putRecord(other);
+    await s.registry.create(caller, other, { taskId: other.record_id, url: 'http://127.0.0.1:9/hook' });
+    await s.outbox.recover();
+    expect(s.outbox.watchList().has(other.record_id)).toBe(true);
+    await s.store.putRecord(closeAttempt(other, 'failed', s.clock.now()));
+    s.clock.advance(1_000);
+    await s.outbox.poll();
+    expect(s.outbox.watchList().has(other.record_id)).toBe(false);
+  });
+
+  it('re-reads run beside deliveries, a few at a time: delegatees that hang never delay a delivery', async () => {
+    const hung: Array<() => void> = [];
+    const started: string[] = [];
+    const s = await setup({ pollMs: 1_000, pollConcurrency: 2, refresh: (id) => {
+      started.push(id);
+      return new Promise<void>((resolve) => hung.push(resolve));
+    } });
+    const r = await hook();
+    for (let i = 0; i < 3; i++) {
+      const a = openAttempt();
+      await s.store.putRecord(a);
+      await s.registry.create(caller, a, { taskId: a.record_id, url: r.url });
+    }
+    await s.outbox.recover();
+    s.clock.advance(1_000);
+    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: r.url });
+    await s.store.putRecord(closeAttempt(s.attempt));
+    s.outbox.start();
+    await until(() => r.received.length === 1);
+    expect(started).toHaveLength(2); // the bound; the third waits for a slot
+    hung.shift()!();
+    await until(() => started.length === 3);
+    for (const release of hung.splice(0)) release();
+    await s.outbox.stop();
+  });
+
+  it('on start, seeds the watch list from every active config, so open tasks seen before a restart are polled again', async () => {
+    const refreshed: string[] = [];
+    const s = await setup({ refresh: async (id) => void refreshed.push(id) });
+    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: 'http://127.0.0.1:9/hook' });
+    const done = openAttempt();
+    await s.store.putRecord(done);
+    await s.registry.create(caller, done, { taskId: done.record_id, url: 'http://127.0.0.1:9/hook' });
+    await s.store.putRecord(closeAttempt(done));
+    // What a previous process left: both configs examined at their heads, nothing in memory.
+    for (const c of await s.store.push.activeConfigs(undefined, 10)) {
+      const head = await s.store.getRecord(c.task_id);
+      await s.store.push.markSeen(c.task_id, c.config_id, head!.revision_id, c.created_at);
+    }
+    s.outbox.start();
+    await until(() => refreshed.length > 0);
+    expect(refreshed).toEqual([s.attempt.record_id]); // due at once; the closed task is recovery's
+    expect([...s.outbox.watchList().keys()]).toEqual([s.attempt.record_id]);
+    await s.outbox.stop();
+  });
+
+  it('a config registered again (new URL, or deleted and created again) gets its own delivery; the earlier one is superseded', async () => {
+    const s = await setup();
+    const first = await hook();
+    const second = await hook();
+    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: first.url, id: 'cfg' });
+    const closed = closeAttempt(s.attempt);
+    await s.store.putRecord(closed);
+    await s.outbox.notify(closed);
+    // Re-registered with another URL before the delivery went out: a new generation, delivered at once.
+    await s.registry.create(caller, closed, { taskId: closed.record_id, url: second.url, id: 'cfg' });
+    await s.outbox.drain();
+    expect(first.received).toHaveLength(0);
+    expect(second.received).toHaveLength(1);
+    const rows = await s.store.push.deliveries({ task_id: closed.record_id, limit: 10 });
+    expect(rows.map((d) => d.status).sort()).toEqual(['dead', 'delivered']);
+    expect(rows.find((d) => d.status === 'dead')).toMatchObject({ last_error: 'superseded by a newer registration of this config' });
+    // Deleted and created again under the same id: that registration gets the outcome too.
+    await s.registry.delete(closed, 'cfg');
+    s.clock.advance(1_000);
+    await s.registry.create(caller, closed, { taskId: closed.record_id, url: second.url, id: 'cfg' });
+    await s.outbox.drain();
+    expect(second.received).toHaveLength(2);
+    expect(new Set(second.received.map((x) => x.headers['baton-delivery-id'])).size).toBe(2);
+    expect(second.received[0]!.body).toBe(second.received[1]!.body);
+  });
+
+  it('recovery examines configs on records that are not attempts, marks them seen and never re-reads them', async () => {
+    const s = await setup({ refresh: async () => undefined });
+    const r = await hook();
+    const escalation = sealRecord({ type: 'escalation', issuedBy: actor, lifecycle: 'active', body: { kind: 'breaker_tripped' } }, { ids: randomIds, clock: systemClock });
+    await s.store.putRecord(escalation);
+    await s.outbox.notifyOperator(escalation, r.url, { escalation: { id: escalation.record_id } });
+    await s.outbox.notifyOperator(escalation, r.url, { escalation: { id: escalation.record_id } }); // same revision, same delivery
+    await s.outbox.drain();
+    expect(r.received).toHaveLength(1);
+    const next = sealRecord({ type: 'escalation', issuedBy: actor, lifecycle: 'recorded', recordId: escalation.record_id, prior: refOf(escalation), body: { kind: 'breaker_tripped', state: 'acknowledged' } }, { ids: randomIds, clock: systemClock });
+    await s.store.putRecord(next);
+    await s.outbox.recover();
+    expect(await s.store.push.changedConfigs(10)).toEqual([]);
+    expect(s.outbox.watchList().size).toBe(0);
   });
 
   it('registering on a task that already has its outcome delivers it; configs per task are bounded', async () => {
@@ -223,9 +429,12 @@ describe('push outbox', () => {
     await s.registry.create(caller, closed, { taskId: closed.record_id, url: r.url, id: 'b' });
     await s.registry.create(caller, closed, { taskId: closed.record_id, url: r.url, id: 'c' });
     await expect(s.registry.create(caller, closed, { taskId: closed.record_id, url: r.url, id: 'd' })).rejects.toMatchObject({ code: 'limit_exceeded' });
-    expect((await s.registry.list(closed)).map((c) => c.id)).toEqual(['a', 'b', 'c']);
+    // Oldest registration first: the upsert made 'a' a new registration (a new generation, even within one clock tick).
+    expect((await s.registry.list(closed)).map((c) => c.id)).toEqual(['b', 'c', 'a']);
     await s.outbox.drain();
     expect(r.received).toHaveLength(3);
     expect(new Set(r.received.map((x) => x.headers['baton-delivery-id'])).size).toBe(3);
+    const statuses = (await s.store.push.deliveries({ task_id: closed.record_id, limit: 10 })).map((d) => `${d.config_id}:${d.status}`).sort();
+    expect(statuses).toEqual(['a:dead', 'a:delivered', 'b:delivered', 'c:delivered']); // the replaced registration's delivery was superseded
   });
 });

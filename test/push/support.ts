@@ -56,11 +56,11 @@ export function openAttempt(patch: Partial<AttemptBody> = {}): SealedRecord<Atte
   );
 }
 
-/** The next revision of `attempt`, closed with `outcome`. */
-export function closeAttempt(attempt: SealedRecord<AttemptBody>, outcome: AttemptBody['outcome'] = 'succeeded'): SealedRecord<AttemptBody> {
+/** The next revision of `attempt`, closed with `outcome`, issued now or `at`. */
+export function closeAttempt(attempt: SealedRecord<AttemptBody>, outcome: AttemptBody['outcome'] = 'succeeded', at?: Date): SealedRecord<AttemptBody> {
   return sealRecord<AttemptBody>(
     { type: 'execution_attempt', issuedBy: actor, lifecycle: 'recorded', recordId: attempt.record_id, prior: refOf(attempt), body: { ...attempt.body, state: 'closed', outcome, receipt_ref: actor } },
-    deps,
+    at ? { ids: randomIds, clock: { now: () => at } } : deps,
   );
 }
 

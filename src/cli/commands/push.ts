@@ -37,7 +37,7 @@ export function register(program: Command, ctx: CliContext): void {
       await withStore(ctx, async (store) => {
         const rows = await store.push.deliveries({ limit: Number(opts.limit), ...(opts.status ? { status: opts.status as DeliveryStatus } : {}), ...(opts.task ? { task_id: opts.task } : {}) });
         if (opts.json) {
-          console.log(JSON.stringify(rows.map(({ body: _b, signature: _s, ...rest }) => rest), null, 2));
+          console.log(JSON.stringify(rows.map(({ body: _b, ...rest }) => rest), null, 2));
           return;
         }
         for (const d of rows) console.log(renderDelivery(d, (await store.push.config(d.task_id, d.config_id))?.url));
@@ -45,7 +45,7 @@ export function register(program: Command, ctx: CliContext): void {
     });
   push
     .command('requeue <delivery>')
-    .description('send a dead-lettered delivery again (same id and signed bytes), due now')
+    .description('send a dead-lettered delivery again (same id and body bytes, signed afresh), due now')
     .action(async (id: string) => {
       await withStore(ctx, async (store) => {
         if (!(await store.push.requeue(id, new Date().toISOString()))) {

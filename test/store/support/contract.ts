@@ -200,6 +200,13 @@ export function storeContract(name: string, make: MakeStore): void {
       await store.ledger.admit(a2);
       await store.ledger.settle({ reservation_id: a2.reservation_id, outcome: { kind: 'unknown' }, at: NOW() });
       await expectCodeAsync(open(), 'limit_exceeded'); // unknown never releases capacity
+      // Nor do expiry or revocation (ADR-0014: uncertainty holds capacity until reconciliation).
+      const later = '2099-06-01T00:00:00.000Z'; // after r2's not_after
+      const openLater = () =>
+        store.ledger.openBudget({ space_id: space, owner_namespace: ns, actor_ref: actor, at: later, node_id: randomIds.next('dlg'), not_after: '2100-01-01T00:00:00.000Z', dimensions: [{ name: 'units', unit: 'admission', ceiling: 5n }] });
+      await expectCodeAsync(openLater(), 'limit_exceeded');
+      await store.control.appendControl({ event_type: 'rw003.delegation.revoked', control_scope_ref: delegationScope(space, r2), actor_ref: actor });
+      await expectCodeAsync(open(), 'limit_exceeded');
       await store.close();
     });
 

@@ -34,7 +34,6 @@ const delivery = (delivery_id: string, over: Partial<DeliveryRow> = {}): Deliver
   config_id: 'cfg_1',
   revision_id: 'rev_1',
   body: `{"id":"${delivery_id}"}`,
-  signature: 'eyJhbGciOiJFZERTQSJ9..c2ln',
   status: 'pending',
   attempts: 0,
   next_at: at(0),
@@ -109,13 +108,52 @@ export function pushContract(name: string, open: OpenPush): void {
       expect(await store.push.changedConfigs(1)).toHaveLength(1);
       await store.close();
     });
+
+    it('marks seen only the registration it was told about, when given a generation', async () => {
+      const { store } = await open();
+      await store.push.putConfig(config('att_1', 'a', { created_at: at(1) }));
+      await store.push.markSeen('att_1', 'a', 'rev_1', at(0)); // an earlier registration: no effect
+      expect((await store.push.config('att_1', 'a'))?.seen_revision).toBeNull();
+      await store.push.markSeen('att_1', 'a', 'rev_1', at(1));
+      expect((await store.push.config('att_1', 'a'))?.seen_revision).toBe('rev_1');
+      await store.push.markSeen('att_1', 'a', 'rev_2');
+      expect((await store.push.config('att_1', 'a'))?.seen_revision).toBe('rev_2');
+      await store.close();
+    });
+
+    it('scans active configs in (task, config) order, a keyset page at a time', async () => {
+      const { store } = await open();
+      const keys = [
+        ['att_b', 'x'],
+        ['att_a', 'z'],
+        ['att_a', 'y'],
+        ['att_c', 'a'],
+        ['att_b', 'a'],
+        ['att_a', 'gone'],
+      ] as const;
+      for (const [t, c] of keys) await store.push.putConfig(config(t, c));
+      await store.push.deleteConfig('att_a', 'gone', at(1));
+      const seen: string[] = [];
+      let after: { task_id: string; config_id: string } | undefined;
+      for (let i = 0; i < 10; i++) {
+        const page = await store.push.activeConfigs(after, 2);
+        seen.push(...page.map((c) => `${c.task_id}/${c.config_id}`));
+        if (page.length < 2) break;
+        after = { task_id: page[1]!.task_id, config_id: page[1]!.config_id };
+      }
+      expect(seen).toEqual(['att_a/y', 'att_a/z', 'att_b/a', 'att_b/x', 'att_c/a']);
+      expect(await store.push.activeConfigs(undefined, 100)).toHaveLength(5);
+      expect(await store.push.activeConfigs({ task_id: 'att_c', config_id: 'a' }, 100)).toEqual([]);
+      expect((await store.push.activeConfigs(undefined, 1))[0]).toStrictEqual({ ...config('att_a', 'y'), deleted_at: null, seen_revision: null });
+      await store.close();
+    });
   });
 
   describe(`${name}: push outbox`, () => {
     it('enqueues idempotently: an existing delivery id keeps its first row', async () => {
       const { store } = await open();
       expect(await store.push.enqueue([delivery('d1'), delivery('d2')])).toBe(2);
-      expect(await store.push.enqueue([delivery('d1', { body: '{"other":true}', signature: 'x..y' }), delivery('d3')])).toBe(1);
+      expect(await store.push.enqueue([delivery('d1', { body: '{"other":true}', revision_id: 'rev_other' }), delivery('d3')])).toBe(1);
       expect(await store.push.enqueue([delivery('d1', { body: 'again' })])).toBe(0);
       expect(await store.push.enqueue([])).toBe(0);
       expect(await store.push.delivery('d1')).toStrictEqual(delivery('d1'));

@@ -1,0 +1,34 @@
+/**
+ * Runs one CLI command as the gateway: the configured store, keys and
+ * delegatees, composed exactly as `serve` does (without announcing Baton's
+ * card, which would move its agent stream). Operator commands use this so
+ * the CLI and the operator API share one implementation.
+ */
+import { resolvedPaths } from '../config.ts';
+import { RemoteClient } from '../gateway/remote.ts';
+import { Keyring } from '../keys/keyring.ts';
+import { createLogger } from '../log.ts';
+import { composeGateway } from '../main.ts';
+import { openStore } from '../store/open.ts';
+import type { CliContext } from './context.ts';
+
+export type GatewayCore = Awaited<ReturnType<typeof composeGateway>>;
+
+export async function withGateway<T>(ctx: CliContext, fn: (core: GatewayCore) => Promise<T>): Promise<T> {
+  const config = ctx.config();
+  const store = await openStore(config, { create: false });
+  const remote = new RemoteClient({ limits: config.remote });
+  try {
+    const keyring = await Keyring.open(resolvedPaths(config).keys, { generate: false });
+    const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+    const core = await composeGateway(config, { store, keyring, publicUrl, logger: createLogger({ level: process.env.BATON_LOG_LEVEL ?? 'warn', destination: process.stderr }), remote, announce: false });
+    try {
+      return await fn(core);
+    } finally {
+      await core.push?.close();
+    }
+  } finally {
+    await remote.close();
+    await store.close();
+  }
+}

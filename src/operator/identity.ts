@@ -1,0 +1,25 @@
+/** Who may act as an operator, and the actor their actions are recorded under. */
+import { z } from 'zod';
+import { digestOf } from '../records/digest.ts';
+import { Identifier } from '../records/ids.ts';
+import type { ActorRef } from '../records/revision-ref.ts';
+
+export const OperatorConfig = z.strictObject({
+  id: Identifier,
+  /** Lowercase hex sha256 of the operator's API key; the key itself is never configured. */
+  apiKeySha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type OperatorConfig = z.infer<typeof OperatorConfig>;
+
+export const AdminConfig = z.strictObject({
+  /** The operator API listens apart from the A2A front door; loopback unless decided otherwise. */
+  host: z.string().default('127.0.0.1'),
+  port: z.coerce.number().int().min(0).max(65535).default(8081),
+  /** Escalations are also delivered here (signed, through the push outbox). */
+  webhookUrl: z.url().optional(),
+});
+
+/** An operator's actor: configured, so the configuration is its authority. */
+export function operatorActorRef(id: string): ActorRef {
+  return { object_id: `actor_operator_${id}`, revision_id: 'rev_config', content_digest: digestOf({ operator: id }) };
+}

@@ -1,0 +1,123 @@
+/**
+ * The operator API: a separate listener from the A2A front door (its own
+ * port, loopback by default), authenticated by operator API keys whose sha256
+ * is configured. Every route is one OperatorService action; the acting
+ * operator — never a name in the body — is recorded as the actor.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { BatonError, invalidRequest, type ErrorCode } from '../errors.ts';
+import { errorBody, toBatonError, WIRE_CODES } from '../http/error-map.ts';
+import type { Logger } from '../log.ts';
+import { Identifier } from '../records/ids.ts';
+import type { ActorRef } from '../records/revision-ref.ts';
+import { parseStrictJson } from '../records/strict-json.ts';
+import { SCOPE_KINDS } from '../control/scope.ts';
+import { BREAKER_TRIGGERS, CARD_STATES, type OperatorService } from './service.ts';
+import { operatorActorRef, type OperatorConfig } from './identity.ts';
+
+const Reason = z.string().min(1).max(2048);
+const bodies = {
+  reason: z.strictObject({ reason: Reason }),
+  amend: z.strictObject({ reason: Reason, terms: z.record(z.string(), z.unknown()) }),
+  reassign: z.strictObject({
+    to: Identifier,
+    reason: Reason,
+    checkpoint: Identifier.optional(),
+    resolvePrevious: z.strictObject({ as: z.enum(['not_dispatched', 'consumed']), note: Reason }).optional(),
+  }),
+  card: z.strictObject({ lifecycle: z.enum(CARD_STATES), reason: Reason }),
+  trip: z.strictObject({ trigger: z.enum(BREAKER_TRIGGERS), reason: Reason }),
+  ack: z.strictObject({ note: Reason }),
+  empty: z.strictObject({}),
+};
+
+function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const r = schema.safeParse(value ?? {});
+  if (!r.success) throw invalidRequest('request body is malformed', { issues: r.error.issues.slice(0, 10).map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`) });
+  return r.data;
+}
+
+export function operatorRouter(deps: { service: OperatorService; operators: readonly OperatorConfig[]; logger: Logger }): Router {
+  const router = Router();
+  const keys = deps.operators.map((o) => ({ id: o.id, digest: Buffer.from(o.apiKeySha256, 'hex') }));
+  const who = new WeakMap<Request, ActorRef>();
+
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    const presented = req.get('x-api-key') ?? /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
+    const digest = presented === undefined ? undefined : createHash('sha256').update(presented).digest();
+    const match = digest && keys.find((k) => k.digest.length === digest.length && timingSafeEqual(k.digest, digest));
+    if (!match) {
+      res.status(401).setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
+      res.json(errorBody(new BatonError('authentication_required', keys.length === 0 ? 'no operators are configured' : 'operator credentials required')));
+      return;
+    }
+    who.set(req, operatorActorRef(match.id));
+    next();
+  });
+  router.use(express.raw({ type: () => true, limit: 64 * 1024 }), (req: Request, _res: Response, next: NextFunction) => {
+    try {
+      req.body = Buffer.isBuffer(req.body) && req.body.length > 0 ? parseStrictJson(req.body) : {};
+      next();
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  type Handler = (req: Request, by: ActorRef) => Promise<unknown>;
+  const route = (method: 'get' | 'post', path: string, handler: Handler, status = 200) =>
+    router[method](path, async (req: Request, res: Response) => {
+      try {
+        res.status(status).json(await handler(req, who.get(req)!));
+      } catch (err) {
+        const e = toBatonError(err);
+        if (e.code === 'storage_error') deps.logger.error({ err: e.cause ?? e, route: path }, 'operator action failed');
+        res.status(WIRE_CODES[e.code as ErrorCode].http).json(errorBody(e));
+      }
+    });
+  const p = (req: Request, name: string) => String(req.params[name]);
+  const s = deps.service;
+
+  route('get', '/admin/trees', (req) => s.trees(Number(req.query.limit ?? 20)));
+  route('get', '/admin/attempts/:id', (req) => s.attemptAudit(p(req, 'id')));
+  route('post', '/admin/attempts/:id/checkpoint', (req, by) => s.checkpoint(p(req, 'id'), parse(bodies.reason, req.body).reason, by), 201);
+  route('post', '/admin/delegations/:id/revoke', (req, by) => s.revokeDelegation(p(req, 'id'), parse(bodies.reason, req.body).reason, by));
+  route('post', '/admin/delegations/:id/suspend', (req, by) => s.setDelegationLifecycle(p(req, 'id'), 'suspended', parse(bodies.reason, req.body).reason, by));
+  route('post', '/admin/delegations/:id/resume', (req, by) => s.setDelegationLifecycle(p(req, 'id'), 'active', parse(bodies.reason, req.body).reason, by));
+  route('post', '/admin/delegations/:id/amend', async (req, by) => {
+    const b = parse(bodies.amend, req.body);
+    const { event, contract } = await s.amendDelegation(p(req, 'id'), b.terms, b.reason, by);
+    return { event, contract_revision: contract.revision_id };
+  });
+  route('post', '/admin/delegations/:id/reassign', async (req, by) => {
+    const b = parse(bodies.reassign, req.body);
+    const r = await s.reassign(p(req, 'id'), { to: b.to, reason: b.reason, ...(b.checkpoint ? { checkpoint: b.checkpoint } : {}), ...(b.resolvePrevious ? { resolvePrevious: b.resolvePrevious } : {}) }, by);
+    return { checkpoint: r.checkpoint, revoked: r.revoked, reassigned: r.reassigned, contract_revision: r.contract.revision_id, attempt: r.attempt.record_id, state: r.attempt.body.state };
+  });
+  route('post', '/admin/cards/:id/lifecycle', (req, by) => {
+    const b = parse(bodies.card, req.body);
+    return s.setCardLifecycle(p(req, 'id'), b.lifecycle, b.reason, by);
+  });
+  const kindOf = (req: Request) => parse(z.enum(SCOPE_KINDS), p(req, 'kind'));
+  route('post', '/admin/breakers/:kind/:id/trip', (req, by) => {
+    const b = parse(bodies.trip, req.body);
+    return s.tripBreaker(kindOf(req), p(req, 'id'), b.trigger, b.reason, by);
+  });
+  route('post', '/admin/breakers/:kind/:id/reset', (req, by) => s.resetBreaker(kindOf(req), p(req, 'id'), parse(bodies.reason, req.body).reason, by));
+  route('get', '/admin/escalations', (req) => s.escalationList(req.query.state === 'open' || req.query.state === 'acknowledged' ? req.query.state : undefined, Number(req.query.limit ?? 100)));
+  route('post', '/admin/escalations/:id/acknowledge', (req, by) => s.acknowledge(p(req, 'id'), parse(bodies.ack, req.body).note, by));
+  route('get', '/admin/push/deliveries', async (req) => {
+    const status = parse(z.enum(['pending', 'delivering', 'delivered', 'dead']).optional(), req.query.status);
+    const rows = await s.deliveries({ limit: Number(req.query.limit ?? 100), ...(status ? { status } : {}), ...(typeof req.query.task === 'string' ? { task_id: req.query.task } : {}) });
+    return rows.map(({ body: _b, ...rest }) => rest);
+  });
+  route('post', '/admin/push/deliveries/:id/requeue', async (req) => {
+    parse(bodies.empty, req.body);
+    await s.requeue(p(req, 'id'));
+    return { requeued: p(req, 'id') };
+  });
+  route('post', '/admin/audit/verify', () => s.auditVerify());
+  router.use((_req: Request, res: Response) => void res.status(404).json(errorBody(invalidRequest('no such operator route'))));
+  return router;
+}
