@@ -11,6 +11,7 @@ import { CallerConfig, JwtConfig } from './gateway/callers.ts';
 import { DelegateeConfig } from './gateway/delegatees.ts';
 import { GatewayPresetConfig } from './gateway/preset.ts';
 import { AdminConfig, OperatorConfig } from './operator/identity.ts';
+import { BREAKER_TRIGGERS, DEFAULT_BREAKER_POLICY } from './control/breaker.ts';
 
 export const Config = z.strictObject({
   /** Address to listen on. Loopback by default: exposing a gateway is a decision. */
@@ -53,6 +54,14 @@ export const Config = z.strictObject({
   /** Who may use the operator API (separate listener, see `admin`). Without operators it is not started. */
   operators: z.array(OperatorConfig).default([]),
   admin: AdminConfig.prefault({}),
+  /** Automatic circuit breakers (RW-003 §7.3); an operator can always trip and reset by hand. */
+  breakers: z
+    .strictObject({
+      triggers: z.array(z.enum(BREAKER_TRIGGERS)).default([...DEFAULT_BREAKER_POLICY.triggers]),
+      repeatedFailures: z.number().int().min(1).max(1000).default(DEFAULT_BREAKER_POLICY.repeatedFailures),
+      staleInputs: z.number().int().min(1).max(1000).default(DEFAULT_BREAKER_POLICY.staleInputs),
+    })
+    .prefault({}),
   /** Push notifications: integrators' webhooks and the outbox (A2A push-config operations). */
   push: z
     .strictObject({

@@ -33,6 +33,8 @@ import { openStore } from './store/open.ts';
 import { Escalations, type Escalation } from './operator/escalation.ts';
 import { operatorRouter } from './operator/router.ts';
 import { OperatorService } from './operator/service.ts';
+import { BreakerMonitor } from './operator/breakers.ts';
+import { BreakerRules, DEFAULT_BREAKER_POLICY } from './control/breaker.ts';
 import type { JsonValue } from './records/strict-json.ts';
 import { InboundWebhooks } from './push/inbound.ts';
 import { guardedAgent } from './push/guarded-agent.ts';
@@ -195,7 +197,15 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     gatewayActor: gateway.actor_ref,
     spaceId: config.spaceId,
     escalate: (kind, subject, reasons) => escalations.raise(kind, subject, reasons),
+    signal: (s) => breakers.signal(s),
     ...(push ? { push: push.hooks } : {}),
+  });
+  const breakers = new BreakerMonitor({
+    rules: new BreakerRules({ ...DEFAULT_BREAKER_POLICY, ...config.breakers }),
+    store,
+    spaceId: config.spaceId,
+    logger,
+    trip: (t) => operator.tripBreaker(t.scope.kind, t.scope.id, t.trigger, t.reason, gateway.actor_ref),
   });
   const operator = new OperatorService({
     store,
@@ -230,7 +240,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
       }),
     ],
   });
-  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations };
+  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers };
 }
 
 /** Push notifications: sealed webhook configs, Baton's inbound webhook, the signed outbox and its guarded HTTP agent. */

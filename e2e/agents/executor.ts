@@ -14,6 +14,7 @@ const status = (state: TaskState): TaskStatus => ({ state, message: undefined, t
  * The honest reverse-echo executor: SUBMITTED → WORKING → artifact "result" → COMPLETED,
  * with `stepMs` between events so streaming clients see them as separate, spaced events.
  * A message containing "slow" stays WORKING (up to 30 s) so tests can cancel it.
+ * A message containing "please fail" ends FAILED without artifacts.
  * A message containing "ask me" stops at INPUT_REQUIRED; the follow-up turn's text
  * is what gets reversed.
  */
@@ -55,6 +56,11 @@ export class ReverseExecutor implements AgentExecutor {
     if (input.includes('ask me') && !ctx.task) {
       const question = { messageId: `${taskId}-q`, contextId, taskId, role: 2, parts: [textPart('what should I reverse?')], metadata: undefined, extensions: [], referenceTaskIds: [] };
       bus.publish(AgentEvent.statusUpdate({ taskId, contextId, metadata: undefined, status: { ...status(TaskState.TASK_STATE_INPUT_REQUIRED), message: question } }));
+      return;
+    }
+    if (input.includes('please fail')) {
+      // A tool failure the agent reports honestly: FAILED, no artifacts, same on read-back.
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, metadata: undefined, status: status(TaskState.TASK_STATE_FAILED) }));
       return;
     }
     if (input.includes('slow')) {

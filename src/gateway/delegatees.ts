@@ -86,10 +86,17 @@ export class DelegateeRegistry {
     const agentScope: ControlScopeRef = { space_id: this.deps.spaceId, scope_kind: 'agent', scope_id: option.card_ref.object_id };
     // Idempotent in the store; remembered here so an unchanged card costs no write per request.
     if (!this.announced.has(verification.payload_digest)) await this.announce(agentScope, option, verification);
+    this.lastCard.set(id, option.card_ref.object_id);
     return { config, verification, option, endpoint, agentScope, headers: credentialHeaders(config) };
   }
 
   private readonly announced = new Set<string>();
+  private readonly lastCard = new Map<string, string>();
+
+  /** The agent card id this delegatee last verified as (its agent stream), if any. */
+  lastCardId(id: string): string | undefined {
+    return this.lastCard.get(id);
+  }
 
   private async announce(agentScope: ControlScopeRef, option: DelegateeOption, verification: CardVerification): Promise<void> {
     await this.deps.store.control.appendControl({

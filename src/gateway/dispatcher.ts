@@ -11,7 +11,7 @@ import { parseContract, type DelegationContract } from '../contracts/model.ts';
 import type { ControlEventInput } from '../control/event.ts';
 import type { ControlBoundaryRef } from '../control/fence.ts';
 import type { ControlScopeRef } from '../control/scope.ts';
-import { BatonError, invalidRequest } from '../errors.ts';
+import { BatonError, invalidRequest, isBatonError } from '../errors.ts';
 import { refOf, sealRecord, type SealedRecord } from '../records/envelope.ts';
 import { schemaRefFor } from '../records/schema-ref.ts';
 import type { IdSource } from '../records/ids.ts';
@@ -32,6 +32,7 @@ import { RemoteRpcError, type RemoteClient } from './remote.ts';
 import { fencesCurrent, readBack, verifyAttempt } from './verifier.ts';
 import { taskInput } from './task-input.ts';
 import { RunningAttempts } from './propagation.ts';
+import type { BreakerSignal } from '../control/breaker.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -60,6 +61,8 @@ export interface DispatcherDeps {
   push?: PushHooks;
   /** Hands what Baton cannot settle itself to the operator (src/operator/escalation.ts). */
   escalate?: (kind: 'cancel_unacknowledged' | 'effect_unverifiable', subject: { attempt_id?: string; delegation_id?: string }, reasons: string[]) => Promise<unknown>;
+  /** Circuit-breaker signals (src/control/breaker.ts); the monitor decides what trips. */
+  signal?: (s: BreakerSignal) => void;
 }
 
 export type Attempt = SealedRecord<AttemptBody>;
@@ -79,19 +82,23 @@ export class Dispatcher {
     return this.running.sweep(
       async (a) => !(await fencesCurrent(this.deps.store, a.body.fence_set, await this.scopesOf(a))),
       async (a) => {
-        const { cause, detail } = await this.whyStale(a);
+        const { cause, detail, by } = await this.whyStale(a);
         await this.stop(a, cause, detail);
+        if (by) this.deps.signal?.({ kind: 'stopped', by, delegation: a.body.delegation_ref.object_id, detail });
       },
     );
   }
 
   /** Which authority change made an attempt's fences stale, for its recorded cause. */
-  private async whyStale(a: Attempt): Promise<{ cause: 'revocation' | 'breaker' | 'operator'; detail: string }> {
+  private async whyStale(a: Attempt): Promise<{ cause: 'revocation' | 'breaker' | 'operator'; detail: string; by?: 'revocation' | 'policy' }> {
     for (const b of a.body.fence_set) {
       const h = await this.deps.store.control.streamHead(b);
       if (h && h.event_id !== b.event_id) {
         const cause = h.state === 'tripped' ? 'breaker' : h.state === 'revoked' || h.state === 'expired' ? 'revocation' : 'operator';
-        return { cause, detail: `${b.branch_id} is now ${h.state} (position ${h.position})` };
+        const detail = `${b.branch_id} is now ${h.state} (position ${h.position})`;
+        // A trip is already a breaker; a policy or consent change, or a revocation, is a trigger for one (RW-003 §7.3).
+        const by = cause === 'breaker' ? undefined : /^(space|policy|consent):/.test(b.branch_id) ? 'policy' : cause === 'revocation' ? 'revocation' : undefined;
+        return { cause, detail, ...(by ? { by } : {}) };
       }
     }
     return { cause: 'revocation', detail: 'a fenced authority stream moved' };
@@ -436,7 +443,12 @@ export class Dispatcher {
 
   /** Fresh fence + admission for one counted operation; returns the forwarded params. */
   private async admit(caller: Caller, delegateeId: string, params: Json, operation: string) {
-    const target = await this.deps.delegatees.resolve(delegateeId);
+    const target = await this.deps.delegatees.resolve(delegateeId).catch((err: unknown) => {
+      // A card that no longer verifies (not a network failure) is a breaker trigger on the agent Baton last verified.
+      const agent = this.deps.delegatees.lastCardId(delegateeId);
+      if (agent && isBatonError(err) && err.code !== 'unavailable') this.deps.signal?.({ kind: 'card_rejected', agent, detail: err.message });
+      throw err;
+    });
     const message = params.message as Json | undefined;
     if (!message || typeof message !== 'object') throw invalidRequest('SendMessage needs a message');
     if (message.taskId) return this.continueTask(caller, target, params, message, operation);
@@ -485,7 +497,7 @@ export class Dispatcher {
       },
       this.deps,
     );
-    await this.deps.store.ledger.admit({
+    await this.admitOrSignal(leaf, {
       effect_id: effectId,
       reservation_id: reservationId,
       node_id: leaf.record_id,
@@ -501,6 +513,18 @@ export class Dispatcher {
       ...(attempt ? { records: [...alongside, attempt], events: [this.startedEvent(attempt)] } : {}),
     });
     return { ...effect, attempt };
+  }
+
+  /** The ledger's final admission; a refusal for budget or a stale fence is a breaker signal. */
+  private async admitOrSignal(leaf: DelegationContract, req: Parameters<Store['ledger']['admit']>[0]): Promise<void> {
+    try {
+      await this.deps.store.ledger.admit(req);
+    } catch (err) {
+      const root = leaf.body.lineage.kind === 'child' ? leaf.body.lineage.root_ref.object_id : leaf.record_id;
+      if (isBatonError(err, 'limit_exceeded') && err.details.failures !== undefined) this.deps.signal?.({ kind: 'refused', reason: 'budget', delegation: leaf.record_id, root });
+      if (isBatonError(err, 'context_invalidated') && !/expired/.test(err.message)) this.deps.signal?.({ kind: 'refused', reason: 'stale', delegation: leaf.record_id, root });
+      throw err;
+    }
   }
 
   private async admitOn(
@@ -639,6 +663,11 @@ export class Dispatcher {
       if (!verdict) return latest;
       this.track(verdict.closed);
       this.deps.push?.closed(verdict.closed, verdict.evidence);
+      const c = verdict.closed.body;
+      if (c.outcome) this.deps.signal?.({ kind: 'outcome', outcome: c.outcome, agent: c.remote.card_ref.object_id, delegation: c.delegation_ref.object_id });
+      if (c.outcome === 'unknown' || c.outcome === 'partially_applied') {
+        await this.deps.escalate?.('effect_unverifiable', { attempt_id: c.attempt_id, delegation_id: c.delegation_ref.object_id }, [`outcome ${c.outcome}: the reservation is held until reconciliation`, ...verdict.projection.reasons]);
+      }
       if (verdict.projection.settlement !== 'hold') this.deps.authority.release(verdict.closed.body.root_ref.object_id);
       return verdict.closed;
     });

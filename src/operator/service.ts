@@ -13,6 +13,7 @@ import { reviseChild } from '../contracts/mint.ts';
 import { loadChain } from '../contracts/attestation-chain.ts';
 import { parseContract, type DelegationContract } from '../contracts/model.ts';
 import { defaultScopeRegistry } from '../contracts/scope.ts';
+import { BREAKER_TRIGGERS, type BreakerTrigger } from '../control/breaker.ts';
 import type { ControlEvent, EventType } from '../control/event.ts';
 import type { StreamHead } from '../control/fence.ts';
 import { streamKey, streamOf, type ControlScopeRef, type ScopeKind } from '../control/scope.ts';
@@ -37,17 +38,7 @@ type Attempt = SealedRecord<AttemptBody>;
 type Json = { [key: string]: JsonValue };
 export type Checkpoint = SealedRecord<CheckpointBody>;
 
-export const BREAKER_TRIGGERS = [
-  'budget_exhaustion',
-  'repeated_tool_failure',
-  'card_mismatch',
-  'policy_change',
-  'revocation',
-  'stale_input',
-  'unverifiable_effect',
-  'operator',
-] as const;
-export type BreakerTrigger = (typeof BREAKER_TRIGGERS)[number];
+export { BREAKER_TRIGGERS, type BreakerTrigger } from '../control/breaker.ts';
 
 export const CARD_STATES = ['active', 'suspended', 'revoked', 'retired'] as const;
 
