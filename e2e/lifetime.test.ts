@@ -222,24 +222,22 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     expect(attempt.reservation_id).toBe(reservationsBefore[0]!.reservation_id);
   }, 30_000);
 
-  // BLOCKED: Baton bug in toA2AError (src/gateway/a2a-handler.ts). A BatonError raised inside the SDK request handler is
-  // rebuilt with fromJsonRpcErrorResponse, and the SDK adapters then (a) drop `data`, so JSON-RPC carries -32053 without
-  // `data.baton: 'context_invalidated'` (the front-door middleware errors do carry it), and (b) map the unknown code on
-  // HTTP+JSON to HTTP 500 `UNKNOWN`/`INTERNAL_ERROR` instead of the 409 that src/http/error-map.ts assigns to context_invalidated.
-  it.skip('the expired follow-up is refused with the mapped wire codes on both bindings', async () => {
+  // Baton's code travels as a v1.0 ErrorInfo detail on both bindings, with its own JSON-RPC code and HTTP status.
+  it('the expired follow-up is refused with the mapped wire codes on both bindings', async () => {
     const client = await world.client('asker');
     const asked = (await client.sendMessage(send('ask me, then check the codes'))) as Task;
     expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     await waitForExpiry(metaOf(asked).root_delegation_id);
     const followUp = () => ({ message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: asked.id, contextId: asked.contextId, parts: [{ text: 'late answer' }] } });
     const refused = await rpc('asker', 'SendMessage', followUp());
-    expect(refused.error).toMatchObject({ code: -32053, data: { baton: 'context_invalidated' } });
+    expect(refused.error).toMatchObject({ code: -32053, data: [{ reason: 'CONTEXT_INVALIDATED', domain: 'baton', metadata: { baton: 'context_invalidated' } }] });
     const rest = await fetch(`${world.url}/agents/asker/a2a/rest/message:send`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
       body: JSON.stringify(followUp()),
     });
     expect(rest.status).toBe(409);
+    expect(await rest.json()).toMatchObject({ error: { code: 409, details: [{ reason: 'CONTEXT_INVALIDATED', metadata: { baton: 'context_invalidated' } }] } });
   }, 30_000);
 });
 

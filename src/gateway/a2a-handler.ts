@@ -6,12 +6,16 @@
  */
 import { ListTasksResponse, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig, type AgentCard, type Message } from '@a2a-js/sdk';
 import {
+  ERROR_INFO_TYPE,
   fromJsonRpcErrorResponse,
+  JsonRpcUnsupportedOperationError,
+  RestUnsupportedOperationError,
   PushNotificationNotSupportedError,
   RequestMalformedError,
   TaskNotFoundError,
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { BatonError } from '../errors.ts';
 import { WIRE_CODES } from '../http/error-map.ts';
@@ -203,7 +207,15 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** ADR-0014 codes onto A2A errors; JSON-RPC keeps Baton's code in the implementation-defined range. */
+/** The binding the current request came in on (set by the router around the SDK adapters). */
+export const binding = new AsyncLocalStorage<'jsonrpc' | 'rest'>();
+
+/**
+ * ADR-0014 codes onto A2A errors. Malformed and unsupported have A2A
+ * equivalents; every other code keeps Baton's wire mapping (src/http/error-map.ts)
+ * — its JSON-RPC code and HTTP status — and names itself in a v1.0
+ * ErrorInfo detail `{reason: CODE, domain: "baton", metadata: {baton: code}}`.
+ */
 export function toA2AError(err: unknown): Error {
   if (err instanceof TaskNotFound) return new TaskNotFoundError('task not found');
   if (err instanceof RemoteRpcError) {
@@ -213,10 +225,14 @@ export function toA2AError(err: unknown): Error {
   if (!(err instanceof BatonError)) return err instanceof Error ? err : new Error(String(err));
   if (err.code === 'invalid_request') return new RequestMalformedError(err.message);
   if (err.code === 'unsupported') return new UnsupportedOperationError(err.message);
-  return fromJsonRpcErrorResponse({
-    jsonrpc: '2.0',
-    id: null,
-    error: { code: WIRE_CODES[err.code].jsonRpc, message: err.message, data: { baton: err.code, details: { ...err.details } } },
-  } as never) as unknown as Error;
+  const metadata = { baton: err.code };
+  const info = { '@type': ERROR_INFO_TYPE, reason: err.code.toUpperCase(), domain: 'baton', metadata };
+  const wire = WIRE_CODES[err.code];
+  const e =
+    binding.getStore() === 'rest'
+      ? new RestUnsupportedOperationError({ message: err.message, statusCode: wire.http, metadata })
+      : new JsonRpcUnsupportedOperationError({ message: err.message, envelopeCode: wire.jsonRpc, metadata });
+  // The SDK serialises the detail through toErrorInfo(); ours names Baton's code, not an A2A reason it is not.
+  Object.defineProperty(e, 'toErrorInfo', { value: () => info });
+  return e;
 }
-

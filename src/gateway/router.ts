@@ -11,7 +11,7 @@ import { BatonError } from '../errors.ts';
 import { WIRE_CODES } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
-import { BatonA2AHandler, type RequestFacts } from './a2a-handler.ts';
+import { BatonA2AHandler, binding, type RequestFacts } from './a2a-handler.ts';
 import type { Caller, CallerAuthenticator } from './callers.ts';
 import type { DelegateeRegistry } from './delegatees.ts';
 import type { Dispatcher } from './dispatcher.ts';
@@ -46,8 +46,8 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
     return { get isAuthenticated() { return f !== undefined; }, get userName() { return f?.caller.id ?? ''; } };
   };
   const mount = (base: string, handler: BatonA2AHandler) => {
-    router.use(`${base}/a2a/jsonrpc`, authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler, userBuilder }));
-    router.use(`${base}/a2a/rest`, authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), restHandler({ requestHandler: handler, userBuilder }));
+    router.use(`${base}/a2a/jsonrpc`, inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler, userBuilder }));
+    router.use(`${base}/a2a/rest`, inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), restHandler({ requestHandler: handler, userBuilder }));
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
   mount('', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
@@ -64,6 +64,11 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
     mount(base, new BatonA2AHandler({ delegatee: id, card: async () => (await cardOf(id)).internal, push: deps.push }, deps.dispatcher, facts));
   }
   return router;
+}
+
+/** Everything downstream (the SDK and Baton's handler) runs knowing its binding, for error mapping. */
+function inBinding(transport: 'jsonrpc' | 'rest') {
+  return (_req: Request, _res: Response, next: NextFunction) => binding.run(transport, next);
 }
 
 /** Verifies the caller's credentials before any A2A processing; 401 without them. */
