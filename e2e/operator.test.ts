@@ -3,6 +3,9 @@
  * against a real gateway and real agents, plus the automatic breakers.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { base64url, createRemoteJWKSet, decodeProtectedHeader, flattenedVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from './harness/process.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
@@ -13,16 +16,37 @@ const OPS_KEY = 'e2e-operator-key-not-a-secret';
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 let world: World;
 let env: Record<string, string>;
+/** The operator's webhook: every escalation arrives here, signed by Baton. */
+const hooked: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = [];
+let hook: Server;
 
 beforeAll(async () => {
+  hook = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => {
+      hooked.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  const webhookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/ops`;
   world = await startWorld({
     agents: { steady: { behaviour: 'honest', stepMs: 20 }, flaky: { behaviour: 'honest', stepMs: 20 }, target: { behaviour: 'honest', stepMs: 20 } },
     presets: [{ id: 'standard', maxInvocations: 5 }],
-    config: { operators: [{ id: 'ops', apiKeySha256: sha256(OPS_KEY) }], admin: { port: 0 }, revocationSweepMs: 100, breakers: { repeatedFailures: 2 } },
+    config: {
+      operators: [{ id: 'ops', apiKeySha256: sha256(OPS_KEY) }],
+      admin: { port: 0, webhookUrl },
+      revocationSweepMs: 100,
+      breakers: { repeatedFailures: 2 },
+      push: { allowHttp: true, allowAddresses: ['127.0.0.0/8'], intervalMs: 50 },
+    },
   });
   env = { BATON_CONFIG: world.configFile, BATON_LOG_LEVEL: 'silent' };
 }, 90_000);
-afterAll(async () => world?.close());
+afterAll(async () => {
+  await world?.close();
+  await new Promise<void>((r) => hook?.close(() => r()));
+});
 
 async function admin<T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: T }> {
   const res = await fetch(`${world.adminUrl}${path}`, { method, headers: { 'content-type': 'application/json', 'x-api-key': OPS_KEY }, ...(body ? { body: JSON.stringify(body) } : {}) });
@@ -60,6 +84,13 @@ describe('operator actions, API and CLI', () => {
     expect(esc.some((e) => e.body.kind === 'breaker_tripped' && e.body.subject.scope === `agent:${card}`)).toBe(true);
     expect((await admin('POST', `/admin/breakers/agent/${card}/reset`, { reason: 'checked' })).status).toBe(200);
     expect((await send('target', 'works again')).result?.task.status.state).toBe('TASK_STATE_COMPLETED');
+
+    // The operator's webhook got the escalation, signed by Baton (checkable with Baton's JWKS alone).
+    const got = await pollUntil(async () => hooked.find((h) => h.body.includes('breaker_tripped') && h.body.includes(card)), (h) => h !== undefined, { polls: 200, what: 'escalation webhook' });
+    const [prot, , sig] = String(got!.headers['baton-signature']).split('.');
+    await flattenedVerify({ protected: prot!, payload: base64url.encode(got!.body), signature: sig! }, createRemoteJWKSet(new URL(`${world.url}/.well-known/jwks.json`)), { algorithms: ['ES256', 'EdDSA'] });
+    expect(decodeProtectedHeader({ protected: prot! })).toMatchObject({ baton_delivery: got!.headers['baton-delivery-id'], baton_aud: expect.stringMatching(/\/ops$/) });
+    expect(JSON.parse(got!.body).escalation.body).toMatchObject({ kind: 'breaker_tripped', subject: { scope: `agent:${card}` }, state: 'open' });
   });
 
   it('trip (API) and reset (CLI); unknown triggers and scopes are refused', async () => {
