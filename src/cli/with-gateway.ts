@@ -10,11 +10,12 @@ import { Keyring } from '../keys/keyring.ts';
 import { createLogger } from '../log.ts';
 import { composeGateway } from '../main.ts';
 import { openStore } from '../store/open.ts';
+import type { Store } from '../store/port.ts';
 import type { CliContext } from './context.ts';
 
 export type GatewayCore = Awaited<ReturnType<typeof composeGateway>>;
 
-export async function withGateway<T>(ctx: CliContext, fn: (core: GatewayCore) => Promise<T>): Promise<T> {
+export async function withGateway<T>(ctx: CliContext, fn: (core: GatewayCore, store: Store) => Promise<T>): Promise<T> {
   const config = ctx.config();
   const store = await openStore(config, { create: false });
   const remote = new RemoteClient({ limits: config.remote });
@@ -23,7 +24,7 @@ export async function withGateway<T>(ctx: CliContext, fn: (core: GatewayCore) =>
     const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
     const core = await composeGateway(config, { store, keyring, publicUrl, logger: createLogger({ level: process.env.BATON_LOG_LEVEL ?? 'warn', destination: process.stderr }), remote, announce: false });
     try {
-      return await fn(core);
+      return await fn(core, store);
     } finally {
       await core.push?.close();
     }

@@ -5,14 +5,9 @@
  * `--resolve` records an operator's evidence-backed resolution instead.
  */
 import type { Command } from 'commander';
-import { resolvedPaths } from '../../config.ts';
 import { invalidRequest } from '../../errors.ts';
-import { RemoteClient } from '../../gateway/remote.ts';
-import { Keyring } from '../../keys/keyring.ts';
-import { createLogger } from '../../log.ts';
-import { composeGateway } from '../../main.ts';
-import { openStore } from '../../store/open.ts';
 import type { CliContext } from '../context.ts';
+import { withGateway } from '../with-gateway.ts';
 
 export function register(program: Command, ctx: CliContext): void {
   program
@@ -22,14 +17,8 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--resolve <reservation>', 'resolve one reservation by hand')
     .option('--as <resolution>', 'with --resolve: not_dispatched or consumed')
     .option('--note <text>', 'with --resolve: the evidence (ticket, log reference, confirmation)')
-    .action(async (opts: { limit: string; resolve?: string; as?: string; note?: string }) => {
-      const config = ctx.config();
-      const store = await openStore(config, { create: false });
-      const remote = new RemoteClient({ limits: config.remote });
-      try {
-        const keyring = await Keyring.open(resolvedPaths(config).keys, { generate: false });
-        const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
-        const core = await composeGateway(config, { store, keyring, publicUrl, logger: createLogger({ level: 'silent' }), remote, announce: false });
+    .action(async (opts: { limit: string; resolve?: string; as?: string; note?: string }) =>
+      withGateway(ctx, async (core, store) => {
         if (opts.resolve) {
           if (opts.as !== 'not_dispatched' && opts.as !== 'consumed') throw invalidRequest('--as must be not_dispatched or consumed');
           if (!opts.note) throw invalidRequest('--note with the evidence is required');
@@ -43,9 +32,6 @@ export function register(program: Command, ctx: CliContext): void {
           const res = await core.dispatcher.reconcile(r.reservation_id);
           console.log(`${res.reservation_id}  ${res.status.padEnd(8)}  ${res.reason}`);
         }
-      } finally {
-        await remote.close();
-        await store.close();
-      }
-    });
+      }),
+    );
 }
