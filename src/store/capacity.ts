@@ -21,11 +21,15 @@ const ROOT_LIVE = (root: string) => `
  * (ADR-0014: durable uncertainty holds capacity until reconciliation).
  */
 export const activeRootsSql = (p: Placeholder) => `
-  SELECT count(*) AS n FROM ledger_nodes n
-  LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || n.space_id AND h.branch_id = 'delegation:' || n.node_id
-  WHERE n.parent_id IS NULL AND n.owner_namespace = ${p('ns')}
-    AND ((n.not_after > ${p('at')} AND coalesce(h.state, '') NOT IN ${TERMINAL} AND ${ROOT_LIVE('n.node_id')})
-      OR EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = n.node_id AND r.status IN ('held', 'unknown')))`;
+  SELECT count(*) AS n FROM (
+    SELECT n.node_id FROM ledger_nodes n
+    LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || n.space_id AND h.branch_id = 'delegation:' || n.node_id
+    WHERE n.parent_id IS NULL AND n.owner_namespace = ${p('ns')} AND n.not_after > ${p('at')}
+      AND coalesce(h.state, '') NOT IN ${TERMINAL} AND ${ROOT_LIVE('n.node_id')}
+    UNION
+    -- Both halves walk an index bounded by live work, never the namespace's whole history.
+    SELECT r.root_id FROM ledger_reservations r WHERE r.owner_namespace = ${p('ns')} AND r.status IN ('held', 'unknown')
+  ) AS active`;
 
 export const retainedSql = (p: Placeholder) => `
   SELECT (SELECT count(*) FROM ledger_nodes n WHERE n.owner_namespace = ${p('ns')} AND n.not_after > ${p('at')} AND ${ROOT_LIVE('n.root_id')})
