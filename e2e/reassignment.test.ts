@@ -162,6 +162,23 @@ describe('RW-003 §11.4 mid-execution reassignment', () => {
     expect(final.cancel_cause?.cause).toBe('caller');
   });
 
+  it('a finished, verified attempt is never reassigned (its effect would repeat), and a revocation for cause is final', async () => {
+    const done = await rpc('gamma', 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'quick job' }] } });
+    const att = (done.result!.task as { id: string }).id;
+    const d = (await audit(att)).attempt.body.delegation_ref.object_id;
+    const refused = await admin<{ error: { code: string; details: { reasons: string[] } } }>('POST', `/admin/delegations/${d}/reassign`, { to: 'beta', reason: 'second opinion' });
+    expect(refused.status).toBe(409);
+    expect(refused.json.error.details.reasons.join(' ')).toMatch(/completed and was verified/);
+    const before = ((await world.agents.beta!.log()) as { requests?: unknown[] }).requests?.length ?? 0;
+
+    const other = await startSlow('gamma', 'slow: to be revoked for cause');
+    const d2 = (await audit(other)).attempt.body.delegation_ref.object_id;
+    expect((await admin('POST', `/admin/delegations/${d2}/revoke`, { reason: 'misconduct' })).status).toBe(200);
+    const again = await admin<{ error: { code: string } }>('POST', `/admin/delegations/${d2}/reassign`, { to: 'beta', reason: 'try', resolvePrevious: { as: 'consumed', note: 'x' } });
+    expect(again.status).toBeGreaterThanOrEqual(400);
+    expect(((await world.agents.beta!.log()) as { requests?: unknown[] }).requests?.length ?? 0).toBe(before); // beta never got either
+  });
+
   it('a checkpoint whose other fenced heads moved is refused and escalated; nothing is revoked or started', async () => {
     const att = await startSlow('gamma', 'slow: another task');
     const a = (await audit(att)).attempt.body;
@@ -176,7 +193,7 @@ describe('RW-003 §11.4 mid-execution reassignment', () => {
       to: 'beta',
       reason: 'try anyway',
       checkpoint: cp.json.record_id,
-      resolvePrevious: { as: 'not_dispatched', note: 'test' },
+      resolvePrevious: { as: 'consumed', note: 'test' },
     });
     expect(refused.status).toBe(409);
     expect(refused.json.error.code).toBe('context_invalidated');

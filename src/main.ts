@@ -97,12 +97,16 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
     } else {
       logger.info('no operators configured: the operator API is not started');
     }
+    if (config.admin.webhookUrl && !config.push.enabled) logger.warn('admin.webhookUrl is set but push is disabled: escalations are not delivered to it');
     let sweeping = false;
+    let ticks = 0;
+    const adoptEvery = Math.max(1, Math.round(10_000 / config.revocationSweepMs));
     const sweep = setInterval(() => {
       if (sweeping) return; // never overlap passes
       sweeping = true;
-      dispatcher
-        .sweepRevocations()
+      // Every ~10 s, also pick up attempts started elsewhere (another gateway, a CLI reassignment).
+      (++ticks % adoptEvery === 0 ? dispatcher.adoptOpenAttempts() : Promise.resolve(0))
+        .then(() => dispatcher.sweepRevocations())
         .then((n) => n > 0 && logger.info({ cancelled: n }, 'revocation propagated to running attempts'))
         .catch((err) => logger.warn({ err }, 'revocation sweep failed'))
         .finally(() => (sweeping = false));

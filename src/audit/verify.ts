@@ -11,6 +11,9 @@
  * only the chain being walked is held in memory.
  */
 import { ControlEvent, eventDigest } from '../control/event.ts';
+import { streamOf, type ScopeKind } from '../control/scope.ts';
+import { assertPlacement, nextState, type AuthorityState } from '../control/state.ts';
+import { isBatonError } from '../errors.ts';
 import { canonicalText } from '../records/canonical.ts';
 import { digestOf } from '../records/digest.ts';
 import { computeContentDigest, Envelope, summariseIssues } from '../records/envelope.ts';
@@ -46,6 +49,14 @@ export const BREAK_KINDS = [
   'control_head_mismatch',
   /** A head for a stream with no stored event at all. */
   'control_head_dangling',
+  /**
+   * An event the append path would have refused: it is placed on the wrong kind of
+   * stream, its control_scope_ref does not address its stream, or nextState rejects
+   * it (e.g. a reassignment naming no contract revision). The fold skips it.
+   */
+  'event_state_invalid',
+  /** A head's state or scope_kind is not what folding its stream's events gives. */
+  'head_state_mismatch',
 ] as const;
 export type BreakKind = (typeof BREAK_KINDS)[number];
 
@@ -66,12 +77,27 @@ export interface AuditBreak {
   detail: string;
 }
 
+/**
+ * A `control_events` row as the verifier takes it: the head's projected
+ * columns ride along with head_position, from the same snapshot. They are
+ * optional so that a scan which does not select them yet still audits the
+ * chains; `head_states_checked` then stays below the number of streams.
+ */
+export type AuditEventInput = AuditEventRow & {
+  /** control_heads.state of the row's stream (null when it has no head). */
+  head_state?: string | null;
+  /** control_heads.scope_kind of the row's stream (null when it has no head). */
+  head_scope_kind?: string | null;
+};
+
 export interface AuditReport {
   records_checked: number;
   record_heads_checked: number;
   events_checked: number;
   streams_checked: number;
   control_heads_checked: number;
+  /** Streams whose head state and scope_kind were compared with the fold of their events. */
+  head_states_checked: number;
   /** Every break found; `breaks` lists the first `maxBreaks` of them. */
   break_count: number;
   breaks: AuditBreak[];
@@ -98,8 +124,20 @@ interface Stream {
   project_id: string;
   branch_id: string;
   last: { position: bigint; event_id: string; event_digest: string };
-  head: { position: bigint | null; event_id: string | null; event_digest: string | null };
+  head: { position: bigint | null; event_id: string | null; event_digest: string | null; state?: string | null; scope_kind?: string | null };
+  fold: Fold;
 }
+
+/** The stream's projected state so far, folded from 'unresolved' as appendControl does. */
+interface Fold {
+  /** From the first event whose control_scope_ref addresses the stream. */
+  kind: ScopeKind | undefined;
+  state: AuthorityState;
+  /** False once an event could not be read: the fold is then unknown and the head's state is not judged on it. */
+  complete: boolean;
+}
+
+const UNFOLDED: Fold = { kind: undefined, state: 'unresolved', complete: true };
 
 type Doc = { [key: string]: JsonValue };
 
@@ -112,6 +150,7 @@ export class AuditVerifier {
   private events = 0;
   private streams = 0;
   private controlHeads = 0;
+  private headStates = 0;
   private chain: Chain | undefined;
   private stream: Stream | undefined;
 
@@ -162,7 +201,7 @@ export class AuditVerifier {
   }
 
   /** One `control_events` row; a stream's events consecutively, by position. */
-  event(row: AuditEventRow): void {
+  event(row: AuditEventInput): void {
     if (this.stream && (this.stream.project_id !== row.project_id || this.stream.branch_id !== row.branch_id)) this.closeStream();
     if (!this.stream) this.streams++;
     this.events++;
@@ -173,6 +212,7 @@ export class AuditVerifier {
     if (gap) this.add('event_position_gap', where, `expected position ${expected}, found ${row.position}${previous ? ` after ${previous.event_id}` : ''}`);
     const doc = this.parse(row.document, 'event', where);
     let self = { event_id: row.event_id, event_digest: row.event_digest }; // as for records: the document's, when readable
+    let fold: Fold = { ...(this.stream?.fold ?? UNFOLDED), complete: false };
     if (doc) {
       const shape = ControlEvent.safeParse(doc);
       if (!shape.success) {
@@ -185,13 +225,15 @@ export class AuditVerifier {
         if (!gap && shape.data.prev_event_digest !== link) {
           this.add('event_chain_break', where, `prev_event_digest is ${shape.data.prev_event_digest ?? 'null'}; ${previous ? `the previous event's digest is ${link}` : 'the first event must have null'}`);
         }
+        fold = this.fold(this.stream?.fold ?? UNFOLDED, shape.data, where);
       }
     }
     this.stream = {
       project_id: row.project_id,
       branch_id: row.branch_id,
       last: { position: row.position, ...self },
-      head: { position: row.head_position, event_id: row.head_event_id, event_digest: row.head_event_digest },
+      head: { position: row.head_position, event_id: row.head_event_id, event_digest: row.head_event_digest, state: row.head_state, scope_kind: row.head_scope_kind },
+      fold,
     };
   }
 
@@ -225,6 +267,7 @@ export class AuditVerifier {
       events_checked: this.events,
       streams_checked: this.streams,
       control_heads_checked: this.controlHeads,
+      head_states_checked: this.headStates,
       break_count: this.count,
       breaks: [...this.breaks],
     };
@@ -260,6 +303,29 @@ export class AuditVerifier {
       ['input_digest', row.input_digest, attempt(() => digestOf(input))],
     ]);
     if (columns) this.add('event_column_mismatch', where, columns);
+  }
+
+  /**
+   * One step of the projection, by the append path's own rules (assertPlacement,
+   * nextState). An event those rules refuse is a break and leaves the state as it was.
+   */
+  private fold(f: Fold, e: ControlEvent, where: AuditWhere): Fold {
+    const ref = e.control_scope_ref;
+    const addressed = streamOf(ref);
+    if (addressed.project_id !== e.project_id || addressed.branch_id !== e.branch_id) {
+      this.add('event_state_invalid', where, `control_scope_ref addresses ${addressed.project_id} ${addressed.branch_id}, not the event's stream`);
+      return f;
+    }
+    // The branch is <scope_kind>:<scope_id>, so every event addressing the stream names the same kind.
+    const kind = f.kind ?? ref.scope_kind;
+    try {
+      assertPlacement(ref.scope_kind, e.event_type);
+      return { ...f, kind, state: nextState(ref.scope_kind, f.state, e.event_type, e.payload) };
+    } catch (err) {
+      if (!isBatonError(err, 'invalid_request')) throw err;
+      this.add('event_state_invalid', where, `${e.event_type} on a ${ref.scope_kind} stream in state ${f.state}: ${err.message}; the fold keeps ${f.state}`);
+      return { ...f, kind };
+    }
   }
 
   /** Strict JSON object in exactly its canonical text, or a reported break. */
@@ -305,7 +371,21 @@ export class AuditVerifier {
       ['event_id', s.head.event_id, s.last.event_id],
       ['event_digest', s.head.event_digest, s.last.event_digest],
     ]);
+    // A head that names another event projects that event's state; the misplaced head is the break.
     if (wrong) this.add('control_head_mismatch', where, `head does not name the last event: ${wrong}`);
+    else this.checkHeadState(s);
+  }
+
+  /** The head's projected columns against the fold; only when both are known (an unreadable event or a missing column was reported or is counted). */
+  private checkHeadState(s: Stream): void {
+    const { state, scope_kind } = s.head;
+    if (state === undefined || state === null || scope_kind === undefined || scope_kind === null || !s.fold.complete) return;
+    this.headStates++;
+    const wrong = [
+      ...(state !== s.fold.state ? [`state: stored ${state}, recomputed ${s.fold.state}`] : []),
+      ...(s.fold.kind !== undefined && scope_kind !== s.fold.kind ? [`scope_kind: stored ${scope_kind}, recomputed ${s.fold.kind}`] : []),
+    ];
+    if (wrong.length > 0) this.add('head_state_mismatch', { project_id: s.project_id, branch_id: s.branch_id }, wrong.join('; '));
   }
 
   private add(kind: BreakKind, where: AuditWhere, detail: string): void {

@@ -28,12 +28,17 @@ export interface BreakerPolicy {
 }
 
 /**
- * 'unverifiable_effect' is off by default: a trip moves a head the unverified
- * attempt fenced, so its later reconciliation could never verify it either.
- * By default such an effect is escalated instead (the dispatcher does that).
+ * On by default: the triggers that point at one misbehaving agent or a
+ * racing authority. Off by default, available by configuration:
+ * - unverifiable_effect: a trip moves a head the unverified attempt fenced,
+ *   so its reconciliation could never verify it; it is escalated instead;
+ * - revocation, policy_change: the change itself already blocks every
+ *   effect under it, and tripping each descendant would only add noise;
+ * - budget_exhaustion: a spent budget already refuses new effects; tripping
+ *   would also cancel siblings admitted within it.
  */
 export const DEFAULT_BREAKER_POLICY: BreakerPolicy = {
-  triggers: ['budget_exhaustion', 'repeated_tool_failure', 'card_mismatch', 'policy_change', 'revocation', 'stale_input'],
+  triggers: ['repeated_tool_failure', 'card_mismatch', 'stale_input'],
   repeatedFailures: 3,
   staleInputs: 3,
 };
@@ -42,7 +47,7 @@ export type BreakerSignal =
   /** A projected outcome of an attempt at a delegatee, under a delegation. */
   | { kind: 'outcome'; outcome: Outcome; agent: string; delegation: string }
   /** Admission refused: the budget is spent, or the fences were stale. */
-  | { kind: 'refused'; reason: 'budget' | 'stale'; delegation: string; root: string }
+  | { kind: 'refused'; reason: 'budget' | 'stale'; delegation: string; root: string; exhausted?: string }
   /** The delegatee's card failed verification or changed identity. */
   | { kind: 'card_rejected'; agent: string; detail: string }
   /** A running attempt was stopped because an authority stream moved. */
@@ -84,7 +89,8 @@ export class BreakerRules {
         return { scope: { kind: 'agent', id: s.agent }, trigger: 'repeated_tool_failure', reason: `${n} failed attempts in a row` };
       }
       case 'refused': {
-        if (s.reason === 'budget') return { scope: { kind: 'delegation', id: s.root }, trigger: 'budget_exhaustion', reason: 'the shared root budget is exhausted' };
+        // The highest node in the chain that is out of budget: a leaf's own ceiling trips the leaf, not the root.
+        if (s.reason === 'budget') return { scope: { kind: 'delegation', id: s.exhausted ?? s.root }, trigger: 'budget_exhaustion', reason: `budget exhausted at ${s.exhausted ?? s.root}` };
         const n = (this.stale.get(s.delegation) ?? 0) + 1;
         this.stale.set(s.delegation, n);
         if (n < this.policy.staleInputs) return undefined;

@@ -7,7 +7,7 @@ import { invalidRequest } from '../errors.ts';
 import type { EventType } from './event.ts';
 import type { ScopeKind } from './scope.ts';
 
-export const AUTHORITY_STATES = ['unresolved', 'proposed', 'active', 'suspended', 'tripped', 'revoked', 'expired', 'retired', 'superseded'] as const;
+export const AUTHORITY_STATES = ['unresolved', 'proposed', 'active', 'suspended', 'tripped', 'reassigning', 'revoked', 'expired', 'retired', 'superseded'] as const;
 export type AuthorityState = (typeof AUTHORITY_STATES)[number];
 
 const TERMINAL: ReadonlySet<AuthorityState> = new Set(['revoked', 'expired', 'retired', 'superseded']);
@@ -51,9 +51,11 @@ const LIFECYCLE_TARGETS = new Set<AuthorityState>(['proposed', 'active', 'suspen
  */
 export function nextState(kind: ScopeKind, current: AuthorityState, type: EventType, payload: Record<string, unknown>): AuthorityState {
   if (kind === 'attempt') return 'unresolved';
-  if (type === 'rw003.delegation.reassigned' && current === 'revoked') {
-    // RW-003 §11.4: the revocation ended the old assignment for good; the stream
-    // continues only under the new contract revision the reassignment names.
+  if (type === 'rw003.delegation.reassigned') {
+    // RW-003 §11.4: a revocation made for a reassignment ended the old
+    // assignment for good; the stream continues only under the new contract
+    // revision the reassignment names. A revocation for cause stays final.
+    if (current !== 'reassigning') throw invalidRequest('only a delegation revoked for reassignment can be reassigned', { state: current });
     if (typeof payload.contract_revision !== 'string' || payload.contract_revision === '') {
       throw invalidRequest('a reassignment must name the contract revision it assigns');
     }
@@ -70,9 +72,9 @@ export function nextState(kind: ScopeKind, current: AuthorityState, type: EventT
     case 'rw003.agent_card.lifecycle_changed':
     case 'rw003.delegation.amended':
     case 'baton.scope.lifecycle_changed':
-      return lifecycleOf(payload, current === 'unresolved' && kind !== 'agent' ? 'active' : current);
+      return lifecycleAfter(payload, current, current === 'unresolved' && kind !== 'agent' ? 'active' : current);
     case 'rw003.delegation.revoked':
-      return 'revoked';
+      return payload.reassignment === true ? 'reassigning' : 'revoked';
     case 'rw003.delegation.expired':
       return 'expired';
     case 'rw003.circuit_breaker.tripped':
@@ -80,6 +82,12 @@ export function nextState(kind: ScopeKind, current: AuthorityState, type: EventT
     default:
       return current === 'unresolved' ? 'active' : current;
   }
+}
+
+/** Lifecycle changes never clear a tripped breaker: only its reset does; a terminal target still applies. */
+function lifecycleAfter(payload: Record<string, unknown>, current: AuthorityState, fallback: AuthorityState): AuthorityState {
+  const next = lifecycleOf(payload, fallback);
+  return current === 'tripped' && !isTerminal(next) ? 'tripped' : next;
 }
 
 function lifecycleOf(payload: Record<string, unknown>, fallback: AuthorityState): AuthorityState {

@@ -225,7 +225,9 @@ export function toA2AError(err: unknown): Error {
   if (!(err instanceof BatonError)) return err instanceof Error ? err : new Error(String(err));
   if (err.code === 'invalid_request') return new RequestMalformedError(err.message);
   if (err.code === 'unsupported') return new UnsupportedOperationError(err.message);
-  const metadata = { baton: err.code };
+  // ErrorInfo metadata is a string map: Baton's code, plus the details that are plain values.
+  const metadata: Record<string, string> = { baton: err.code };
+  for (const [k, v] of Object.entries(err.details)) if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') metadata[k] = String(v).slice(0, 256);
   const info = { '@type': ERROR_INFO_TYPE, reason: err.code.toUpperCase(), domain: 'baton', metadata };
   const wire = WIRE_CODES[err.code];
   const e =

@@ -69,6 +69,12 @@ export class DelegateeRegistry {
     return this.byId.get(id);
   }
 
+  /** The credential headers for a delegatee, from configuration alone (no card verification). */
+  credentialsOf(id: string): Record<string, string> {
+    const config = this.byId.get(id);
+    return config ? credentialHeaders(config) : {};
+  }
+
   /** Verifies the delegatee's card now (HTTP caching applies) and announces it on its agent stream. */
   async resolve(id: string): Promise<ResolvedDelegatee> {
     const config = this.byId.get(id);

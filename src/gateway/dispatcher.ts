@@ -67,6 +67,9 @@ export interface DispatcherDeps {
 
 export type Attempt = SealedRecord<AttemptBody>;
 
+/** What observing and verifying an attempt needs of its delegatee. */
+type Target = Pick<ResolvedDelegatee, 'endpoint' | 'headers'> & { config: Pick<ResolvedDelegatee['config'], 'acceptance'> };
+
 export class Dispatcher {
   /** Attempts that may still be running, watched for revocation. */
   private readonly running = new RunningAttempts();
@@ -83,10 +86,26 @@ export class Dispatcher {
       async (a) => !(await fencesCurrent(this.deps.store, a.body.fence_set, await this.scopesOf(a))),
       async (a) => {
         const { cause, detail, by } = await this.whyStale(a);
-        await this.stop(a, cause, detail);
+        await this.stop(a, cause, detail, { claimed: true });
         if (by) this.deps.signal?.({ kind: 'stopped', by, delegation: a.body.delegation_ref.object_id, detail });
       },
+      async (a, err) =>
+        void (await this.deps.escalate?.('cancel_unacknowledged', { attempt_id: a.record_id, delegation_id: a.body.delegation_ref.object_id }, [
+          `stopping failed: ${err instanceof Error ? err.message : String(err)}`,
+        ])),
     );
+  }
+
+  /** Where an attempt was sent, without re-verifying the card: for stopping and reading back what is already running. */
+  private pinnedTarget(a: Attempt): Target {
+    const config = this.deps.delegatees.configOf(a.body.delegatee_id);
+    let headers: Record<string, string> = {};
+    try {
+      headers = this.deps.delegatees.credentialsOf(a.body.delegatee_id);
+    } catch {
+      // No credential in the environment any more: try without; the read-back decides.
+    }
+    return { endpoint: a.body.remote.endpoint, headers, config: { acceptance: config?.acceptance ?? {} } };
   }
 
   /** Which authority change made an attempt's fences stale, for its recorded cause. */
@@ -94,10 +113,11 @@ export class Dispatcher {
     for (const b of a.body.fence_set) {
       const h = await this.deps.store.control.streamHead(b);
       if (h && h.event_id !== b.event_id) {
-        const cause = h.state === 'tripped' ? 'breaker' : h.state === 'revoked' || h.state === 'expired' ? 'revocation' : 'operator';
+        const cause = h.state === 'tripped' ? 'breaker' : h.state === 'revoked' || h.state === 'expired' || h.state === 'reassigning' ? 'revocation' : 'operator';
         const detail = `${b.branch_id} is now ${h.state} (position ${h.position})`;
-        // A trip is already a breaker; a policy or consent change, or a revocation, is a trigger for one (RW-003 §7.3).
-        const by = cause === 'breaker' ? undefined : /^(space|policy|consent):/.test(b.branch_id) ? 'policy' : cause === 'revocation' ? 'revocation' : undefined;
+        // A trip is already a breaker, and a reassignment is no revocation for cause; a policy or consent
+        // change, or a revocation, is a trigger for one (RW-003 §7.3).
+        const by = cause === 'breaker' ? undefined : /^(space|policy|consent):/.test(b.branch_id) ? 'policy' : h.state === 'revoked' ? 'revocation' : undefined;
         return { cause, detail, ...(by ? { by } : {}) };
       }
     }
@@ -105,12 +125,19 @@ export class Dispatcher {
   }
 
   /**
-   * After a restart nothing is tracked in memory: every attempt whose
-   * reservation is still unresolved may be running, so it is watched again.
+   * Attempts this process did not start — before a restart, by another
+   * gateway on the same ledger, by a CLI reassignment — are found through
+   * their unresolved reservations and watched too. Run at start and then
+   * periodically; each reservation is looked at once.
    */
   async adoptOpenAttempts(limit = 10_000): Promise<number> {
     let n = 0;
-    for (const r of await this.deps.store.ledger.unresolved(limit)) {
+    const unresolved = await this.deps.store.ledger.unresolved(limit);
+    const current = new Set(unresolved.map((r) => r.reservation_id));
+    for (const id of this.adopted) if (!current.has(id)) this.adopted.delete(id); // bounded by live work
+    for (const r of unresolved) {
+      if (this.adopted.has(r.reservation_id)) continue;
+      this.adopted.add(r.reservation_id);
       const attempt = await this.attemptOfDecision(r.decision_ref.content_digest);
       if (attempt && attempt.body.state !== 'closed') {
         this.running.track(attempt);
@@ -120,8 +147,12 @@ export class Dispatcher {
     return n;
   }
 
+  /** Reservations already looked at by adoptOpenAttempts. */
+  private readonly adopted = new Set<string>();
+
   private track(attempt: Attempt): void {
     this.running.track(attempt);
+    this.adopted.add(attempt.body.reservation_id);
   }
 
   /**
@@ -130,11 +161,14 @@ export class Dispatcher {
    * an observation, then a read-back that decides. No acknowledgement, or a
    * read-back that still shows the task running, escalates to the operator.
    */
-  async stop(attempt: Attempt, cause: NonNullable<AttemptBody['cancel_cause']>['cause'], detail: string): Promise<Attempt> {
+  async stop(attempt: Attempt, cause: NonNullable<AttemptBody['cancel_cause']>['cause'], detail: string, opts: { claimed?: boolean } = {}): Promise<Attempt> {
+    // One stop per attempt in this process: the sweep and an operator action must not both cancel and escalate.
+    if (!opts.claimed && !this.running.claimStop(attempt.record_id)) return this.latestOf(attempt);
     let latest = await this.latestOf(attempt);
     if (latest.body.state === 'closed') return latest;
     if (!latest.body.cancel_cause) latest = await this.revise(latest, { cancel_cause: { cause, at: utc(this.deps.clock.now()), detail: detail.slice(0, 512) } });
-    const target = await this.deps.delegatees.resolve(latest.body.delegatee_id);
+    // Stopping must work exactly when the delegatee's card no longer would: use the endpoint the attempt was sent to.
+    const target = this.pinnedTarget(latest);
     const reasons: string[] = [];
     if (latest.body.remote.task_id === undefined) {
       reasons.push('the delegatee never named its task; nothing to cancel or read back');
@@ -521,7 +555,8 @@ export class Dispatcher {
       await this.deps.store.ledger.admit(req);
     } catch (err) {
       const root = leaf.body.lineage.kind === 'child' ? leaf.body.lineage.root_ref.object_id : leaf.record_id;
-      if (isBatonError(err, 'limit_exceeded') && err.details.failures !== undefined) this.deps.signal?.({ kind: 'refused', reason: 'budget', delegation: leaf.record_id, root });
+      const failures = isBatonError(err, 'limit_exceeded') ? (err.details.failures as Array<{ node_id?: string }> | undefined) : undefined;
+      if (failures) this.deps.signal?.({ kind: 'refused', reason: 'budget', delegation: leaf.record_id, root, ...(failures[0]?.node_id ? { exhausted: failures[0].node_id } : {}) });
       if (isBatonError(err, 'context_invalidated') && !/expired/.test(err.message)) this.deps.signal?.({ kind: 'refused', reason: 'stale', delegation: leaf.record_id, root });
       throw err;
     }
@@ -647,7 +682,7 @@ export class Dispatcher {
    * observations of one attempt are serialised and a closed attempt is only
    * re-verified on purpose (reconciliation).
    */
-  private observe(attempt: Attempt, target: ResolvedDelegatee, observation: Observation, opts: { reverify?: boolean } = {}): Promise<Attempt> {
+  private observe(attempt: Attempt, target: Target, observation: Observation, opts: { reverify?: boolean } = {}): Promise<Attempt> {
     return this.serially(attempt.record_id, async () => {
       const latest = await this.latestOf(attempt);
       if (latest.body.state === 'closed' && !opts.reverify) return latest;

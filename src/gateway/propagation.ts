@@ -28,20 +28,35 @@ export class RunningAttempts {
    * cancels, reads back and escalates. Each attempt is stopped once; passes
    * are the caller's to serialise.
    */
-  async sweep(stale: (a: Attempt) => Promise<boolean>, stop: (a: Attempt) => Promise<void>): Promise<number> {
+  async sweep(stale: (a: Attempt) => Promise<boolean>, stop: (a: Attempt) => Promise<void>, failed: (a: Attempt, err: unknown) => Promise<void>): Promise<number> {
     let stopped = 0;
     for (const [id, entry] of [...this.running]) {
       if (entry.stopping || entry.attempt.body.remote.task_id === undefined) continue;
-      if (!(await stale(entry.attempt))) continue;
-      entry.stopping = true;
-      stopped++;
       try {
+        if (!(await stale(entry.attempt))) continue;
+        entry.stopping = true;
+        stopped++;
         await stop(entry.attempt);
+      } catch (err) {
+        // One attempt's failure must not end the pass for the others; it is handed to the operator.
+        await failed(entry.attempt, err).catch(() => undefined);
       } finally {
         const now = this.running.get(id);
         if (now?.stopping) this.running.delete(id);
       }
     }
     return stopped;
+  }
+
+  /** Claims the stop of an attempt outside the sweep; false when one is already under way here. */
+  claimStop(id: string): boolean {
+    const entry = this.running.get(id);
+    if (entry?.stopping) return false;
+    if (entry) entry.stopping = true;
+    return true;
+  }
+
+  has(id: string): boolean {
+    return this.running.has(id);
   }
 }

@@ -25,12 +25,18 @@ export class BreakerMonitor {
 
   signal(s: BreakerSignal): void {
     const trip = this.deps.rules.observe(s);
-    if (!trip || this.pending > 100) return; // a storm of signals must not queue without bound
+    if (!trip) return;
+    if (this.pending > 100) {
+      // A storm of signals must not queue without bound; what is dropped is said.
+      this.deps.logger.warn({ scope: `${trip.scope.kind}:${trip.scope.id}`, trigger: trip.trigger }, 'circuit breaker trip dropped: too many pending');
+      return;
+    }
     this.pending++;
     this.queue = this.queue
       .then(async () => {
         const head = await this.deps.store.control.head({ space_id: this.deps.spaceId, scope_kind: trip.scope.kind, scope_id: trip.scope.id });
-        if (!head || head.state === 'tripped') return;
+        // Only an active scope is tripped: one already tripped, suspended, revoked or expired blocks effects as it is.
+        if (!head || head.state !== 'active') return;
         await this.deps.trip(trip);
         this.deps.logger.warn({ scope: `${trip.scope.kind}:${trip.scope.id}`, trigger: trip.trigger, reason: trip.reason }, 'circuit breaker tripped');
       })

@@ -79,7 +79,11 @@ export function operatorRouter(deps: { service: OperatorService; operators: read
   const p = (req: Request, name: string) => String(req.params[name]);
   const s = deps.service;
 
-  route('get', '/admin/trees', (req) => s.trees(Number(req.query.limit ?? 20)));
+  const limitOf = (req: Request, dflt: number) => {
+    const n = Number(req.query.limit ?? dflt);
+    return Number.isInteger(n) && n > 0 ? Math.min(n, 1000) : dflt;
+  };
+  route('get', '/admin/trees', (req) => s.trees(limitOf(req, 20)));
   route('get', '/admin/attempts/:id', (req) => s.attemptAudit(p(req, 'id')));
   route('post', '/admin/attempts/:id/checkpoint', (req, by) => s.checkpoint(p(req, 'id'), parse(bodies.reason, req.body).reason, by), 201);
   route('post', '/admin/delegations/:id/revoke', (req, by) => s.revokeDelegation(p(req, 'id'), parse(bodies.reason, req.body).reason, by));
@@ -105,11 +109,11 @@ export function operatorRouter(deps: { service: OperatorService; operators: read
     return s.tripBreaker(kindOf(req), p(req, 'id'), b.trigger, b.reason, by);
   });
   route('post', '/admin/breakers/:kind/:id/reset', (req, by) => s.resetBreaker(kindOf(req), p(req, 'id'), parse(bodies.reason, req.body).reason, by));
-  route('get', '/admin/escalations', (req) => s.escalationList(req.query.state === 'open' || req.query.state === 'acknowledged' ? req.query.state : undefined, Number(req.query.limit ?? 100)));
+  route('get', '/admin/escalations', (req) => s.escalationList(req.query.state === 'open' || req.query.state === 'acknowledged' ? req.query.state : undefined, limitOf(req, 100)));
   route('post', '/admin/escalations/:id/acknowledge', (req, by) => s.acknowledge(p(req, 'id'), parse(bodies.ack, req.body).note, by));
   route('get', '/admin/push/deliveries', async (req) => {
     const status = parse(z.enum(['pending', 'delivering', 'delivered', 'dead']).optional(), req.query.status);
-    const rows = await s.deliveries({ limit: Number(req.query.limit ?? 100), ...(status ? { status } : {}), ...(typeof req.query.task === 'string' ? { task_id: req.query.task } : {}) });
+    const rows = await s.deliveries({ limit: limitOf(req, 100), ...(status ? { status } : {}), ...(typeof req.query.task === 'string' ? { task_id: req.query.task } : {}) });
     return rows.map(({ body: _b, ...rest }) => rest);
   });
   route('post', '/admin/push/deliveries/:id/requeue', async (req) => {

@@ -101,6 +101,8 @@ export class OperatorService {
       this.mintDeps(),
     );
     await this.deps.store.putRecord(revised);
+    // The ledger enforces budgets, not the contract text: lower the node's ceilings with it.
+    await this.deps.store.ledger.narrow(id, new Map(revised.body.budget_ceilings.map((b) => [b.name, BigInt(b.ceiling)])));
     const event = await this.append(this.scope('delegation', id), 'rw003.delegation.amended', by, { reason: reason.slice(0, 2048), contract_revision: revised.revision_id }, { produced_records: [refOf(revised)] });
     return { event, contract: revised };
   }
@@ -131,7 +133,10 @@ export class OperatorService {
     return { event, checkpoints };
   }
 
-  resetBreaker(kind: ScopeKind, id: string, reason: string, by: ActorRef): Promise<ControlEvent> {
+  async resetBreaker(kind: ScopeKind, id: string, reason: string, by: ActorRef): Promise<ControlEvent> {
+    // A reset moves the head too: on a scope that is not tripped it would only invalidate running work.
+    const head = await this.deps.store.control.head(this.scope(kind, id));
+    if (head && head.state !== 'tripped') throw invalidRequest('this breaker is not tripped', { scope: `${kind}:${id.slice(0, 128)}`, state: head.state });
     return this.append(this.scope(kind, id), 'rw003.circuit_breaker.tripped', by, { action: 'reset', reason: reason.slice(0, 2048) });
   }
 
@@ -284,22 +289,40 @@ export class OperatorService {
     if (!prior) throw invalidRequest('no attempt runs under this delegation', { delegation: delegationId.slice(0, 128) });
     if (req.to === prior.body.delegatee_id) throw invalidRequest('reassignment needs another delegatee');
     const target = await this.deps.delegatees.resolve(req.to);
-    const reservation = await this.deps.store.ledger.reservation(prior.body.reservation_id);
-    const unresolved = reservation !== undefined && (reservation.status === 'held' || reservation.status === 'unknown');
     const cp = req.checkpoint ? await this.loadCheckpoint(req.checkpoint, prior.record_id) : ((await this.latestCheckpoint(prior.record_id)) ?? (await this.checkpoint(prior.record_id, `reassignment: ${req.reason}`, by)));
-
-    // Validate before anything is recorded: a refused reassignment changes nothing but the escalation log.
-    const failures = await this.resumeCheck(cp, prior, current, req.resolvePrevious !== undefined);
-    if (failures.length > 0) {
-      await this.deps.escalations.raise('reassignment_refused', { attempt_id: prior.record_id, delegation_id: delegationId }, failures);
-      throw contextInvalidated('reassignment stopped: the checkpoint no longer holds', { reasons: failures, checkpoint: cp.record_id });
+    if (req.resolvePrevious?.as === 'not_dispatched' && prior.body.remote.task_id !== undefined) {
+      throw invalidRequest('the previous task was dispatched (the delegatee named it); it can only be resolved as consumed');
     }
-    if (req.resolvePrevious && unresolved) await this.deps.dispatcher.resolveManually(reservation.reservation_id, req.resolvePrevious.as, req.resolvePrevious.note, by);
+    const refuse = async (failures: string[]) => {
+      await this.deps.escalations.raise('reassignment_refused', { attempt_id: prior.record_id, delegation_id: delegationId }, failures);
+      return contextInvalidated('reassignment stopped: the checkpoint no longer holds', { reasons: failures, checkpoint: cp.record_id });
+    };
+    // Everything that does not depend on the previous effect first: a refusal here changes nothing but the escalation log.
+    const early = await this.resumeCheck(cp, prior, current, 'ignore');
+    if (early.length > 0) throw await refuse(early);
+
+    // RW-003 §11.4: revoke on the delegation's stream (DB4 → DB5), exactly once: a racing reassignment finds the head moved.
+    const dScope = this.scope('delegation', delegationId);
+    const dHead = (await this.deps.store.control.head(dScope))!;
+    const revoked = await this.deps.store.control.appendControl(
+      { event_type: 'rw003.delegation.revoked', control_scope_ref: dScope, actor_ref: by, evidence: [refOf(cp)], payload: { reason: req.reason.slice(0, 2048), reassignment: true } },
+      { expectedHead: { position: dHead.position, event_id: dHead.event_id }, at: this.deps.clock.now().toISOString() },
+    );
+    // Then stop the previous attempt and read it back; only then is its effect known well enough to continue.
+    const stopped = prior.body.state === 'closed' ? prior : await this.deps.dispatcher.stop(prior, 'reassignment', req.reason).catch(() => prior);
+    if (stopped.body.outcome === 'succeeded') {
+      throw await refuse(['the previous attempt completed and was verified: reassigning would repeat its effect (the delegation stays revoked)']);
+    }
+    const reservation = await this.deps.store.ledger.reservation(prior.body.reservation_id);
+    if (reservation && (reservation.status === 'held' || reservation.status === 'unknown')) {
+      if (!req.resolvePrevious) throw await refuse(['the previous effect is unreconciled: resolve it (resolvePrevious, with evidence) and reassign again']);
+      await this.deps.dispatcher.resolveManually(reservation.reservation_id, req.resolvePrevious.as, req.resolvePrevious.note, by);
+    }
+    const late = await this.resumeCheck(cp, prior, current, 'check');
+    if (late.length > 0) throw await refuse(late);
     const input = (await this.deps.store.getRecord(cp.body.input_revisions[0]!.object_id, cp.body.input_revisions[0]!.revision_id)) as unknown as SealedRecord<TaskInputBody>;
     if (input.body.message === null) throw invalidRequest('the input was too large to keep; resubmit it as a new task');
 
-    if (prior.body.state !== 'closed') await this.deps.dispatcher.stop(prior, 'reassignment', req.reason).catch(() => undefined); // escalates on its own if unacknowledged
-    const revoked = await this.append(this.scope('delegation', delegationId), 'rw003.delegation.revoked', by, { reason: req.reason.slice(0, 2048), reassignment: true }, { evidence: [refOf(cp)] });
     const node = findNode(await this.deps.store.ledger.tree(prior.body.root_ref.object_id), delegationId);
     const remaining = new Map((node?.balances ?? []).map((b) => [b.dimension, BigInt(b.ceiling) - BigInt(b.consumed) - BigInt(b.reserved)]));
     const parents = await this.parentChain(current);
@@ -312,12 +335,17 @@ export class OperatorService {
       this.mintDeps(),
     );
     await this.deps.store.putRecord(revision);
-    const reassigned = await this.append(
-      this.scope('delegation', delegationId),
-      'rw003.delegation.reassigned',
-      by,
-      { contract_revision: revision.revision_id, from_card: current.body.delegatee_agent_ref.card_ref.object_id, to_card: target.option.card_ref.object_id, checkpoint: cp.record_id, reason: req.reason.slice(0, 2048) },
-      { produced_records: [refOf(revision)], evidence: [refOf(cp)] },
+    // Right after our own revocation: anything appended in between (another operator) stops this one.
+    const reassigned = await this.deps.store.control.appendControl(
+      {
+        event_type: 'rw003.delegation.reassigned',
+        control_scope_ref: dScope,
+        actor_ref: by,
+        produced_records: [refOf(revision)],
+        evidence: [refOf(cp)],
+        payload: { contract_revision: revision.revision_id, from_card: current.body.delegatee_agent_ref.card_ref.object_id, to_card: target.option.card_ref.object_id, checkpoint: cp.record_id, reason: req.reason.slice(0, 2048) },
+      },
+      { expectedHead: { position: revoked.position, event_id: revoked.event_id }, at: this.deps.clock.now().toISOString() },
     );
     const attempt = await this.deps.dispatcher.startResumed(prior, [...parents.contracts, revision], req.to, input.body.message as Json, refOf(cp));
     await this.deps.carryPush?.(prior.record_id, attempt.record_id);
@@ -325,7 +353,7 @@ export class OperatorService {
   }
 
   /** RW-003 §7.2: what must still hold for a resume from `cp`. */
-  private async resumeCheck(cp: Checkpoint, prior: Attempt, current: DelegationContract, resolving: boolean): Promise<string[]> {
+  private async resumeCheck(cp: Checkpoint, prior: Attempt, current: DelegationContract, reconciliation: 'ignore' | 'check'): Promise<string[]> {
     const heads = new Map<string, StreamHead>();
     for (const b of cp.body.control_fence_set) {
       const h = await this.deps.store.control.streamHead(b);
@@ -345,8 +373,7 @@ export class OperatorService {
       moved,
       inputDigest: input?.content_digest,
       expectedInputDigest: ref?.content_digest,
-      // An operator resolution given with the request settles the previous effect first (if all else holds).
-      reservation: resolving ? 'settled' : ((reservation?.status ?? 'none') as ReconciliationState),
+      reservation: reconciliation === 'ignore' ? 'settled' : ((reservation?.status ?? 'none') as ReconciliationState),
       remaining: (node?.balances ?? []).map((b) => ({
         dimension: b.dimension,
         // The previous effect's reservation is what a resolution would consume; it is not budget left.

@@ -62,6 +62,8 @@ export interface LedgerStore {
   openBudget(req: OpenBudgetRequest): Promise<BudgetNode>;
   admit(req: AdmissionRequest): Promise<AdmissionReceipt>;
   settle(req: SettlementRequest): Promise<Reservation>;
+  /** Lowers a node's ceilings (never raises, never below consumed + reserved); returns those in force. */
+  narrow(nodeId: string, ceilings: ReadonlyMap<string, bigint>): Promise<Map<string, bigint>>;
   node(nodeId: string): Promise<BudgetNode | undefined>;
   reservation(reservationId: string): Promise<Reservation | undefined>;
   tree(rootId: string): Promise<LedgerTreeNode | undefined>;

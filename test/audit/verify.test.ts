@@ -1,27 +1,37 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditStore } from '../../src/audit/scan.ts';
 import { AuditVerifier, type AuditReport, type BreakKind } from '../../src/audit/verify.ts';
-import { eventDigest, type ControlEvent } from '../../src/control/event.ts';
+import { eventDigest, eventSchemaRefOf, type ControlEvent } from '../../src/control/event.ts';
+import type { StreamId } from '../../src/control/scope.ts';
 import { canonicalText } from '../../src/records/canonical.ts';
+import { digestOf } from '../../src/records/digest.ts';
 import { computeContentDigest, refOf, sealRecord } from '../../src/records/envelope.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import { systemClock } from '../../src/records/time.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { actor } from '../store/support/fixtures.ts';
-import { scanAll, seed, verifyRows, type Scanned, type Seeded } from './support/seed.ts';
+import { scanAll, scansHeadState, seed, verifyRows, withHeadStates, type HeadStateRow, type Scanned, type Seeded } from './support/seed.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-audit-'));
 let store: SqliteStore;
 let seeded: Seeded;
+/** The rows exactly as the store's scans return them. */
+let scanned: Scanned;
+/** The same rows, each event with its head's stored state and scope_kind. */
 let clean: Scanned;
+
+/** control_heads' projected columns, read straight from the file. */
+const headStates = (s: SqliteStore) => s.handle.prepare('SELECT project_id, branch_id, state, scope_kind FROM control_heads').all() as HeadStateRow[];
 
 beforeAll(async () => {
   store = SqliteStore.open(join(dir, 'audit.db'), { create: true });
   seeded = await seed(store);
-  clean = await scanAll(store.audit);
+  scanned = await scanAll(store.audit);
+  clean = withHeadStates(scanned, headStates(store));
 });
 afterAll(async () => {
   await store.close();
@@ -64,12 +74,13 @@ describe('audit rules over rows from a real store', () => {
     expect(report.events_checked).toBe(clean.events.length);
     expect(report.streams_checked).toBe(clean.controlHeads.length);
     expect(report.control_heads_checked).toBe(clean.controlHeads.length);
+    expect(report.head_states_checked).toBe(clean.controlHeads.length);
     expect(eventRows(clean).map((e) => e.position)).toEqual([1n, 2n, 3n, 4n]);
   });
 
   it('scans in bounded pages with the same result at any page size', async () => {
-    expect(await scanAll(store.audit, 1)).toEqual(clean);
-    expect(await auditStore(store.audit, { pageSize: 1 })).toEqual(verifyRows(clean));
+    expect(await scanAll(store.audit, 1)).toEqual(scanned);
+    expect(await auditStore(store.audit, { pageSize: 1 })).toEqual(verifyRows(scanned));
   });
 
   describe('records', () => {
@@ -308,6 +319,150 @@ describe('audit rules over rows from a real store', () => {
       rows = copy();
       rows.controlHeads.push({ project_id: 'rw-control:nowhere', branch_id: 'agent:ghost', position: 2n, event_id: 'evt_ghost', event_digest: `sha256:${'5'.repeat(64)}`, last_position: null });
       expectOnly(verifyRows(rows), 'control_head_dangling', { branch_id: 'agent:ghost', position: '2' });
+    });
+  });
+
+  describe('head states', () => {
+    const auth = () => seeded.authority;
+    const streamRows = (rows: Scanned, s: StreamId) => rows.events.filter((e) => e.project_id === s.project_id && e.branch_id === s.branch_id);
+    /** Sets a head column as an UPDATE of control_heads would: on every event row of the stream. */
+    const setHead = (rows: Scanned, s: StreamId, cols: { head_state?: string; head_scope_kind?: string }) => streamRows(rows, s).forEach((e) => Object.assign(e, cols));
+    /** The fields appendControl assigns; the rest is the input that input_digest covers. */
+    const ASSIGNED = new Set(['event_id', 'event_schema_ref', 'project_id', 'branch_id', 'position', 'recorded_at', 'prev_event_digest', 'event_digest']);
+    /**
+     * Appends an event the store would have refused, as someone writing the file could:
+     * correctly chained and digested, with the head moved onto it.
+     */
+    const forgeNext = (rows: Scanned, s: StreamId, fields: Partial<ControlEvent> & Pick<ControlEvent, 'event_type'>, head_state?: string) => {
+      const stream = streamRows(rows, s);
+      const last = stream[stream.length - 1]!;
+      const prev = JSON.parse(last.document) as ControlEvent;
+      const { idempotency_key: _k, outcome: _o, ...base } = prev;
+      const draft = { ...base, payload: {}, event_id: 'evt_forged', event_schema_ref: eventSchemaRefOf(fields.event_type), position: prev.position + 1, prev_event_digest: prev.event_digest, ...fields };
+      const event = { ...draft, event_digest: eventDigest(draft) };
+      const row = {
+        ...last,
+        position: BigInt(event.position),
+        event_id: event.event_id,
+        event_type: event.event_type,
+        idempotency_key: null,
+        input_digest: digestOf(Object.fromEntries(Object.entries(event).filter(([k]) => !ASSIGNED.has(k)))),
+        event_digest: event.event_digest,
+        document: canonicalText(event),
+      };
+      rows.events.splice(rows.events.indexOf(last) + 1, 0, row);
+      for (const e of streamRows(rows, s)) Object.assign(e, { head_position: row.position, head_event_id: row.event_id, head_event_digest: row.event_digest }, head_state ? { head_state } : {});
+      return { project_id: s.project_id, branch_id: s.branch_id, position: String(row.position), event_id: row.event_id };
+    };
+
+    it('every stream the seed moved folds to the state and kind its head stores', () => {
+      for (const s of Object.values(auth())) {
+        expect(new Set(streamRows(clean, s).map((e) => `${e.head_state}/${e.head_scope_kind}`)), s.branch_id).toEqual(new Set([`${s.state}/${s.scope_kind}`]));
+      }
+      expect(streamRows(clean, auth().agent).map((e) => e.event_type)).toContain('rw003.circuit_breaker.tripped');
+      expect(verifyRows(clean).breaks).toEqual([]);
+    });
+
+    it('a revoked head flipped to active in the database is a head_state_mismatch on exactly that stream', async () => {
+      const path = join(dir, 'head-state.db');
+      const own = SqliteStore.open(path, { create: true });
+      try {
+        const s = await seed(own);
+        const raw = new Database(path);
+        try {
+          // control_heads is a projection the store rewrites on every append: no immutability trigger guards it.
+          expect(raw.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'control_heads'").all()).toEqual([]);
+          const flip = raw.prepare("UPDATE control_heads SET state = 'active' WHERE project_id = ? AND branch_id = ? AND state = 'revoked'");
+          expect(flip.run(s.authority.revoked.project_id, s.authority.revoked.branch_id).changes).toBe(1);
+        } finally {
+          raw.close();
+        }
+        // What a fence now sees: the revoked delegation permits effects again.
+        expect(await own.control.streamHead(s.authority.revoked)).toMatchObject({ state: 'active' });
+        const expected = [
+          {
+            kind: 'head_state_mismatch',
+            where: { project_id: s.authority.revoked.project_id, branch_id: s.authority.revoked.branch_id },
+            detail: 'state: stored active, recomputed revoked',
+          },
+        ];
+        const rows = await scanAll(own.audit, 2);
+        expect(verifyRows(withHeadStates(rows, headStates(own))).breaks).toEqual(expected);
+        // Through the store's own scan, once it selects control_heads.state (src/store/audit-sql.ts).
+        if (scansHeadState(rows)) expect((await auditStore(own.audit, { pageSize: 2 })).breaks).toEqual(expected);
+      } finally {
+        await own.close();
+      }
+    });
+
+    it('a flipped state or scope_kind on any kind of stream, named stored against recomputed', () => {
+      for (const [s, cols, detail] of [
+        [auth().agent, { head_state: 'tripped' }, 'state: stored tripped, recomputed active'],
+        [auth().space, { head_state: 'active' }, 'state: stored active, recomputed retired'],
+        [auth().reassigned, { head_state: 'revoked' }, 'state: stored revoked, recomputed active'],
+        [seeded.attempt, { head_state: 'active' }, 'state: stored active, recomputed unresolved'],
+        [auth().agent, { head_scope_kind: 'attempt' }, 'scope_kind: stored attempt, recomputed agent'],
+        [auth().revoked, { head_state: 'active', head_scope_kind: 'space' }, 'state: stored active, recomputed revoked; scope_kind: stored space, recomputed delegation'],
+      ] as const) {
+        const rows = copy();
+        setHead(rows, s, cols);
+        const report = verifyRows(rows);
+        expect(report.breaks, detail).toEqual([{ kind: 'head_state_mismatch', where: { project_id: s.project_id, branch_id: s.branch_id }, detail }]);
+      }
+    });
+
+    it('an event the append path refuses is event_state_invalid, and the fold carries on without it', () => {
+      // A reassignment of a delegation revoked for cause, naming no contract revision.
+      let rows = copy();
+      let where = forgeNext(rows, auth().revoked, { event_type: 'rw003.delegation.reassigned', payload: {} });
+      let report = verifyRows(rows);
+      expectOnly(report, 'event_state_invalid', where);
+      expect(report.breaks[0]!.detail).toMatch(/^rw003\.delegation\.reassigned on a delegation stream in state revoked: .+; the fold keeps revoked$/);
+      // The forger also sets the head active, which is what the event was for.
+      rows = copy();
+      forgeNext(rows, auth().revoked, { event_type: 'rw003.delegation.reassigned', payload: {} }, 'active');
+      expect(verifyRows(rows).breaks.map((b) => [b.kind, b.detail.slice(0, 40)])).toEqual([
+        ['event_state_invalid', expect.any(String)],
+        ['head_state_mismatch', 'state: stored active, recomputed revoked'],
+      ]);
+      // An event type that does not belong on the stream's kind.
+      rows = copy();
+      where = forgeNext(rows, auth().agent, { event_type: 'rw003.delegation.revoked' }, 'revoked');
+      report = verifyRows(rows);
+      expect(kinds(report)).toEqual(['event_state_invalid', 'head_state_mismatch']);
+      expect(report.breaks[0]!.where).toEqual(where);
+      expect(report.breaks[0]!.detail).toContain('does not belong on a agent stream');
+      // A control_scope_ref that addresses another stream than the one the event is on.
+      rows = copy();
+      const other = { space_id: seeded.space, scope_kind: 'delegation' as const, scope_id: 'dlg_elsewhere' };
+      where = forgeNext(rows, auth().revoked, { event_type: 'rw003.delegation.revoked', control_scope_ref: other });
+      report = verifyRows(rows);
+      expectOnly(report, 'event_state_invalid', where);
+      expect(report.breaks[0]!.detail).toBe(`control_scope_ref addresses rw-control:${seeded.space} delegation:dlg_elsewhere, not the event's stream`);
+    });
+
+    it('a stream with an unreadable event or a misplaced head is not judged on its state as well', () => {
+      let rows = copy();
+      streamRows(rows, auth().space)[0]!.document = '{"event_id":';
+      setHead(rows, auth().space, { head_state: 'active' });
+      let report = verifyRows(rows);
+      expect(kinds(report)).toEqual(['event_unparseable']);
+      expect(report.head_states_checked).toBe(clean.controlHeads.length - 1);
+
+      rows = copy();
+      const first = streamRows(rows, auth().revoked)[0]!;
+      for (const e of streamRows(rows, auth().revoked)) Object.assign(e, { head_position: first.position, head_event_id: first.event_id, head_event_digest: first.event_digest, head_state: 'active' });
+      report = verifyRows(rows);
+      expect(kinds(report)).toEqual(['control_head_mismatch']);
+    });
+
+    it('rows without the head columns still audit the chains, and say how many head states were checked', () => {
+      const report = verifyRows(scanned);
+      expect(report.break_count).toBe(0);
+      expect(report.head_states_checked).toBe(scansHeadState(scanned) ? clean.controlHeads.length : 0);
+      const rows = copy();
+      for (const e of rows.events) Object.assign(e, { head_state: null, head_scope_kind: null });
+      expect(verifyRows(rows)).toMatchObject({ break_count: 0, head_states_checked: 0 });
     });
   });
 

@@ -18,16 +18,19 @@ describe('circuit-breaker rules (RW-003 §7.3)', () => {
   });
 
   it('trips on each single-event trigger it is configured for, and on nothing else', () => {
-    const all = new BreakerRules({ ...DEFAULT_BREAKER_POLICY, triggers: [...DEFAULT_BREAKER_POLICY.triggers, 'unverifiable_effect'], staleInputs: 2 });
+    const all = new BreakerRules({ ...DEFAULT_BREAKER_POLICY, triggers: [...DEFAULT_BREAKER_POLICY.triggers, 'unverifiable_effect', 'budget_exhaustion', 'policy_change', 'revocation'], staleInputs: 2 });
     expect(all.observe({ kind: 'refused', reason: 'budget', delegation: 'dlg_c', root: 'dlg_r' })).toMatchObject({ scope: { kind: 'delegation', id: 'dlg_r' }, trigger: 'budget_exhaustion' });
+    expect(all.observe({ kind: 'refused', reason: 'budget', delegation: 'dlg_c', root: 'dlg_r', exhausted: 'dlg_c' })).toMatchObject({ scope: { id: 'dlg_c' } });
     expect(all.observe({ kind: 'card_rejected', agent: 'card_x', detail: 'actor changed' })).toMatchObject({ scope: { kind: 'agent', id: 'card_x' }, trigger: 'card_mismatch' });
     expect(all.observe({ kind: 'stopped', by: 'policy', delegation: 'dlg_c', detail: 'space:sp is now suspended' })).toMatchObject({ trigger: 'policy_change' });
     expect(all.observe({ kind: 'stopped', by: 'revocation', delegation: 'dlg_c', detail: 'revoked' })).toMatchObject({ trigger: 'revocation' });
     expect(all.observe({ kind: 'refused', reason: 'stale', delegation: 'dlg_c', root: 'dlg_r' })).toBeUndefined();
     expect(all.observe({ kind: 'refused', reason: 'stale', delegation: 'dlg_c', root: 'dlg_r' })).toMatchObject({ trigger: 'stale_input', scope: { id: 'dlg_c' } });
     expect(all.observe(outcome('unknown'))).toMatchObject({ trigger: 'unverifiable_effect', scope: { kind: 'delegation', id: 'dlg_1' } });
-    // Off by default: tripping would move a head the unverified attempt fenced.
+    // Off by default: tripping would move a head the unverified attempt fenced, or only repeat a block already in force.
     expect(new BreakerRules().observe(outcome('unknown'))).toBeUndefined();
+    expect(new BreakerRules().observe({ kind: 'stopped', by: 'revocation', delegation: 'dlg_c', detail: '' })).toBeUndefined();
+    expect(new BreakerRules().observe({ kind: 'refused', reason: 'budget', delegation: 'dlg_c', root: 'dlg_r' })).toBeUndefined();
     expect(new BreakerRules({ ...DEFAULT_BREAKER_POLICY, triggers: [] }).observe({ kind: 'card_rejected', agent: 'card_x', detail: '' })).toBeUndefined();
   });
 

@@ -53,10 +53,20 @@ describe('DelegationCheckpoint (RW-003 §7.2)', () => {
 });
 
 describe('delegation stream after a reassignment (RW-003 §11.4)', () => {
-  it('a revoked delegation continues only under a named new revision; expiry and retirement stay final', () => {
-    expect(nextState('delegation', 'revoked', 'rw003.delegation.reassigned', { contract_revision: 'rev_2' })).toBe('active');
-    expectCode(() => nextState('delegation', 'revoked', 'rw003.delegation.reassigned', {}), 'invalid_request');
-    expect(nextState('delegation', 'expired', 'rw003.delegation.reassigned', { contract_revision: 'rev_2' })).toBe('expired');
+  it('only a revocation for reassignment can continue, under a named new revision; a revocation for cause stays final', () => {
+    const reassigning = nextState('delegation', 'active', 'rw003.delegation.revoked', { reassignment: true });
+    expect(reassigning).toBe('reassigning');
+    expect(nextState('delegation', reassigning, 'rw003.delegation.reassigned', { contract_revision: 'rev_2' })).toBe('active');
+    expectCode(() => nextState('delegation', reassigning, 'rw003.delegation.reassigned', {}), 'invalid_request');
+    expectCode(() => nextState('delegation', 'revoked', 'rw003.delegation.reassigned', { contract_revision: 'rev_2' }), 'invalid_request');
+    expectCode(() => nextState('delegation', 'active', 'rw003.delegation.reassigned', { contract_revision: 'rev_2' }), 'invalid_request');
     expect(nextState('delegation', 'revoked', 'rw003.delegation.amended', { lifecycle: 'active' })).toBe('revoked');
+  });
+
+  it('a tripped breaker is cleared by its reset only, not by a lifecycle change', () => {
+    expect(nextState('delegation', 'tripped', 'rw003.delegation.amended', { lifecycle: 'active' })).toBe('tripped');
+    expect(nextState('agent', 'tripped', 'rw003.agent_card.lifecycle_changed', { lifecycle: 'active' })).toBe('tripped');
+    expect(nextState('agent', 'tripped', 'rw003.agent_card.lifecycle_changed', { lifecycle: 'revoked' })).toBe('revoked');
+    expect(nextState('agent', 'tripped', 'rw003.circuit_breaker.tripped', { action: 'reset' })).toBe('active');
   });
 });

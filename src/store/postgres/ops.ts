@@ -59,6 +59,9 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       const res = await client.query('UPDATE ledger_balances SET consumed = consumed + $1, reserved = reserved + $2 WHERE node_id = $3 AND dimension = $4', [c, r, id, dim]);
       if (res.rowCount !== 1) throw new Error(`balance row ${id}/${dim} missing`);
     },
+    lowerCeiling: async (id, dim, ceiling) => {
+      await client.query('UPDATE ledger_balances SET ceiling = $1 WHERE node_id = $2 AND dimension = $3 AND ceiling > $1', [ceiling, id, dim]);
+    },
     reservationByEffect: (id) => one<ReservationRow>('SELECT * FROM ledger_reservations WHERE effect_id = $1', [id]),
     reservation: (id, lock) => one<ReservationRow>(`SELECT * FROM ledger_reservations WHERE reservation_id = $1${lockSql(lock)}`, [id]),
     insertReservation: (row) => insert('ledger_reservations', row),

@@ -306,3 +306,23 @@ function* rideAlong(records: readonly Envelope[] | undefined, events: readonly C
   }
 }
 
+
+/**
+ * Narrows a node's ceilings (an amendment that lowers a budget, RW-003 §5:
+ * amendments only narrow). A ceiling is never raised and never set below what
+ * is already consumed and reserved: uncertain work keeps its hold. Returns
+ * the ceilings now in force.
+ */
+export function* narrow(nodeId: string, ceilings: ReadonlyMap<string, bigint>): Program<Map<string, bigint>> {
+  const node = yield* tx('node', nodeId, 'update');
+  if (!node) throw invalidRequest('no budget node with that id', { node_id: nodeId });
+  const out = new Map<string, bigint>();
+  for (const b of yield* tx('balances', [nodeId], 'update')) {
+    const wanted = ceilings.get(b.dimension);
+    const floor = BigInt(b.consumed) + BigInt(b.reserved);
+    const next = wanted === undefined || wanted >= BigInt(b.ceiling) ? BigInt(b.ceiling) : wanted < floor ? floor : wanted;
+    if (next < BigInt(b.ceiling)) yield* tx('lowerCeiling', nodeId, b.dimension, next);
+    out.set(b.dimension, next);
+  }
+  return out;
+}

@@ -107,6 +107,8 @@ export interface TxOps {
   balances(nodeIds: readonly string[], lock: Lock): BalanceRow[];
   insertBalance(row: BalanceRow): void;
   addToBalance(nodeId: string, dimension: string, consumed: bigint, reserved: bigint): void;
+  /** Lowers a ceiling; never below what is consumed and reserved (the CHECK keeps it so). */
+  lowerCeiling(nodeId: string, dimension: string, ceiling: bigint): void;
   reservationByEffect(effectId: string): ReservationRow | undefined;
   reservation(reservationId: string, lock: Lock): ReservationRow | undefined;
   insertReservation(row: ReservationRow): void;

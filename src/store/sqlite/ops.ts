@@ -49,6 +49,7 @@ export function sqliteOps(db: Db): TxOps {
     addToBalance: db.prepare(
       'UPDATE ledger_balances SET consumed = consumed + ?, reserved = reserved + ? WHERE node_id = ? AND dimension = ?',
     ),
+    lowerCeiling: db.prepare('UPDATE ledger_balances SET ceiling = ? WHERE node_id = ? AND dimension = ? AND ceiling > ?'),
     reservationByEffect: db.prepare<[string], ReservationRow>('SELECT * FROM ledger_reservations WHERE effect_id = ?'),
     reservation: db.prepare<[string], ReservationRow>('SELECT * FROM ledger_reservations WHERE reservation_id = ?'),
     insertReservation: db.prepare(
@@ -93,6 +94,7 @@ export function sqliteOps(db: Db): TxOps {
       const info = q.addToBalance.run(c, r, id, dim);
       if (info.changes !== 1) throw new Error(`balance row ${id}/${dim} missing`);
     },
+    lowerCeiling: (id, dim, ceiling) => void q.lowerCeiling.run(ceiling, id, dim, ceiling),
     reservationByEffect: (id) => q.reservationByEffect.get(id),
     reservation: (id) => q.reservation.get(id),
     insertReservation: (row: ReservationRow) => void q.insertReservation.run(row),

@@ -1,9 +1,9 @@
 /** The audit scans, against a real adapter: raw rows, grouped order, keyset paging, and tampering seen through them. */
-import { expect, it } from 'vitest';
+import { expect, it, type TestContext } from 'vitest';
 import { auditStore } from '../../../src/audit/scan.ts';
 import type { Store } from '../../../src/store/port.ts';
 import { expectCodeAsync } from '../../helpers/errors.ts';
-import { scanAll, seed } from './seed.ts';
+import { scanAll, scansHeadState, seed } from './seed.ts';
 
 export interface AuditHarness {
   store: Store;
@@ -19,10 +19,10 @@ export interface AuditHarness {
 const q = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 export function auditScanContract(open: () => Promise<AuditHarness>): void {
-  const withHarness = (fn: (h: AuditHarness) => Promise<void>) => async () => {
+  const withHarness = (fn: (h: AuditHarness, ctx: TestContext) => Promise<void>) => async (ctx: TestContext) => {
     const h = await open();
     try {
-      await fn(h);
+      await fn(h, ctx);
     } finally {
       await h.close();
     }
@@ -58,6 +58,27 @@ export function auditScanContract(open: () => Promise<AuditHarness>): void {
       expect(rows.controlHeads.find((r) => r.branch_id === s.attempt.branch_id)).toMatchObject({ position: 4n, last_position: 4n });
       expect(await scanAll(h.store.audit, 1000)).toEqual(rows);
       expect(await auditStore(h.store.audit, { pageSize: 2 })).toMatchObject({ break_count: 0, records_checked: stored.length, events_checked: rows.events.length });
+    }),
+  );
+
+  it(
+    "carries each head's stored state and scope_kind on its stream's events, and finds one flipped in the database",
+    withHarness(async (h, ctx) => {
+      const s = await seed(h.store);
+      const rows = await scanAll(h.store.audit, 3);
+      ctx.skip(!scansHeadState(rows), "AuditEventRow does not carry control_heads.state yet (src/store/audit-sql.ts scanEvents)");
+      for (const a of Object.values(s.authority)) {
+        const stream = rows.events.filter((e) => e.project_id === a.project_id && e.branch_id === a.branch_id);
+        expect(new Set(stream.map((e) => `${e.head_state}/${e.head_scope_kind}`)), a.branch_id).toEqual(new Set([`${a.state}/${a.scope_kind}`]));
+      }
+      expect(await auditStore(h.store.audit, { pageSize: 2 })).toMatchObject({ break_count: 0, head_states_checked: rows.controlHeads.length });
+
+      // No trigger guards control_heads: it is the projection every append rewrites.
+      const { project_id, branch_id } = s.authority.revoked;
+      await h.exec(`UPDATE control_heads SET state = 'active' WHERE project_id = ${q(project_id)} AND branch_id = ${q(branch_id)}`);
+      expect(await h.store.control.streamHead(s.authority.revoked)).toMatchObject({ state: 'active' });
+      const report = await auditStore(h.store.audit, { pageSize: 2 });
+      expect(report.breaks).toEqual([{ kind: 'head_state_mismatch', where: { project_id, branch_id }, detail: 'state: stored active, recomputed revoked' }]);
     }),
   );
 

@@ -1,10 +1,12 @@
 /** Real records and control events, written through a Store, for the audit tests. */
-import { AuditVerifier, type AuditReport } from '../../../src/audit/verify.ts';
+import { AuditVerifier, type AuditEventInput, type AuditReport } from '../../../src/audit/verify.ts';
 import { refOf, sealRecord, type SealedRecord } from '../../../src/records/envelope.ts';
 import { randomIds } from '../../../src/records/ids.ts';
 import { systemClock } from '../../../src/records/time.ts';
-import type { AuditControlHeadRow, AuditEventRow, AuditReads, AuditRecordHeadRow, AuditRecordRow, Store } from '../../../src/store/port.ts';
-import { actor, admission, attemptScope, chain, freshSpace, publishAgent } from '../../store/support/fixtures.ts';
+import type { AuditControlHeadRow, AuditReads, AuditRecordHeadRow, AuditRecordRow, Store } from '../../../src/store/port.ts';
+import type { EventType } from '../../../src/control/event.ts';
+import { streamOf, type ControlScopeRef, type StreamId } from '../../../src/control/scope.ts';
+import { actor, admission, agentScope, attemptScope, chain, delegationScope, freshSpace, publishAgent } from '../../store/support/fixtures.ts';
 
 const deps = { ids: randomIds, clock: systemClock };
 
@@ -16,6 +18,22 @@ export interface Seeded {
   single: SealedRecord<Record<string, unknown>>;
   /** An attempt stream of four events. */
   attempt: { project_id: string; branch_id: string; event_ids: string[] };
+  /** Authority streams that moved past their first state, each with the state its head should project. */
+  authority: {
+    /** A delegation revoked for cause. */
+    revoked: AuthorityStream;
+    /** A delegation revoked for a reassignment, then reassigned under a new contract revision. */
+    reassigned: AuthorityStream;
+    /** The agent: published, breaker tripped and reset, suspended, reactivated. */
+    agent: AuthorityStream;
+    /** A space suspended, then retired. */
+    space: AuthorityStream;
+  };
+}
+
+export interface AuthorityStream extends StreamId {
+  state: string;
+  scope_kind: string;
 }
 
 export async function seed(store: Store): Promise<Seeded> {
@@ -49,13 +67,58 @@ export async function seed(store: Store): Promise<Seeded> {
     event_ids.push(e.event_id);
   }
   const stream = { project_id: `rw-control:${space}`, branch_id: `attempt:${scope.scope_id}` };
-  return { space, revisions, single, attempt: { ...stream, event_ids } };
+
+  // State changes on authority streams, through the store's own append path, after the admission that needed them active.
+  const append = async (ref: ControlScopeRef, event_type: EventType, payload: Record<string, unknown>) =>
+    store.control.appendControl({ event_type, control_scope_ref: ref, actor_ref: actor, payload });
+  const revoked = delegationScope(space, c.leaf);
+  await append(revoked, 'rw003.delegation.revoked', { reason: 'audit seed' });
+  const reassigned = delegationScope(space, c.child);
+  await append(reassigned, 'rw003.delegation.revoked', { reason: 'audit seed', reassignment: true });
+  await append(reassigned, 'rw003.delegation.reassigned', { contract_revision: 'rev_reassigned' });
+  const agent = agentScope(space);
+  await append(agent, 'rw003.circuit_breaker.tripped', { action: 'trip', trigger: 'manual', reason: 'audit seed' });
+  await append(agent, 'rw003.circuit_breaker.tripped', { action: 'reset', reason: 'audit seed' });
+  await append(agent, 'rw003.agent_card.lifecycle_changed', { lifecycle: 'suspended' });
+  await append(agent, 'rw003.agent_card.lifecycle_changed', { lifecycle: 'active' });
+  const spaceScope: ControlScopeRef = { space_id: space, scope_kind: 'space', scope_id: space };
+  await append(spaceScope, 'baton.scope.lifecycle_changed', { lifecycle: 'suspended' });
+  await append(spaceScope, 'baton.scope.lifecycle_changed', { lifecycle: 'retired' });
+  const at = (ref: ControlScopeRef, state: string): AuthorityStream => ({ ...streamOf(ref), state, scope_kind: ref.scope_kind });
+  const authority = { revoked: at(revoked, 'revoked'), reassigned: at(reassigned, 'active'), agent: at(agent, 'active'), space: at(spaceScope, 'retired') };
+
+  return { space, revisions, single, attempt: { ...stream, event_ids }, authority };
 }
+
+/** A control_heads row's projected columns. */
+export interface HeadStateRow extends StreamId {
+  state: string;
+  scope_kind: string;
+}
+
+/**
+ * Each event row with its stream's head_state and head_scope_kind from `heads`,
+ * as read straight from control_heads: what AuditReads.scanEvents selects
+ * once the store carries them, so the verifier can be tested on real heads either way.
+ */
+export function withHeadStates(rows: Scanned, heads: readonly HeadStateRow[]): Scanned {
+  const by = new Map(heads.map((h) => [`${h.project_id} ${h.branch_id}`, h]));
+  return {
+    ...rows,
+    events: rows.events.map((e) => {
+      const h = by.get(`${e.project_id} ${e.branch_id}`);
+      return { ...e, head_state: h?.state ?? null, head_scope_kind: h?.scope_kind ?? null };
+    }),
+  };
+}
+
+/** Whether the store's own event scan carries each head's state (src/store/audit-sql.ts selects it). */
+export const scansHeadState = (rows: Scanned): boolean => rows.events.length > 0 && rows.events.every((e) => 'head_state' in e && 'head_scope_kind' in e);
 
 export interface Scanned {
   records: AuditRecordRow[];
   recordHeads: AuditRecordHeadRow[];
-  events: AuditEventRow[];
+  events: AuditEventInput[];
   controlHeads: AuditControlHeadRow[];
 }
 

@@ -210,6 +210,21 @@ export function storeContract(name: string, make: MakeStore): void {
       await store.close();
     });
 
+    it('narrows ceilings: never raised, never below consumed + reserved, and admission honours them', async () => {
+      const store = await make();
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const c = await chain(store, space, { root: 10n });
+      await store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf, { units: 3n }));
+      expect(await store.ledger.narrow(c.leaf, new Map([['units', 1n], ['tokens', 5000n]]))).toEqual(new Map([['units', 3n], ['tokens', 1000n]]));
+      const leaf = (await store.ledger.tree(c.root))!.children[0]!.children[0]!;
+      expect(leaf.balances.find((b) => b.dimension === 'units')).toMatchObject({ ceiling: '3', reserved: '3' });
+      await expectCodeAsync(async () => store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf)), 'limit_exceeded');
+      await expectCodeAsync(store.ledger.narrow('dlg_missing', new Map()), 'invalid_request');
+      expect(await store.ledger.balanceAudit(c.root)).toSatisfy((rows: Array<{ consistent: boolean }>) => rows.every((r) => r.consistent));
+      await store.close();
+    });
+
     it('refuses children of a revoked parent and is idempotent per node id', async () => {
       const store = await make();
       const space = freshSpace();
