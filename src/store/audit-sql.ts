@@ -56,7 +56,8 @@ export function composeAudit({ p, all }: AuditDialect): AuditReads {
     scanEvents: (after: AuditEventCursor | undefined, limit: number) =>
       scan<AuditEventRow>(
         (k) => `SELECT e.project_id, e.branch_id, e.position, e.event_id, e.event_type, e.idempotency_key, e.input_digest, e.event_digest,
-                  e.document, h.position AS head_position, h.event_id AS head_event_id, h.event_digest AS head_event_digest
+                  e.document, h.position AS head_position, h.event_id AS head_event_id, h.event_digest AS head_event_digest,
+                  h.state AS head_state, h.scope_kind AS head_scope_kind
                 FROM control_events e LEFT JOIN control_heads h ON h.project_id = e.project_id AND h.branch_id = e.branch_id
                 ${k.where} ORDER BY ${k.order} LIMIT ${k.limit}`,
         ['e.project_id', 'e.branch_id', 'e.position'],

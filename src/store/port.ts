@@ -240,6 +240,9 @@ export interface AuditEventRow {
   head_position: bigint | null;
   head_event_id: string | null;
   head_event_digest: string | null;
+  /** control_heads.state and scope_kind: the projection fences read, which the audit re-folds from the events. */
+  head_state: string | null;
+  head_scope_kind: string | null;
 }
 
 /** A `record_heads` row, with the newest seq among its record's revisions (null when there are none). */

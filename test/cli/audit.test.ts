@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { AuditReport } from '../../src/audit/verify.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import { seed } from '../audit/support/seed.ts';
+import { scanAll, scansHeadState, seed } from '../audit/support/seed.ts';
 import { baton } from './run.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-cli-audit-'));
@@ -77,6 +77,24 @@ describe('baton audit verify', () => {
         detail: `expected position 2, found 3 after ${s.attempt.event_ids[0]}`,
       },
     ]);
+  });
+
+  it('exits 1 naming the stream whose head state was flipped from revoked to active', async ({ skip }) => {
+    const s = await seeded();
+    const store = SqliteStore.open(s.path);
+    let carried: boolean;
+    try {
+      carried = scansHeadState(await scanAll(store.audit));
+    } finally {
+      await store.close();
+    }
+    skip(!carried, 'AuditEventRow does not carry control_heads.state yet (src/store/audit-sql.ts scanEvents)');
+    const { project_id, branch_id } = s.authority.revoked;
+    tamper(s.path, "UPDATE control_heads SET state = 'active' WHERE project_id = ? AND branch_id = ?", project_id, branch_id);
+    const r = await baton(['audit', 'verify'], s.env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`BREAK head_state_mismatch  stream ${project_id} ${branch_id}: state: stored active, recomputed revoked`);
+    expect(r.stdout.trim().endsWith('audit: 1 break')).toBe(true);
   });
 
   it('exits 2 when there is no store to audit', async () => {
