@@ -17,6 +17,7 @@ import type {
   SettlementRequest,
 } from '../ledger/types.ts';
 import type { Envelope } from '../records/envelope.ts';
+import type { RecordRow } from './programs/ops.ts';
 
 export type PutResult = 'inserted' | 'exists';
 
@@ -215,14 +216,8 @@ export interface AuditEventCursor extends StreamId {
 }
 
 /** A `records` row as stored, plus `record_heads.revision_id` of its record. */
-export interface AuditRecordRow {
+export interface AuditRecordRow extends Omit<RecordRow, 'stored_at'> {
   seq: bigint;
-  record_id: string;
-  revision_id: string;
-  content_digest: string;
-  schema_ref: string;
-  prior_revision: string | null;
-  document: string;
   head_revision_id: string | null;
 }
 
