@@ -133,6 +133,8 @@ export async function reviseChild(
   if (lineage.kind !== 'child' || !sameRevision(lineage.parent_ref, refOf(parent.leaf))) throw invalidRequest('the revision must stay under the same parent revision');
   const terms = mergeTerms(termsOf(c), request.terms ?? {}, { childDepth: false });
   const card = request.delegatee.card_ref;
+  // Against the revision it replaces, the delegatee's own agent stream is the one scope that may change.
+  const withoutAgent = <S extends { scope_kind: string; scope_id: string }>(scopes: readonly S[], cardId: string) => scopes.filter((s) => !(s.scope_kind === 'agent' && s.scope_id === cardId));
   const body: ContractBody = {
     ...c,
     delegatee_agent_ref: { card_ref: card, actor_ref: request.delegatee.actor_ref },
@@ -147,13 +149,12 @@ export async function reviseChild(
       return left !== undefined && BigInt(b.ceiling) > left ? { ...b, ceiling: left.toString() } : b;
     }),
     // The delegatee's own agent stream replaces the old one; every other fenced scope stays.
-    control_scopes: ownScopes(c.owner.space_id, c.delegation_id, card.object_id, terms.control_scopes.filter((s) => !(s.scope_kind === 'agent' && s.scope_id === c.delegatee_agent_ref.card_ref.object_id))),
+    control_scopes: ownScopes(c.owner.space_id, c.delegation_id, card.object_id, withoutAgent(terms.control_scopes, c.delegatee_agent_ref.card_ref.object_id)),
   };
-  // Against the revision it replaces, the delegatee's own agent stream is the one scope that may change.
-  const withoutAgent = (t: ReturnType<typeof termsOf>, cardId: string) => ({ ...t, control_scopes: t.control_scopes.filter((s) => !(s.scope_kind === 'agent' && s.scope_id === cardId)) });
+  const termsWithoutAgent = (t: ReturnType<typeof termsOf>, cardId: string) => ({ ...t, control_scopes: withoutAgent(t.control_scopes, cardId) });
   const failures = [
     ...compareHop({ body: parent.leaf.body, ref: refOf(parent.leaf) }, body),
-    ...compareTerms(withoutAgent(termsOf(c), c.delegatee_agent_ref.card_ref.object_id), withoutAgent(termsOf(body), card.object_id), 'same'),
+    ...compareTerms(termsWithoutAgent(termsOf(c), c.delegatee_agent_ref.card_ref.object_id), termsWithoutAgent(termsOf(body), card.object_id), 'same'),
   ];
   if (failures.length > 0) throw attenuationDenied(failures, { revision_of: current.revision_id });
   checkRegistered(body.scope, deps.registry);

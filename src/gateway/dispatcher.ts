@@ -19,6 +19,7 @@ import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { utc, type Clock } from '../records/time.ts';
 import type { Store } from '../store/port.ts';
+import type { Reservation } from '../ledger/types.ts';
 import type { AttemptBody } from './attempt-record.ts';
 import type { DelegationAuthority } from './authority.ts';
 import type { Caller } from './callers.ts';
@@ -138,13 +139,19 @@ export class Dispatcher {
     for (const r of unresolved) {
       if (this.adopted.has(r.reservation_id)) continue;
       this.adopted.add(r.reservation_id);
-      const attempt = await this.attemptOfDecision(r.decision_ref.content_digest);
-      if (attempt && attempt.body.state !== 'closed') {
+      const attempt = await this.openAttemptOf(r);
+      if (attempt) {
         this.running.track(attempt);
         n++;
       }
     }
     return n;
+  }
+
+  /** The attempt a reservation was admitted for, while it is not closed. */
+  async openAttemptOf(r: Pick<Reservation, 'decision_ref'>): Promise<Attempt | undefined> {
+    const attempt = await this.attemptOfDecision(r.decision_ref.content_digest);
+    return attempt && attempt.body.state !== 'closed' ? attempt : undefined;
   }
 
   /** Reservations already looked at by adoptOpenAttempts. */

@@ -13,6 +13,8 @@ import type { ActorRef } from '../records/revision-ref.ts';
 import { schemaRefFor } from '../records/schema-ref.ts';
 import { utc, type Clock } from '../records/time.ts';
 import type { Store } from '../store/port.ts';
+import { currentWhere } from '../store/scan.ts';
+import type { Envelope } from '../records/envelope.ts';
 
 export const ESCALATION_KINDS = ['cancel_unacknowledged', 'reassignment_refused', 'breaker_tripped', 'effect_unverifiable'] as const;
 export type EscalationKind = (typeof ESCALATION_KINDS)[number];
@@ -66,15 +68,7 @@ export class Escalations {
   /** Newest first, optionally only open or acknowledged ones; a bounded scan. */
   async list(opts: { state?: 'open' | 'acknowledged'; limit?: number } = {}): Promise<Escalation[]> {
     const limit = Math.min(Math.max(opts.limit ?? 100, 1), 1000);
-    const out: Escalation[] = [];
-    let cursor: string | undefined;
-    for (let pages = 0; pages < 20 && out.length < limit; pages++) {
-      const page = await this.deps.store.listCurrent(ESCALATION_SCHEMA, { limit: 200, ...(cursor ? { cursor } : {}) });
-      for (const r of page.records as unknown as Escalation[]) if (!opts.state || r.body.state === opts.state) out.push(r);
-      cursor = page.cursor;
-      if (!cursor) break;
-    }
-    return out.slice(0, limit);
+    return currentWhere<Escalation & Envelope>(this.deps.store, ESCALATION_SCHEMA, (r) => !opts.state || r.body.state === opts.state, { limit, pages: 20, pageSize: 200 });
   }
 
   /** An operator took it on: a new revision; the raised one stays in history. */

@@ -32,6 +32,8 @@ import { schemaRefFor } from '../records/schema-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { Clock } from '../records/time.ts';
 import type { DeliveryStatus, Store } from '../store/port.ts';
+import { currentWhere } from '../store/scan.ts';
+import type { Envelope } from '../records/envelope.ts';
 import type { Escalations } from './escalation.ts';
 
 type Attempt = SealedRecord<AttemptBody>;
@@ -144,23 +146,15 @@ export class OperatorService {
   async openAttempts(limit = 1000): Promise<Attempt[]> {
     const out: Attempt[] = [];
     for (const r of await this.deps.store.ledger.unresolved(limit)) {
-      const a = await this.deps.dispatcher.attemptOfDecision(r.decision_ref.content_digest);
-      if (a && a.body.state !== 'closed') out.push(a);
+      const a = await this.deps.dispatcher.openAttemptOf(r);
+      if (a) out.push(a);
     }
     return out;
   }
 
   /** Current attempts newest first, filtered; a bounded scan of the attempt records. */
   async attempts(match: (a: AttemptBody) => boolean, limit = 100): Promise<Attempt[]> {
-    const out: Attempt[] = [];
-    let cursor: string | undefined;
-    for (let pages = 0; pages < 50 && out.length < limit; pages++) {
-      const page = await this.deps.store.listCurrent(ATTEMPT_SCHEMA, { limit: 500, ...(cursor ? { cursor } : {}) });
-      for (const r of page.records as unknown as Attempt[]) if (match(r.body) && out.length < limit) out.push(r);
-      cursor = page.cursor;
-      if (!cursor) break;
-    }
-    return out;
+    return currentWhere<Attempt & Envelope>(this.deps.store, ATTEMPT_SCHEMA, (r) => match(r.body), { limit, pages: 50, pageSize: 500 });
   }
 
   /** Delegation trees with their budgets and the outcomes of the attempts under them, newest roots first. */
@@ -323,8 +317,7 @@ export class OperatorService {
     const input = (await this.deps.store.getRecord(cp.body.input_revisions[0]!.object_id, cp.body.input_revisions[0]!.revision_id)) as unknown as SealedRecord<TaskInputBody>;
     if (input.body.message === null) throw invalidRequest('the input was too large to keep; resubmit it as a new task');
 
-    const node = findNode(await this.deps.store.ledger.tree(prior.body.root_ref.object_id), delegationId);
-    const remaining = new Map((node?.balances ?? []).map((b) => [b.dimension, BigInt(b.ceiling) - BigInt(b.consumed) - BigInt(b.reserved)]));
+    const remaining = await this.remaining(prior.body.root_ref.object_id, delegationId);
     const parents = await this.parentChain(current);
     const revision = await reviseChild(
       parents,
@@ -367,21 +360,23 @@ export class OperatorService {
     const ref = cp.body.input_revisions[0];
     const input = ref ? await this.deps.store.getRecord(ref.object_id, ref.revision_id) : undefined;
     const reservation = await this.deps.store.ledger.reservation(prior.body.reservation_id);
-    const node = findNode(await this.deps.store.ledger.tree(prior.body.root_ref.object_id), current.record_id);
     const failures = resumeFailures(cp.body, {
       heads,
       moved,
       inputDigest: input?.content_digest,
       expectedInputDigest: ref?.content_digest,
       reservation: reconciliation === 'ignore' ? 'settled' : ((reservation?.status ?? 'none') as ReconciliationState),
-      remaining: (node?.balances ?? []).map((b) => ({
-        dimension: b.dimension,
-        // The previous effect's reservation is what a resolution would consume; it is not budget left.
-        remaining: BigInt(b.ceiling) - BigInt(b.consumed) - BigInt(b.reserved),
-      })),
+      // The previous effect's reservation is what a resolution would consume; it is not budget left.
+      remaining: [...(await this.remaining(prior.body.root_ref.object_id, current.record_id))].map(([dimension, remaining]) => ({ dimension, remaining })),
     });
     if (cp.body.delegation_ref.object_id !== current.record_id) failures.push('the checkpoint belongs to another delegation');
     return failures;
+  }
+
+  /** What a delegation's ledger node has left per dimension: ceiling minus consumed and reserved. */
+  private async remaining(rootId: string, nodeId: string): Promise<Map<string, bigint>> {
+    const node = findNode(await this.deps.store.ledger.tree(rootId), nodeId);
+    return new Map((node?.balances ?? []).map((b) => [b.dimension, BigInt(b.ceiling) - BigInt(b.consumed) - BigInt(b.reserved)]));
   }
 
   private async loadCheckpoint(id: string, attemptId: string): Promise<Checkpoint> {

@@ -17,7 +17,7 @@ import type {
   SettlementRequest,
 } from '../ledger/types.ts';
 import type { Envelope } from '../records/envelope.ts';
-import type { RecordRow } from './programs/ops.ts';
+import type { EventRow, RecordRow } from './programs/ops.ts';
 
 export type PutResult = 'inserted' | 'exists';
 
@@ -222,16 +222,8 @@ export interface AuditRecordRow extends Omit<RecordRow, 'stored_at'> {
 }
 
 /** A `control_events` row as stored, plus its stream's `control_heads` columns. */
-export interface AuditEventRow {
-  project_id: string;
-  branch_id: string;
+export interface AuditEventRow extends Omit<EventRow, 'position'> {
   position: bigint;
-  event_id: string;
-  event_type: string;
-  idempotency_key: string | null;
-  input_digest: string;
-  event_digest: string;
-  document: string;
   head_position: bigint | null;
   head_event_id: string | null;
   head_event_digest: string | null;
