@@ -34,6 +34,8 @@ if (mode === 'race' || mode === 'fenced') {
   let granted = 0;
   let refusedInARow = 0;
   const starts: number[] = [];
+  // When this process was contending for the ledger: from its first try to the end of its last.
+  const from = Date.now();
   for (let i = 0; i < Number(arg ?? 1000); i++) {
     const started = Date.now();
     try {
@@ -50,7 +52,7 @@ if (mode === 'race' || mode === 'fenced') {
       throw err;
     }
   }
-  say({ granted, starts });
+  say({ granted, starts, from, to: Date.now() });
   await store.close();
 } else if (mode === 'hold' || mode === 'dispatch') {
   const req = await admission(store, space, ids, leaf, { units: 2n });
