@@ -39,7 +39,41 @@ export interface OpenBudgetRequest {
   actor_ref: ActorRef;
   /** The sealed contract record this node accounts for. */
   record?: Envelope;
+  /** A root issued from an owner preset: its limits are checked against the store's durable counters (ADR-0014). */
+  preset?: PresetIssuance;
   at: string;
+}
+
+/** ADR-0014 "Machine callers": how many live roots one preset may hold, and how many it may issue per minute. */
+export interface PresetIssuance {
+  preset_id: string;
+  max_active_roots: number;
+  max_per_minute: number;
+}
+
+/** The follow-up an admitted effect needs until its verdict: a work-queue row leased to the admitting node. */
+export interface FollowUp {
+  attempt_id: string;
+  lease_owner: string;
+  lease_until: string;
+  /** When the follower stops waiting for the remote and records the effect as unknown. */
+  deadline: string;
+}
+
+/**
+ * A task's whole admission in one transaction (ADR-0014: a delegation record
+ * and its budget commit together; a refused admission leaves nothing live):
+ * the contracts' budget nodes (a preset root, imported upstream ones, the
+ * minted child; existing ones are found idempotently), then the effect's
+ * admission. The fence set read before the transaction covers the streams
+ * that already existed; the heads of streams opened here are added to it.
+ */
+export interface TaskAdmissionRequest {
+  budgets: OpenBudgetRequest[];
+  /** Heads read before the transaction, of the authority streams that already existed. */
+  fence_set: ControlBoundaryRef[];
+  /** Builds the admission (decision, attempt records) over the completed fence set. */
+  admission: (fence: ControlBoundaryRef[]) => AdmissionRequest;
 }
 
 export interface BudgetNode {
@@ -77,6 +111,8 @@ export interface AdmissionRequest {
   records?: Envelope[];
   /** Audit events to append in the same transaction (attempt streams; never an authority stream). */
   events?: ControlEventInput[];
+  /** The durable follow-up this effect needs until its verdict. */
+  follow?: FollowUp;
 }
 
 export interface AdmissionReceipt {
@@ -102,6 +138,8 @@ export interface SettlementRequest {
   records?: Envelope[];
   /** Audit events appended in the same transaction (attempt streams only). */
   events?: ControlEventInput[];
+  /** The effect whose follow-up this verdict ends (its work-queue row is deleted in the same transaction). */
+  ends_follow?: string;
 }
 
 export interface Reservation {

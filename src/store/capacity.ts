@@ -41,3 +41,25 @@ export const CAPACITY_INDEXES = `
   CREATE INDEX ledger_reservations_live ON ledger_reservations(owner_namespace, status);
   CREATE INDEX ledger_nodes_live ON ledger_nodes(owner_namespace, not_after);
 `;
+
+/** `q(name)` renders a placeholder for the preset queries. */
+export type PresetPlaceholder = (name: 'preset' | 'at' | 'since') => string;
+
+/**
+ * ADR-0014 preset limits, counted in the store so every process shares them
+ * and a restart re-grants nothing: the roots of one preset that still hold
+ * capacity (the rule above, per preset), and those issued in the last minute.
+ */
+export const presetActiveRootsSql = (p: PresetPlaceholder) => `
+  SELECT count(*) AS n FROM (
+    SELECT n.node_id FROM ledger_nodes n
+    LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || n.space_id AND h.branch_id = 'delegation:' || n.node_id
+    WHERE n.preset_id = ${p('preset')} AND n.parent_id IS NULL AND n.not_after > ${p('at')}
+      AND coalesce(h.state, '') NOT IN ${TERMINAL} AND ${ROOT_LIVE('n.node_id')}
+    UNION
+    SELECT r.root_id FROM ledger_reservations r JOIN ledger_nodes n ON n.node_id = r.root_id
+    WHERE n.preset_id = ${p('preset')} AND r.status IN ('held', 'unknown')
+  ) AS active`;
+
+export const presetIssuedSinceSql = (p: PresetPlaceholder) =>
+  `SELECT count(*) AS n FROM ledger_nodes WHERE preset_id = ${p('preset')} AND parent_id IS NULL AND created_at > ${p('since')}`;

@@ -10,7 +10,7 @@ import type { LedgerLimits } from '../ledger/types.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ControlStore, LedgerStore } from './port.ts';
 import { appendControl, headOf, parseEventInput } from './programs/control.ts';
-import { admit, narrow, nodeOf, openBudget, reservationOf, settle } from './programs/ledger.ts';
+import { admit, admitTask, narrow, nodeOf, openBudget, reservationOf, settle } from './programs/ledger.ts';
 import type { HeadRow, NodeRow, Program, ReservationRow } from './programs/ops.ts';
 import { buildTree, type TreeRow } from './tree.ts';
 
@@ -73,6 +73,7 @@ export function composeLedger(run: RunProgram, reads: StoreReads, ids: IdSource,
   return {
     openBudget: async (req) => run(() => openBudget(req, ids, limits)),
     admit: async (req) => run(() => admit(req, ids, limits)),
+    admitTask: async (req) => run(() => admitTask(req, ids, limits)),
     settle: async (req) => run(() => settle(req, ids)),
     narrow: async (nodeId, ceilings) => run(() => narrow(nodeId, ceilings)),
     node: async (id) => {

@@ -15,9 +15,10 @@ import type {
   OpenBudgetRequest,
   Reservation,
   SettlementRequest,
+  TaskAdmissionRequest,
 } from '../ledger/types.ts';
 import type { Envelope } from '../records/envelope.ts';
-import type { EventRow, RecordRow } from './programs/ops.ts';
+import type { EventRow, RecordRow, WorkRow } from './programs/ops.ts';
 
 export type PutResult = 'inserted' | 'exists';
 
@@ -62,6 +63,8 @@ export interface ControlStore {
 export interface LedgerStore {
   openBudget(req: OpenBudgetRequest): Promise<BudgetNode>;
   admit(req: AdmissionRequest): Promise<AdmissionReceipt>;
+  /** Budget nodes and the effect's admission in one transaction; nothing is stored when any check fails. */
+  admitTask(req: TaskAdmissionRequest): Promise<AdmissionReceipt>;
   settle(req: SettlementRequest): Promise<Reservation>;
   /** Lowers a node's ceilings (never raises, never below consumed + reserved); returns those in force. */
   narrow(nodeId: string, ceilings: ReadonlyMap<string, bigint>): Promise<Map<string, bigint>>;
@@ -249,9 +252,28 @@ export interface AuditControlHeadRow {
   last_position: bigint | null;
 }
 
+/**
+ * The durable attempt work queue (src/store/work-sql.ts): effects admitted
+ * and not yet given a verdict. Rows are inserted by admission and deleted by
+ * the verdict's settlement; these operations only lease them.
+ */
+export interface WorkStore {
+  /** Leases up to `limit` rows whose lease lapsed at `now` to `owner` until `leaseUntil`; each claim counts a try. */
+  claim(owner: string, now: string, leaseUntil: string, limit: number): Promise<WorkRow[]>;
+  /** Extends a lease `owner` still holds; false when it lost it. */
+  renew(effectId: string, owner: string, leaseUntil: string): Promise<boolean>;
+  /** Gives a lease back, due again at `dueAt`; false when `owner` no longer held it. */
+  release(effectId: string, owner: string, dueAt: string): Promise<boolean>;
+  get(effectId: string): Promise<WorkRow | undefined>;
+  ofAttempt(attemptId: string): Promise<WorkRow[]>;
+  /** Oldest first. */
+  list(limit: number): Promise<WorkRow[]>;
+}
+
 export interface Store extends RecordStore {
   readonly control: ControlStore;
   readonly ledger: LedgerStore;
+  readonly work: WorkStore;
   readonly push: PushStore;
   readonly audit: AuditReads;
   /** Cheap liveness probe for /readyz; throws storage_error when the store is unusable. */

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { StreamId } from '../../control/scope.ts';
 import type { AsyncTxOps } from '../programs/run.ts';
-import { activeRootsSql, retainedSql } from '../capacity.ts';
+import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql } from '../capacity.ts';
 import type { BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../programs/ops.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
@@ -51,6 +51,14 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
     countActiveRoots: (ns, at) => count(activeRootsSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
     countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
+    lockPreset: async (preset) => {
+      await exec('INSERT INTO preset_locks(preset_id) VALUES ($1) ON CONFLICT DO NOTHING', [preset]);
+      await exec('SELECT preset_id FROM preset_locks WHERE preset_id = $1 FOR UPDATE', [preset]);
+    },
+    countPresetActiveRoots: (preset, at) => count(presetActiveRootsSql((name) => (name === 'preset' ? '$1' : '$2')), [preset, at]),
+    countPresetIssuedSince: (preset, since) => count(presetIssuedSinceSql((name) => (name === 'preset' ? '$1' : '$2')), [preset, since]),
+    insertWork: (row) => insert('attempt_work', row),
+    deleteWork: (id) => exec('DELETE FROM attempt_work WHERE effect_id = $1', [id]),
     insertNode: (row) => insert('ledger_nodes', row),
     balances: async (ids, lock) =>
       (await client.query(`SELECT * FROM ledger_balances WHERE node_id = ANY($1) ORDER BY node_id, dimension${lockSql(lock)}`, [ids])).rows as BalanceRow[],

@@ -5,6 +5,7 @@
  */
 import { CAPACITY_INDEXES } from '../capacity.ts';
 import { pushTablesSql } from '../push-sql.ts';
+import { workTablesSql } from '../work-sql.ts';
 
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {
@@ -111,4 +112,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   },
   { version: 3, sql: CAPACITY_INDEXES },
   { version: 4, sql: pushTablesSql('') },
+  { version: 5, sql: workTablesSql('') },
 ];

@@ -13,13 +13,14 @@ import { randomIds, type IdSource } from '../../records/ids.ts';
 import { balanceAuditSql, composeControl, composeLedger, type BalanceAuditRow, type StoreReads } from '../compose.ts';
 import { decodeRecord, type RecordDocRow } from '../decode.ts';
 import { composeAudit } from '../audit-sql.ts';
-import type { AuditReads, ControlStore, LedgerStore, PushStore, PutResult, Store } from '../port.ts';
+import type { AuditReads, ControlStore, LedgerStore, PushStore, PutResult, Store, WorkStore } from '../port.ts';
+import { composeWork } from '../work-sql.ts';
 import type { HeadRow, NodeRow, Program, ReservationRow } from '../programs/ops.ts';
 import { putRecord } from '../programs/records.ts';
 import { runAsync } from '../programs/run.ts';
 import type { TreeRow } from '../tree.ts';
 import { pgOps } from './ops.ts';
-import { pgPush } from './push.ts';
+import { pgDialect, pgPush } from './push.ts';
 import { PG_MIGRATIONS } from './schema.ts';
 
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
@@ -36,6 +37,7 @@ export class PgStore implements Store {
   readonly control: ControlStore;
   readonly ledger: LedgerStore;
   readonly push: PushStore;
+  readonly work: WorkStore;
   readonly audit: AuditReads;
 
   private constructor(
@@ -66,6 +68,7 @@ export class PgStore implements Store {
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = pgPush((sql, params) => this.query(sql, params));
+    this.work = composeWork(pgDialect((sql, params) => this.query(sql, params)));
     this.audit = composeAudit({ p: (n) => `$${n}`, all: (sql, params) => this.query(sql, [...params]) });
   }
 

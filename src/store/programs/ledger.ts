@@ -5,7 +5,7 @@
  * dispatch, or nothing changed.
  */
 import { boundaryOf } from '../../control/event.ts';
-import { assertFences, streamsToRead, type StreamHead } from '../../control/fence.ts';
+import { assertFences, fenceSetOf, streamsToRead, type ControlBoundaryRef, type StreamHead } from '../../control/fence.ts';
 import { streamKey, streamOf, type ControlScopeRef } from '../../control/scope.ts';
 import { permitsEffects, type AuthorityState } from '../../control/state.ts';
 import { contextInvalidated, deny, invalidRequest, limitExceeded } from '../../errors.ts';
@@ -18,8 +18,10 @@ import {
   type BudgetNode,
   type LedgerLimits,
   type OpenBudgetRequest,
+  type PresetIssuance,
   type Reservation,
   type SettlementRequest,
+  type TaskAdmissionRequest,
 } from '../../ledger/types.ts';
 import { digestOf } from '../../records/digest.ts';
 import { refOf, type Envelope } from '../../records/envelope.ts';
@@ -45,12 +47,30 @@ export function nodeOf(row: NodeRow): BudgetNode {
   };
 }
 
+/**
+ * ADR-0014 preset limits, from the store's own rows inside the issuing
+ * transaction: shared by every process and kept across restarts (process
+ * memory is never authority). The lock makes concurrent issuers from one
+ * preset take turns where writers are not already serial.
+ */
+function* checkPreset(preset: PresetIssuance, at: string): Program<void> {
+  yield* tx('lockPreset', preset.preset_id);
+  if ((yield* tx('countPresetActiveRoots', preset.preset_id, at)) >= preset.max_active_roots) {
+    throw limitExceeded('preset has reached its active-root limit', { bound: 'active_roots', preset: preset.preset_id });
+  }
+  const since = new Date(Date.parse(at) - 60_000).toISOString();
+  if ((yield* tx('countPresetIssuedSince', preset.preset_id, since)) >= preset.max_per_minute) {
+    throw limitExceeded('preset has reached its issuance rate', { bound: 'issuance_rate', preset: preset.preset_id });
+  }
+}
+
 function openDigest(req: OpenBudgetRequest): string {
   // The announcer and time are not part of what the node *is*: a second gateway
   // importing the same contract must find the same node (idempotent by content).
-  const { at: _at, actor_ref: _actor, record, dimensions, ...rest } = req;
+  const { at: _at, actor_ref: _actor, record, dimensions, preset, ...rest } = req;
   return digestOf({
     ...rest,
+    ...(preset ? { preset_id: preset.preset_id } : {}),
     record: record?.content_digest ?? null,
     dimensions: dimensions.map((d) => ({ ...d, ceiling: d.ceiling.toString() })),
   });
@@ -76,6 +96,7 @@ export function* openBudget(req: OpenBudgetRequest, ids: IdSource, limits: Ledge
     if ((yield* tx('countActiveRoots', req.owner_namespace, req.at)) >= limits.maxActiveRoots) {
       throw limitExceeded('owner namespace has the maximum number of active roots', { max: limits.maxActiveRoots });
     }
+    if (req.preset) yield* checkPreset(req.preset, req.at);
   } else {
     const parent = yield* tx('node', req.parent_id, 'share');
     if (!parent) throw invalidRequest('parent delegation is unknown', { parent_id: req.parent_id });
@@ -115,6 +136,7 @@ export function* openBudget(req: OpenBudgetRequest, ids: IdSource, limits: Ledge
   const row: NodeRow = {
     node_id: req.node_id,
     parent_id: req.parent_id ?? null,
+    preset_id: req.parent_id === undefined ? (req.preset?.preset_id ?? null) : null,
     root_id,
     depth,
     space_id: req.space_id,
@@ -143,6 +165,7 @@ function admissionDigest(req: AdmissionRequest): string {
     decision: req.decision.content_digest,
     attempt_scope: req.attempt_scope,
     records: (req.records ?? []).map((r) => r.content_digest),
+    follow: req.follow?.attempt_id ?? null,
   });
 }
 
@@ -239,8 +262,35 @@ export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimit
     ids,
   );
   yield* rideAlong(req.records, req.events, req.at, ids);
+  if (req.follow) {
+    const { attempt_id, lease_owner, lease_until, deadline } = req.follow;
+    yield* tx('insertWork', { effect_id: req.effect_id, attempt_id, reservation_id: req.reservation_id, lease_owner, lease_until, tries: 0, deadline, created_at: req.at });
+  }
   return receipt;
 }
+
+/**
+ * A task's whole admission (TaskAdmissionRequest): budget nodes first, then
+ * the admission over a fence set completed with the heads of the delegation
+ * streams this transaction opened. Any refusal rolls all of it back, so a
+ * refused send holds no root, no child and no preset capacity.
+ */
+export function* admitTask(req: TaskAdmissionRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS): Program<AdmissionReceipt> {
+  const opened: ControlScopeRef[] = [];
+  for (const b of req.budgets) {
+    const existed = yield* tx('node', b.node_id, 'none');
+    yield* openBudget(b, ids, limits);
+    if (!existed) opened.push(delegationScope(b.space_id, b.node_id));
+  }
+  const fresh: ControlBoundaryRef[] = [];
+  for (const s of opened) {
+    const row = yield* tx('streamHead', streamOf(s), 'share');
+    if (row) fresh.push(boundaryOfHead(headOf(row)));
+  }
+  return yield* admit(req.admission([...fenceSetOf([...req.fence_set, ...fresh])]), ids, limits);
+}
+
+const boundaryOfHead = (h: StreamHead): ControlBoundaryRef => ({ project_id: h.project_id, branch_id: h.branch_id, position: h.position, event_id: h.event_id, event_digest: h.event_digest });
 
 function* applyAndJournal(reservationId: string, deltas: readonly BalanceDelta[], reason: string, at: string): Program<void> {
   for (const d of deltas) {
@@ -270,6 +320,7 @@ export function reservationOf(row: ReservationRow): Reservation {
 export function* settle(req: SettlementRequest, ids: IdSource): Program<Reservation> {
   const result = yield* settleOnly(req);
   yield* rideAlong(req.records, req.events, req.at, ids);
+  if (req.ends_follow) yield* tx('deleteWork', req.ends_follow);
   return result;
 }
 

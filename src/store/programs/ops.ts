@@ -46,6 +46,8 @@ export interface EventRow {
 
 /** A budget node as stored: the domain fields, plus bookkeeping, with the issued event as JSON text. */
 export interface NodeRow extends Omit<BudgetNode, 'issued_event'> {
+  /** The owner preset a root was issued from (its durable issuance counters); null for children and imported roots. */
+  preset_id: string | null;
   request_digest: string;
   issued_event: string;
   created_at: string;
@@ -87,6 +89,23 @@ export interface EntryRow {
   at: string;
 }
 
+/**
+ * One admitted effect that must be followed until its verdict (the durable
+ * work queue): inserted by the admission, deleted by the verdict, leased by
+ * whichever node follows it.
+ */
+export interface WorkRow {
+  effect_id: string;
+  attempt_id: string;
+  reservation_id: string;
+  lease_owner: string | null;
+  lease_until: string;
+  tries: number;
+  /** After this instant the follower stops waiting and records the effect as unknown. */
+  deadline: string;
+  created_at: string;
+}
+
 /** Synchronous shape of the primitives; the async adapter returns the same values in promises. */
 export interface TxOps {
   recordByRevision(revisionId: string): RecordRow | undefined;
@@ -103,6 +122,14 @@ export interface TxOps {
   countDescendants(rootId: string): number;
   countActiveRoots(ownerNamespace: string, at: string): number;
   countRetained(ownerNamespace: string, at: string): number;
+  /** Serialises issuance from one preset across processes (a row lock; a no-op where writers are already serial). */
+  lockPreset(presetId: string): void;
+  /** Roots of one preset that still hold capacity (the activeRootsSql rule, per preset). */
+  countPresetActiveRoots(presetId: string, at: string): number;
+  /** Roots issued from one preset after `since` (the per-minute rate). */
+  countPresetIssuedSince(presetId: string, since: string): number;
+  insertWork(row: WorkRow): void;
+  deleteWork(effectId: string): void;
   insertNode(row: NodeRow): void;
   balances(nodeIds: readonly string[], lock: Lock): BalanceRow[];
   insertBalance(row: BalanceRow): void;

@@ -5,6 +5,7 @@
  */
 import { CAPACITY_INDEXES } from '../capacity.ts';
 import { pushTablesSql } from '../push-sql.ts';
+import { workTablesSql } from '../work-sql.ts';
 
 export interface Migration {
   version: number;
@@ -124,4 +125,5 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 3, sql: CAPACITY_INDEXES },
   { version: 4, sql: pushTablesSql(' STRICT') },
+  { version: 5, sql: workTablesSql(' STRICT') },
 ];

@@ -4,9 +4,9 @@
  * whole database and reads inside it are already serialised.
  */
 import type { StreamId } from '../../control/scope.ts';
-import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, TxOps } from '../programs/ops.ts';
+import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, TxOps, WorkRow } from '../programs/ops.ts';
 import type { Db } from './database.ts';
-import { activeRootsSql, retainedSql } from '../capacity.ts';
+import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql } from '../capacity.ts';
 
 
 export function sqliteOps(db: Db): TxOps {
@@ -38,10 +38,17 @@ export function sqliteOps(db: Db): TxOps {
     countDescendants: db.prepare<[string], { n: bigint }>('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = ? AND parent_id IS NOT NULL'),
     countActiveRoots: db.prepare<[{ ns: string; at: string }], { n: bigint }>(activeRootsSql((name) => `@${name}`)),
     countRetained: db.prepare<[{ ns: string; at: string }], { n: bigint }>(retainedSql((name) => `@${name}`)),
+    countPresetActive: db.prepare<[{ preset: string; at: string }], { n: bigint }>(presetActiveRootsSql((name) => `@${name}`)),
+    countPresetSince: db.prepare<[{ preset: string; since: string }], { n: bigint }>(presetIssuedSinceSql((name) => `@${name}`)),
     insertNode: db.prepare(
-      `INSERT INTO ledger_nodes(node_id, parent_id, root_id, depth, space_id, owner_namespace, not_after, request_digest, issued_event, created_at)
-       VALUES (@node_id, @parent_id, @root_id, @depth, @space_id, @owner_namespace, @not_after, @request_digest, @issued_event, @created_at)`,
+      `INSERT INTO ledger_nodes(node_id, parent_id, preset_id, root_id, depth, space_id, owner_namespace, not_after, request_digest, issued_event, created_at)
+       VALUES (@node_id, @parent_id, @preset_id, @root_id, @depth, @space_id, @owner_namespace, @not_after, @request_digest, @issued_event, @created_at)`,
     ),
+    insertWork: db.prepare(
+      `INSERT INTO attempt_work(effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at)
+       VALUES (@effect_id, @attempt_id, @reservation_id, @lease_owner, @lease_until, @tries, @deadline, @created_at)`,
+    ),
+    deleteWork: db.prepare('DELETE FROM attempt_work WHERE effect_id = ?'),
     insertBalance: db.prepare(
       `INSERT INTO ledger_balances(node_id, dimension, unit, ceiling, consumed, reserved)
        VALUES (@node_id, @dimension, @unit, @ceiling, @consumed, @reserved)`,
@@ -84,6 +91,12 @@ export function sqliteOps(db: Db): TxOps {
     countDescendants: (root) => n(q.countDescendants.get(root)),
     countActiveRoots: (ns, at) => n(q.countActiveRoots.get({ ns, at })),
     countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),
+    // BEGIN IMMEDIATE already makes every writer serial.
+    lockPreset: () => undefined,
+    countPresetActiveRoots: (preset, at) => n(q.countPresetActive.get({ preset, at })),
+    countPresetIssuedSince: (preset, since) => n(q.countPresetSince.get({ preset, since })),
+    insertWork: (row: WorkRow) => void q.insertWork.run(row),
+    deleteWork: (id) => void q.deleteWork.run(id),
     insertNode: (row: NodeRow) => void q.insertNode.run(row),
     balances: (ids) =>
       ids.length === 0

@@ -1,11 +1,16 @@
 /** The SQLite half of push storage: the shared statements, with prepared statements cached by text. */
 import type Database from 'better-sqlite3';
 import type { PushStore } from '../port.ts';
-import { composePush } from '../push-sql.ts';
+import { composePush, type PushDialect } from '../push-sql.ts';
 import type { Db } from './database.ts';
 
 /** `guard` turns driver errors into storage_error (SqliteStore's). */
 export function sqlitePush(db: Db, guard: <T>(fn: () => T) => T): PushStore {
+  return composePush(sqliteDialect(db, guard));
+}
+
+/** The shared-statement dialect (push, work queue) on one SQLite handle. */
+export function sqliteDialect(db: Db, guard: <T>(fn: () => T) => T): PushDialect {
   const cache = new Map<string, Database.Statement>();
   const prepare = (sql: string) => {
     let stmt = cache.get(sql);
@@ -16,7 +21,7 @@ export function sqlitePush(db: Db, guard: <T>(fn: () => T) => T): PushStore {
     }
     return stmt;
   };
-  return composePush({
+  return {
     // Named, so one parameter can appear twice; better-sqlite3 has no numbered ones.
     p: (n) => `@p${n}`,
     // A write statement takes the database's write lock before it reads, so claims never interleave.
@@ -29,5 +34,5 @@ export function sqlitePush(db: Db, guard: <T>(fn: () => T) => T): PushStore {
         stmt.run(bound);
         return [];
       }),
-  });
+  };
 }

@@ -6,14 +6,15 @@ import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
 import { balanceAuditSql, composeControl, composeLedger, type BalanceAuditRow, type StoreReads } from '../compose.ts';
 import { composeAudit } from '../audit-sql.ts';
-import type { AuditReads, ControlStore, LedgerStore, PushStore, PutResult, Store } from '../port.ts';
+import type { AuditReads, ControlStore, LedgerStore, PushStore, PutResult, Store, WorkStore } from '../port.ts';
 import type { Program, ReservationRow } from '../programs/ops.ts';
 import { putRecord } from '../programs/records.ts';
 import { runSync } from '../programs/run.ts';
 import type { TreeRow } from '../tree.ts';
 import { immediate, openDatabase, type Db, type OpenOptions } from './database.ts';
 import { sqliteOps } from './ops.ts';
-import { sqlitePush } from './push.ts';
+import { sqliteDialect, sqlitePush } from './push.ts';
+import { composeWork } from '../work-sql.ts';
 import { recordReads } from './records.ts';
 
 export interface SqliteStoreOptions extends OpenOptions {
@@ -25,6 +26,7 @@ export class SqliteStore implements Store {
   readonly control: ControlStore;
   readonly ledger: LedgerStore;
   readonly push: PushStore;
+  readonly work: WorkStore;
   readonly audit: AuditReads;
   private readonly records;
   private readonly ops;
@@ -60,6 +62,7 @@ export class SqliteStore implements Store {
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = sqlitePush(db, (fn) => this.guard(fn));
+    this.work = composeWork(sqliteDialect(db, (fn) => this.guard(fn)));
     const scans = new Map<string, Database.Statement>(); // a fixed handful of texts
     this.audit = composeAudit({
       p: () => '?',

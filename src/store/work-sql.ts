@@ -1,0 +1,56 @@
+/**
+ * The durable attempt work queue (DESIGN "The request path is one durable
+ * state machine per attempt"): one row per admitted effect that still needs
+ * a verdict. The admission inserts it leased to the admitting node, the
+ * verdict deletes it, and any node claims a row whose lease lapsed (its
+ * node died or gave up), so every open attempt is followed until it ends.
+ * The SQL is shared by both adapters, as push-sql.ts is.
+ */
+import type { WorkStore } from './port.ts';
+import type { PushDialect } from './push-sql.ts';
+import type { WorkRow } from './programs/ops.ts';
+
+/** Migration 5 in both dialects; `strict` is ' STRICT' for SQLite. */
+export const workTablesSql = (strict: string) => `
+  ALTER TABLE ledger_nodes ADD COLUMN preset_id TEXT;
+  CREATE INDEX ledger_nodes_by_preset ON ledger_nodes(preset_id, created_at) WHERE parent_id IS NULL AND preset_id IS NOT NULL;
+  -- One row per preset that has issued a root: PostgreSQL locks it to serialise that preset's issuance.
+  CREATE TABLE preset_locks (preset_id TEXT PRIMARY KEY)${strict};
+  CREATE TABLE attempt_work (
+    effect_id       TEXT PRIMARY KEY,
+    attempt_id      TEXT NOT NULL,
+    reservation_id  TEXT NOT NULL,
+    lease_owner     TEXT,
+    lease_until     TEXT NOT NULL,
+    tries           INTEGER NOT NULL CHECK (tries >= 0),
+    deadline        TEXT NOT NULL,
+    created_at      TEXT NOT NULL
+  )${strict};
+  CREATE INDEX attempt_work_due ON attempt_work(lease_until);
+  CREATE INDEX attempt_work_by_attempt ON attempt_work(attempt_id);
+`;
+
+const COLUMNS = 'effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at';
+const rowOf = (r: WorkRow): WorkRow => ({ ...r, tries: Number(r.tries) });
+const clamp = (limit: number) => Math.min(Math.max(Math.trunc(limit) || 1, 1), 1000);
+
+export function composeWork({ p, lock, all }: PushDialect): WorkStore {
+  return {
+    claim: async (owner, now, leaseUntil, limit) =>
+      (
+        await all<WorkRow>(
+          `UPDATE attempt_work SET lease_owner = ${p(1)}, lease_until = ${p(3)}, tries = tries + 1
+           WHERE effect_id IN (SELECT effect_id FROM attempt_work WHERE lease_until <= ${p(2)} ORDER BY lease_until, effect_id LIMIT ${p(4)}${lock})
+           RETURNING ${COLUMNS}`,
+          [owner, now, leaseUntil, clamp(limit)],
+        )
+      ).map(rowOf),
+    renew: async (effectId, owner, leaseUntil) =>
+      (await all(`UPDATE attempt_work SET lease_until = ${p(3)} WHERE effect_id = ${p(1)} AND lease_owner = ${p(2)} RETURNING effect_id`, [effectId, owner, leaseUntil])).length === 1,
+    release: async (effectId, owner, dueAt) =>
+      (await all(`UPDATE attempt_work SET lease_owner = NULL, lease_until = ${p(3)} WHERE effect_id = ${p(1)} AND lease_owner = ${p(2)} RETURNING effect_id`, [effectId, owner, dueAt])).length === 1,
+    get: async (effectId) => (await all<WorkRow>(`SELECT ${COLUMNS} FROM attempt_work WHERE effect_id = ${p(1)}`, [effectId])).map(rowOf)[0],
+    ofAttempt: async (attemptId) => (await all<WorkRow>(`SELECT ${COLUMNS} FROM attempt_work WHERE attempt_id = ${p(1)} ORDER BY created_at, effect_id`, [attemptId])).map(rowOf),
+    list: async (limit) => (await all<WorkRow>(`SELECT ${COLUMNS} FROM attempt_work ORDER BY created_at, effect_id LIMIT ${p(1)}`, [clamp(limit)])).map(rowOf),
+  };
+}
