@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { CallerConfig, JwtConfig } from './gateway/callers.ts';
 import { DelegateeConfig } from './gateway/delegatees.ts';
 import { GatewayPresetConfig } from './gateway/preset.ts';
+import { DEFAULT_FOLLOW } from './gateway/path/deps.ts';
 import { AdminConfig, OperatorConfig } from './operator/identity.ts';
 import { BREAKER_TRIGGERS, DEFAULT_BREAKER_POLICY } from './control/breaker.ts';
 
@@ -81,6 +82,22 @@ export const Config = z.strictObject({
       maxConfigsPerTask: z.number().int().min(1).max(100).default(10),
     })
     // prefault, not default: `{}` is parsed through the object, so the field defaults above are the only ones.
+    .prefault({}),
+  /**
+   * Following admitted effects to their verdict (the durable work queue):
+   * leases, how long a blocking SendMessage waits at Baton, and the bound
+   * after which an effect without a terminal state is recorded as unknown.
+   */
+  follow: z
+    .strictObject({
+      leaseMs: z.number().int().min(1_000).max(600_000).default(DEFAULT_FOLLOW.leaseMs),
+      blockingWaitMs: z.number().int().min(100).max(3_600_000).default(DEFAULT_FOLLOW.blockingWaitMs),
+      maxFollowMs: z.number().int().min(1_000).max(7 * 24 * 3_600_000).default(DEFAULT_FOLLOW.maxFollowMs),
+      pollMinMs: z.number().int().min(1).max(60_000).default(DEFAULT_FOLLOW.pollMinMs),
+      pollMaxMs: z.number().int().min(10).max(600_000).default(DEFAULT_FOLLOW.pollMaxMs),
+      tickMs: z.number().int().min(20).max(60_000).default(DEFAULT_FOLLOW.tickMs),
+      recordTaskAfterMs: z.number().int().min(0).max(600_000).default(DEFAULT_FOLLOW.recordTaskAfterMs),
+    })
     .prefault({}),
   /** Time limits for calls to delegatees. */
   remote: z

@@ -16,6 +16,9 @@ import { DelegationAuthority } from './gateway/authority.ts';
 import { createCallerAuthenticator, type CallerAuthenticator } from './gateway/callers.ts';
 import { DelegateeRegistry } from './gateway/delegatees.ts';
 import { Dispatcher, type PushHooks } from './gateway/dispatcher.ts';
+import { AttemptRepository } from './gateway/attempts.ts';
+import { PathEvents } from './gateway/path/events.ts';
+import type { BreakerSignal } from './control/breaker.ts';
 import { delegateeOf, ownerActorRef } from './gateway/identity.ts';
 import { buildPreset } from './gateway/preset.ts';
 import { ProxyCards } from './gateway/proxy-card.ts';
@@ -83,9 +86,8 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
     outbox = composed.push?.outbox;
     server.on('request', app);
     outbox?.start();
-    // After a restart nothing is tracked in memory: watch every attempt that may still run.
-    const adopted = await dispatcher.adoptOpenAttempts();
-    if (adopted > 0) logger.info({ adopted }, 'watching attempts left open by a previous process');
+    // Every open follow-up is in the store: this node takes over those whose lease lapsed (after a restart, a crash elsewhere).
+    dispatcher.follower.start();
     if (config.operators.length > 0) {
       admin = createServer(createApp({ store, logger, routers: [operatorRouter({ service: composed.operator, operators: config.operators, logger })] }));
       await new Promise<void>((resolve, reject) => {
@@ -99,14 +101,12 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
     }
     if (config.admin.webhookUrl && !config.push.enabled) logger.warn('admin.webhookUrl is set but push is disabled: escalations are not delivered to it');
     let sweeping = false;
-    let ticks = 0;
-    const adoptEvery = Math.max(1, Math.round(10_000 / config.revocationSweepMs));
     const sweep = setInterval(() => {
       if (sweeping) return; // never overlap passes
       sweeping = true;
-      // Every ~10 s, also pick up attempts started elsewhere (another gateway, a CLI reassignment).
-      (++ticks % adoptEvery === 0 ? dispatcher.adoptOpenAttempts() : Promise.resolve(0))
-        .then(() => dispatcher.sweepRevocations())
+      // The sweep walks the durable work queue: attempts started on any node, before a restart, or by a CLI reassignment.
+      dispatcher
+        .sweepRevocations()
         .then((n) => n > 0 && logger.info({ cancelled: n }, 'revocation propagated to running attempts'))
         .catch((err) => logger.warn({ err }, 'revocation sweep failed'))
         .finally(() => (sweeping = false));
@@ -124,6 +124,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
       logger,
       async close() {
         clearInterval(sweep);
+        await dispatcher.drain();
         await outbox?.stop();
         for (const s of [server, admin]) {
           if (!s) continue;
@@ -190,8 +191,10 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     actor: gateway.actor_ref,
     ...(push && webhook ? { notify: (e: Escalation) => push.outbox.notifyOperator(e, webhook, { escalation: e as unknown as JsonValue }) } : {}),
   });
+  const events = pathEvents({ push: push?.outbox, escalations, signal: (s) => breakers.signal(s), logger });
   const dispatcher = new Dispatcher({
     store,
+    attempts: new AttemptRepository({ store, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref }),
     authority,
     delegatees,
     cards,
@@ -200,8 +203,9 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     ids: randomIds,
     gatewayActor: gateway.actor_ref,
     spaceId: config.spaceId,
-    escalate: (kind, subject, reasons) => escalations.raise(kind, subject, reasons),
-    signal: (s) => breakers.signal(s),
+    node: randomIds.next('node'),
+    follow: config.follow,
+    events,
     ...(push ? { push: push.hooks } : {}),
   });
   const breakers = new BreakerMonitor({
@@ -280,10 +284,31 @@ async function composePush(
     validate: (raw) => void checkWebhookUrl(parseConfigInput({ ...(raw as object), taskId: 'pending' }).url, policy),
     register: async (caller, attempt, raw) => void (await registry.create(caller, attempt, { ...(raw as object), taskId: attempt.record_id })),
     inbound: (taskId) => inbound.registrationFor(taskId),
-    closed: (attempt, verifiedTask) =>
-      void outbox.notify(attempt, verifiedTask).catch((err) => deps.logger.warn({ task_id: attempt.record_id, err: err instanceof Error ? err.message : String(err) }, 'push: enqueue failed; the recovery pass will retry')),
   };
   return { outbox, registry, inbound, hooks, close: () => agent.close() };
+}
+
+/**
+ * The request path's domain events, wired to what hangs off them: verified
+ * outcomes to the push outbox, breaker signals to the monitor, and what
+ * Baton cannot settle itself to the operator's escalations.
+ */
+function pathEvents(deps: { push: Outbox | undefined; escalations: Escalations; signal: (s: BreakerSignal) => void; logger: Logger }): PathEvents {
+  const events = new PathEvents();
+  const warn = (what: string) => (err: unknown) => deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, what);
+  events.on(async (e) => {
+    if (e.type === 'signal') deps.signal(e.signal);
+    if (e.type === 'escalate') await deps.escalations.raise(e.kind, e.subject, e.reasons).catch(warn('escalation failed'));
+    if (e.type !== 'closed') return;
+    const c = e.attempt.body;
+    await deps.push?.notify(e.attempt, e.evidence).catch(warn('push: enqueue failed; the recovery pass will retry'));
+    if (c.outcome) deps.signal({ kind: 'outcome', outcome: c.outcome, agent: c.remote.card_ref.object_id, delegation: c.delegation_ref.object_id });
+    if (c.outcome === 'unknown' || c.outcome === 'partially_applied') {
+      const reasons = [`outcome ${c.outcome}: the reservation is held until reconciliation`, ...e.reasons];
+      await deps.escalations.raise('effect_unverifiable', { attempt_id: c.attempt_id, delegation_id: c.delegation_ref.object_id }, reasons).catch(warn('escalation failed'));
+    }
+  });
+  return events;
 }
 
 /** The space policy stream and Baton's own agent stream must be active before any fence can hold. */

@@ -91,3 +91,14 @@ export function project(observation: Observation, readBack: ReadBack | undefined
       return { outcome: 'failed', settlement: 'consume', reasons: [`read-back confirms ${seen.state}`], acceptance: [] };
   }
 }
+
+/**
+ * RW-003 §1.2: when a control head moved while the effect ran (a racing
+ * revocation, suspension, trip or policy change), the result is not an
+ * authorised success — `succeeded` becomes `unknown` and its reservation is
+ * held until reconciled. Other outcomes stand as they are.
+ */
+export function withFences(p: Projection, fencesCurrent: boolean): Projection {
+  if (fencesCurrent || p.outcome !== 'succeeded') return p;
+  return { ...p, outcome: 'unknown', settlement: 'hold', reasons: [...p.reasons, 'a control head moved after admission'] };
+}

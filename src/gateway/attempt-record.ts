@@ -4,11 +4,26 @@
  * admitted, again when the remote names its task, last when an outcome is
  * projected. Remote ids are stored beside Baton's, never instead of them.
  */
-import type { ControlBoundaryRef } from '../control/fence.ts';
-import type { Outcome } from '../control/event.ts';
-import type { Digest } from '../records/digest.ts';
-import type { RevisionRef } from '../records/revision-ref.ts';
+import { z } from 'zod';
+import { ControlBoundaryRef } from '../control/fence.ts';
+import { Outcome } from '../control/event.ts';
+import { Digest } from '../records/digest.ts';
+import { Identifier } from '../records/ids.ts';
+import { RevisionRef } from '../records/revision-ref.ts';
 import type { TaskFingerprint } from '../attempts/task-view.ts';
+
+/**
+ * The part of the remote task Baton keeps as its own task view (DESIGN:
+ * GetTask answers from Baton's view, never live from the agent): status,
+ * artifacts and history as last observed or verified. Presented only with
+ * Baton's ids (src/gateway/present.ts).
+ */
+export interface StoredTaskView {
+  [key: string]: unknown;
+  status: { [key: string]: unknown; state: string };
+  artifacts?: unknown[];
+  history?: unknown[];
+}
 
 export interface AttemptBody {
   [key: string]: unknown;
@@ -32,11 +47,13 @@ export interface AttemptBody {
     context_id?: string;
     message_id?: string;
   };
-  /** Baton's own context id shown to the caller. */
+  /** Baton's own context id shown to the caller (the caller's own, when it named one). */
   context_id: string;
   idempotency_key: string;
   state: 'dispatching' | 'open' | 'closed';
   observed?: TaskFingerprint;
+  /** Baton's task view: the last verified (or, for an interrupted turn, observed) remote task. */
+  view?: StoredTaskView;
   outcome?: Outcome;
   receipt_ref?: RevisionRef;
   /** The exact input this attempt forwarded (a task_input record). */
@@ -47,7 +64,54 @@ export interface AttemptBody {
   reassigned_from?: string;
   /** Why the attempt was asked to stop, first cause only (ADR-0014). */
   cancel_cause?: { cause: 'caller' | 'revocation' | 'breaker' | 'reassignment' | 'operator'; at: string; detail?: string };
+  /** An operator's resolution of an effect Baton could not verify (ADR-0014: never automatic). */
+  resolution?: { as: 'not_dispatched' | 'consumed'; receipt_ref: RevisionRef };
+  /** Why a turn was refused by the delegatee without effect (its reservation was released). */
+  refused?: { reason: string; at: string };
 }
+
+const Fingerprint = z.looseObject({ task_id: z.string(), state: z.string(), status_digest: Digest, artifacts_digest: Digest, artifact_count: z.number() });
+
+/**
+ * The attempt body as read back from the store (STYLE: zod at every edge,
+ * records included). Loose: later revisions may carry fields this build
+ * does not know, and they must survive the next revision.
+ */
+export const AttemptBodySchema = z.looseObject({
+  attempt_id: Identifier,
+  space_id: z.string(),
+  delegatee_id: z.string(),
+  delegation_ref: RevisionRef,
+  root_ref: RevisionRef,
+  caller_id: z.string(),
+  effect_id: Identifier,
+  reservation_id: Identifier,
+  fence_set: z.array(ControlBoundaryRef),
+  remote: z.looseObject({
+    endpoint: z.string(),
+    protocol: z.literal('a2a'),
+    protocol_version: z.string(),
+    binding: z.string(),
+    card_ref: RevisionRef,
+    extensions: z.array(z.string()),
+    task_id: z.string().optional(),
+    context_id: z.string().optional(),
+    message_id: z.string().optional(),
+  }),
+  context_id: z.string(),
+  idempotency_key: z.string(),
+  state: z.enum(['dispatching', 'open', 'closed']),
+  observed: Fingerprint.optional(),
+  view: z.looseObject({ status: z.looseObject({ state: z.string() }), artifacts: z.array(z.unknown()).optional(), history: z.array(z.unknown()).optional() }).optional(),
+  outcome: Outcome.optional(),
+  receipt_ref: RevisionRef.optional(),
+  input_ref: RevisionRef.optional(),
+  resumed_from: RevisionRef.optional(),
+  reassigned_from: z.string().optional(),
+  cancel_cause: z.looseObject({ cause: z.enum(['caller', 'revocation', 'breaker', 'reassignment', 'operator']), at: z.string(), detail: z.string().optional() }).optional(),
+  resolution: z.looseObject({ as: z.enum(['not_dispatched', 'consumed']), receipt_ref: RevisionRef }).optional(),
+  refused: z.looseObject({ reason: z.string(), at: z.string() }).optional(),
+});
 
 /** The caller's message as forwarded, minus the contract chain Baton attached: the attempt's exact input. */
 export interface TaskInputBody {

@@ -7,7 +7,7 @@
  * and appends rw003.delegation.issued in one transaction).
  */
 import { evaluateChain, type EvaluatedChain, type OperationRequest } from '../contracts/admission.ts';
-import { loadChain, verifyChain, type AuthorityHeads } from '../contracts/attestation-chain.ts';
+import { loadChain, type AuthorityHeads } from '../contracts/attestation-chain.ts';
 import { issueContract, type TrustedCaller } from '../contracts/issuance.ts';
 import { mintChild } from '../contracts/mint.ts';
 import { parseContract, type DelegationContract, type OwnerBinding } from '../contracts/model.ts';
@@ -24,7 +24,15 @@ import { readFile } from 'node:fs/promises';
 import { parseJwks } from '../cards/jwks.ts';
 import { utc, type Clock } from '../records/time.ts';
 import type { Store } from '../store/port.ts';
+import type { OpenBudgetRequest, PresetIssuance } from '../ledger/types.ts';
 import type { Caller } from './callers.ts';
+
+/**
+ * Issuance counters handed to the contract issuer: the preset's limits are
+ * enforced durably by the admission transaction that stores the root
+ * (ADR-0014; process memory is never authority), so nothing is counted here.
+ */
+const DURABLE_COUNTERS = { activeRoots: async () => 0, issuedSince: async () => 0 };
 
 export interface AuthorityDeps {
   store: Store;
@@ -48,31 +56,48 @@ export interface TaskAuthority {
   reevaluate(op?: OperationRequest): Promise<EvaluatedChain>;
 }
 
-export class DelegationAuthority {
-  /** Roots issued by this process that still hold preset capacity: root id → preset and time. */
-  private readonly live = new Map<string, { presetId: string; at: number }>();
-  /** Issuance instants per preset, for the per-minute rate. */
-  private readonly issuedAt = new Map<string, number[]>();
+/**
+ * Authority for a new task, minted but not yet stored: the admission stores
+ * every budget node in its own transaction (ADR-0014: a delegation record and
+ * its budget commit together; a refused admission leaves nothing live).
+ */
+export interface PreparedAuthority extends TaskAuthority {
+  /** The nodes to open with the admission, root first; existing ones are found idempotently. */
+  budgets: OpenBudgetRequest[];
+}
 
+export class DelegationAuthority {
   constructor(private readonly deps: AuthorityDeps) {}
 
-  /** Heads from the control plane: the stored revision plus its stream's projected state. */
-  readonly heads: AuthorityHeads = {
-    head: async (delegationId) => {
-      const record = await this.deps.store.getRecord(delegationId);
-      if (!record) return undefined;
-      const head = await this.deps.store.control.head({ space_id: this.deps.owner.space_id, scope_kind: 'delegation', scope_id: delegationId });
-      const state = head?.state;
-      const status = state === 'active' ? 'active' : state === 'suspended' || state === 'tripped' ? 'suspended' : state === 'expired' ? 'expired' : 'revoked';
-      return { ref: refOf(record), status };
-    },
-  };
+  /**
+   * Heads from the control plane: the stored revision plus its stream's
+   * projected state. A contract minted for an admission still in flight has
+   * no stream yet; it counts as active only while it is exactly the pending
+   * revision (its issuing transaction creates the stream).
+   */
+  headsWith(pending: readonly DelegationContract[] = []): AuthorityHeads {
+    return {
+      head: async (delegationId) => {
+        const record = await this.deps.store.getRecord(delegationId);
+        if (!record) {
+          const p = pending.find((c) => c.record_id === delegationId);
+          return p ? { ref: refOf(p), status: 'active' } : undefined;
+        }
+        const head = await this.deps.store.control.head({ space_id: this.deps.owner.space_id, scope_kind: 'delegation', scope_id: delegationId });
+        const state = head?.state;
+        const status = state === 'active' ? 'active' : state === 'suspended' || state === 'tripped' ? 'suspended' : state === 'expired' ? 'expired' : 'revoked';
+        return { ref: refOf(record), status };
+      },
+    };
+  }
+
+  readonly heads: AuthorityHeads = this.headsWith();
 
   readonly resolveSignerKey: ResolveSignerKey = async (kid, issuer) =>
     sameRevision(issuer, this.deps.gateway.actor_ref) ? this.deps.keyring.all().find((k) => k.kid === kid)?.publicKey : undefined;
 
-  /** Issues the root from the caller's preset and mints the child for `delegatee`. */
-  async open(caller: Caller, delegatee: DelegateeOption, objectiveText: string): Promise<TaskAuthority> {
+  /** Issues the root from the caller's preset and mints the child for `delegatee`; nothing is stored. */
+  async prepareOpen(caller: Caller, delegatee: DelegateeOption, objectiveText: string): Promise<PreparedAuthority> {
     const preset = caller.preset === undefined ? undefined : this.deps.presets.get(caller.preset);
     if (!preset) throw invalidRequest('this caller has no issuance preset configured', { caller: caller.id });
     const objective = { text: objectiveText.slice(0, 2000) || 'A2A task', type: preset.objective_types[0]! };
@@ -82,20 +107,23 @@ export class DelegationAuthority {
       { delegatee_card_ref: this.deps.gateway.card_ref, objective, input_revisions: [] },
       trusted,
       { path: 'owner_preset', preset },
-      { clock: this.deps.clock, ids: this.deps.ids, signer, owner: this.deps.owner, registry: defaultScopeRegistry, issuanceCounters: this.counters() },
+      // The preset's limits are counted by the admission transaction, in the store (ledger checkPreset).
+      { clock: this.deps.clock, ids: this.deps.ids, signer, owner: this.deps.owner, registry: defaultScopeRegistry, issuanceCounters: DURABLE_COUNTERS },
     );
-    await this.openBudget(root);
-    this.noteIssued(preset.preset_id, root.record_id);
-    const rootChain = await this.evaluate([root]);
+    const rootChain = await evaluateChain([root], { clock: this.deps.clock, resolveSignerKey: this.resolveSignerKey, heads: this.headsWith([root]) });
     const { contract: child } = await mintChild(
       rootChain,
       { delegatee, objective, input_revisions: [] },
       this.deps.gateway.actor_ref,
-      { clock: this.deps.clock, ids: this.deps.ids, signer, registry: defaultScopeRegistry, countDescendants: async (r) => this.descendants(r.object_id) },
+      { clock: this.deps.clock, ids: this.deps.ids, signer, registry: defaultScopeRegistry, countDescendants: async () => 0 },
     );
-    await this.openBudget(child);
     const contracts = [root, child];
-    return { contracts, reevaluate: (op) => this.evaluate(contracts, op) };
+    const issuance = { preset_id: preset.preset_id, max_active_roots: preset.issuance.max_active_roots, max_per_minute: preset.issuance.max_per_minute };
+    return {
+      contracts,
+      budgets: [this.budgetOf(root, this.deps.gateway.actor_ref, issuance), this.budgetOf(child)],
+      reevaluate: (op) => evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey: this.resolveSignerKey, heads: this.headsWith(contracts) }, op),
+    };
   }
 
   /**
@@ -104,32 +132,34 @@ export class DelegationAuthority {
    * under the upstream's pinned keys, its leaf must name this gateway's exact
    * card and actor as delegatee, and the child Baton mints extends it — one
    * more hop, narrower on every dimension, inside the same root budget.
+   * Nothing is stored here: the admission imports the chain with its budgets.
    */
-  async adopt(caller: Caller, records: readonly unknown[], self: DelegateeOption, delegatee: DelegateeOption, objectiveText: string): Promise<TaskAuthority> {
+  async prepareAdopt(caller: Caller, records: readonly unknown[], self: DelegateeOption, delegatee: DelegateeOption, objectiveText: string): Promise<PreparedAuthority> {
     if (!caller.upstream) throw invalidRequest('this caller may not present delegation chains');
     if (records.length === 0 || records.length > 5) throw invalidRequest('delegation chain must hold 1 to 5 contracts');
     const contracts = records.map((r) => parseContract(r));
     const resolveSignerKey = await this.upstreamKeys(caller.upstream);
-    // Signatures, order and attenuation first: nothing unverified is ever stored.
-    await verifyChain(contracts, { clock: this.deps.clock, resolveSignerKey });
-    // Then import: each contract and its budget node commit together, idempotently by content.
-    for (const c of contracts) await this.openBudget(c, caller.actor);
-    const chain = await evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey, heads: this.heads });
+    // Signatures, order, attenuation and heads first: nothing unverified is ever stored.
+    const chain = await evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey, heads: this.headsWith(contracts) });
     const leaf = chain.leaf.body.delegatee_agent_ref;
     if (!sameRevision(leaf.card_ref, self.card_ref) || !sameRevision(leaf.actor_ref, self.actor_ref)) {
       throw invalidRequest('the presented chain does not delegate to this gateway', { expected_card: self.card_ref.object_id });
     }
     const objective = { text: objectiveText.slice(0, 2000) || 'A2A task', type: chain.leaf.body.objective.type };
+    const rootId = contracts[0]!.record_id;
     const { contract: child } = await mintChild(
       chain,
       { delegatee, objective, input_revisions: [] },
       self.actor_ref,
-      { clock: this.deps.clock, ids: this.deps.ids, signer: this.signer(self.actor_ref), registry: defaultScopeRegistry, countDescendants: async (r) => this.descendants(r.object_id) },
+      { clock: this.deps.clock, ids: this.deps.ids, signer: this.signer(self.actor_ref), registry: defaultScopeRegistry, countDescendants: async () => this.descendants(rootId) },
     );
-    await this.openBudget(child);
     const all = [...contracts, child];
-    const reevaluate = (op?: OperationRequest) => evaluateChain(all, { clock: this.deps.clock, resolveSignerKey: this.either(resolveSignerKey), heads: this.heads }, op);
-    return { contracts: all, reevaluate };
+    const keys = this.either(resolveSignerKey);
+    return {
+      contracts: all,
+      budgets: [...contracts.map((c) => this.budgetOf(c, caller.actor)), this.budgetOf(child)],
+      reevaluate: (op?: OperationRequest) => evaluateChain(all, { clock: this.deps.clock, resolveSignerKey: keys, heads: this.headsWith(all) }, op),
+    };
   }
 
   /** The stored chain ending at `leaf`, re-verified under the keys this caller's chain needs. */
@@ -170,9 +200,10 @@ export class DelegationAuthority {
     return { operation: name, resource: { kind: 'project', project_id: this.deps.owner.space_id }, effect_class: effect, data_class: 'internal' };
   }
 
-  private async openBudget(contract: DelegationContract, announcer: ActorRef = this.deps.gateway.actor_ref): Promise<void> {
+  /** The budget node a contract accounts for (opened, idempotently by content, by the admission transaction). */
+  budgetOf(contract: DelegationContract, announcer: ActorRef = this.deps.gateway.actor_ref, preset?: PresetIssuance): OpenBudgetRequest {
     const { lineage, budget_ceilings, limits, owner } = contract.body;
-    await this.deps.store.ledger.openBudget({
+    return {
       node_id: contract.record_id,
       ...(lineage.kind === 'child' ? { parent_id: lineage.parent_ref.object_id } : {}),
       space_id: owner.space_id,
@@ -181,8 +212,9 @@ export class DelegationAuthority {
       dimensions: budget_ceilings.map((b) => ({ name: b.name, unit: b.unit, ceiling: BigInt(b.ceiling) })),
       actor_ref: announcer,
       record: contract as unknown as Envelope,
+      ...(preset ? { preset } : {}),
       at: utc(this.deps.clock.now()),
-    });
+    };
   }
 
   private async descendants(rootId: string): Promise<number> {
@@ -197,41 +229,5 @@ export class DelegationAuthority {
     return { actorRef, kid: k.kid, alg: 'ES256', key: k.privateKey };
   }
 
-  /**
-   * A root stops holding its preset's capacity once its work is settled
-   * (the dispatcher calls this); unresolved work keeps holding it.
-   */
-  release(rootId: string): void {
-    this.live.delete(rootId);
-  }
-
-  // Process-local issuance counters (ADR-0014 preset limits on active roots and
-  // creation rate). The durable bound across processes is the ledger's
-  // per-namespace active-root limit, checked inside openBudget.
-  private counters() {
-    return {
-      activeRoots: async (presetId: string) => this.liveRoots(presetId),
-      issuedSince: async (presetId: string, since: Date) => (this.issuedAt.get(presetId) ?? []).filter((t) => t >= since.getTime()).length,
-    };
-  }
-
-  private liveRoots(presetId: string): number {
-    const lifetimeMs = (this.deps.presets.get(presetId)?.terms.limits.lifetime_seconds ?? 3600) * 1000;
-    const horizon = this.deps.clock.now().getTime() - lifetimeMs;
-    let n = 0;
-    for (const [id, r] of this.live) {
-      if (r.at <= horizon) this.live.delete(id); // expired roots hold nothing
-      else if (r.presetId === presetId) n++;
-    }
-    return n;
-  }
-
-  private noteIssued(presetId: string, rootId: string): void {
-    const now = this.deps.clock.now().getTime();
-    this.live.set(rootId, { presetId, at: now });
-    const recent = (this.issuedAt.get(presetId) ?? []).filter((t) => t > now - 60_000);
-    recent.push(now);
-    this.issuedAt.set(presetId, recent);
-  }
 }
 

@@ -30,12 +30,15 @@ export const DEFAULT_REMOTE_LIMITS: RemoteLimits = { headersTimeoutMs: 10_000, b
 /** A transport failure, tagged with whether the request may have been delivered. */
 export class RemoteFailure extends Error {
   override readonly name = 'RemoteFailure';
+  /** The HTTP status the remote answered with, when it answered at all. */
+  readonly status?: number;
   constructor(
     readonly transmitted: boolean,
     readonly reason: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; status?: number },
   ) {
     super(reason, options);
+    if (options?.status !== undefined) this.status = options.status;
   }
 }
 
@@ -110,7 +113,7 @@ export class RemoteClient {
     if (res.statusCode >= 300) {
       await res.body.dump().catch(() => {});
       // The remote received and refused it; nothing in A2A says whether it acted, so treat as delivered.
-      throw new RemoteFailure(true, `remote answered HTTP ${res.statusCode}`);
+      throw new RemoteFailure(true, `remote answered HTTP ${res.statusCode}`, { status: res.statusCode });
     }
     return res;
   }

@@ -1,21 +1,12 @@
 /**
  * Small pure helpers for the A2A wire JSON the dispatcher handles: task
- * states, stream envelopes, artifact merging, failure classification.
+ * states, stream envelopes, artifact merging, the caller's error for a transport failure.
  */
-import type { Observation } from '../attempts/outcome.ts';
 import { BatonError, invalidRequest } from '../errors.ts';
 import type { JsonValue } from '../records/strict-json.ts';
-import type { AttemptBody } from './attempt-record.ts';
-import { presentTask } from './present.ts';
 import { RemoteFailure, RemoteRpcError } from './remote.ts';
 
 type Json = { [key: string]: JsonValue };
-
-/** Baton's recorded view of an attempt, for when no fresher remote view is at hand. */
-export function placeholderTask(attempt: AttemptBody): Json {
-  const state = attempt.state === 'dispatching' ? 'TASK_STATE_SUBMITTED' : 'TASK_STATE_WORKING';
-  return presentTask({ id: '', contextId: '', status: { state }, artifacts: [] }, attempt, attempt.outcome);
-}
 
 export function stateOf(view: Json): string {
   const status = view.status as Json | undefined;
@@ -56,13 +47,6 @@ export function chainOf(presented: JsonValue): unknown[] {
 export function textOf(message: Json): string {
   const parts = Array.isArray(message.parts) ? message.parts : [];
   return parts.map((p) => (p && typeof p === 'object' && !Array.isArray(p) && typeof p.text === 'string' ? p.text : '')).join(' ').trim();
-}
-
-export function lostOrRefused(err: unknown): Observation {
-  if (err instanceof RemoteFailure) return err.transmitted ? { kind: 'lost', reason: err.reason } : { kind: 'not_transmitted' };
-  // A JSON-RPC error reply: the remote received it; A2A says nothing about partial effects.
-  if (err instanceof RemoteRpcError) return { kind: 'lost', reason: `remote error ${err.code}` };
-  return { kind: 'lost', reason: 'unexpected failure' };
 }
 
 export function toCallerError(err: unknown): Error {

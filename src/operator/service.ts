@@ -23,7 +23,7 @@ import type { DelegationAuthority } from '../gateway/authority.ts';
 import type { DelegateeRegistry } from '../gateway/delegatees.ts';
 import type { Dispatcher } from '../gateway/dispatcher.ts';
 import type { RemoteClient } from '../gateway/remote.ts';
-import { readBack } from '../gateway/verifier.ts';
+import { readBack } from '../gateway/path/verify.ts';
 import type { Keyring } from '../keys/keyring.ts';
 import { refOf, sealRecord, type SealedRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';

@@ -15,7 +15,7 @@ import type { JsonValue } from '../records/strict-json.ts';
 import type { Keyring } from '../keys/keyring.ts';
 import type { AttemptBody } from '../gateway/attempt-record.ts';
 import { OUTCOME_METADATA, presentTask } from '../gateway/present.ts';
-import { placeholderTask } from '../gateway/wire.ts';
+import { presentAttempt } from '../gateway/path/present-attempt.ts';
 import type { DeliveryRow, PushConfigRow } from '../store/port.ts';
 
 type Json = { [key: string]: JsonValue };
@@ -61,7 +61,7 @@ export function isForGeneration(d: Pick<DeliveryRow, 'delivery_id' | 'revision_i
  */
 export function notificationBody(closed: SealedRecord<AttemptBody>, verifiedTask?: JsonValue): Json {
   const body = closed.body;
-  const task = verifiedTask && typeof verifiedTask === 'object' && !Array.isArray(verifiedTask) ? presentTask(verifiedTask, body, body.outcome) : placeholderTask(body);
+  const task = verifiedTask && typeof verifiedTask === 'object' && !Array.isArray(verifiedTask) ? presentTask(verifiedTask, body, body.outcome) : presentAttempt(body);
   const metadata = (task.metadata as Json | undefined) ?? {};
   const outcome = (metadata[OUTCOME_METADATA] as Json | undefined) ?? {};
   return { task: { ...task, metadata: { ...metadata, [OUTCOME_METADATA]: { ...outcome, revision_id: closed.revision_id, closed_at: closed.issued_at } } } };

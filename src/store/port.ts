@@ -264,6 +264,10 @@ export interface WorkStore {
   renew(effectId: string, owner: string, leaseUntil: string): Promise<boolean>;
   /** Gives a lease back, due again at `dueAt`; false when `owner` no longer held it. */
   release(effectId: string, owner: string, dueAt: string): Promise<boolean>;
+  /** Claims one row that nobody is following right now (it waits for its next poll), whatever its due time. */
+  claimIdle(effectId: string, owner: string, leaseUntil: string): Promise<WorkRow | undefined>;
+  /** Removes a row whose reservation was already resolved elsewhere (a verdict normally deletes it with its settlement). */
+  done(effectId: string): Promise<void>;
   get(effectId: string): Promise<WorkRow | undefined>;
   ofAttempt(attemptId: string): Promise<WorkRow[]>;
   /** Oldest first. */

@@ -49,6 +49,14 @@ export function composeWork({ p, lock, all }: PushDialect): WorkStore {
       (await all(`UPDATE attempt_work SET lease_until = ${p(3)} WHERE effect_id = ${p(1)} AND lease_owner = ${p(2)} RETURNING effect_id`, [effectId, owner, leaseUntil])).length === 1,
     release: async (effectId, owner, dueAt) =>
       (await all(`UPDATE attempt_work SET lease_owner = NULL, lease_until = ${p(3)} WHERE effect_id = ${p(1)} AND lease_owner = ${p(2)} RETURNING effect_id`, [effectId, owner, dueAt])).length === 1,
+    claimIdle: async (effectId, owner, leaseUntil) =>
+      (
+        await all<WorkRow>(
+          `UPDATE attempt_work SET lease_owner = ${p(2)}, lease_until = ${p(3)}, tries = tries + 1 WHERE effect_id = ${p(1)} AND lease_owner IS NULL RETURNING ${COLUMNS}`,
+          [effectId, owner, leaseUntil],
+        )
+      ).map(rowOf)[0],
+    done: async (effectId) => void (await all(`DELETE FROM attempt_work WHERE effect_id = ${p(1)}`, [effectId])),
     get: async (effectId) => (await all<WorkRow>(`SELECT ${COLUMNS} FROM attempt_work WHERE effect_id = ${p(1)}`, [effectId])).map(rowOf)[0],
     ofAttempt: async (attemptId) => (await all<WorkRow>(`SELECT ${COLUMNS} FROM attempt_work WHERE attempt_id = ${p(1)} ORDER BY created_at, effect_id`, [attemptId])).map(rowOf),
     list: async (limit) => (await all<WorkRow>(`SELECT ${COLUMNS} FROM attempt_work ORDER BY created_at, effect_id LIMIT ${p(1)}`, [clamp(limit)])).map(rowOf),

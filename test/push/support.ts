@@ -99,12 +99,4 @@ export async function receiver(respond: (n: number, req: Received) => number | '
   };
 }
 
-/** Polls `check` until it is truthy (bounded: `tries` × 20 ms). */
-export async function until<T>(check: () => T | Promise<T>, tries = 250): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const v = await check();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('condition not reached');
-}
+export { until } from '../helpers/until.ts';

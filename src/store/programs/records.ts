@@ -19,7 +19,8 @@ export function* putRecord(record: Envelope, at: string): Program<PutResult> {
   const prior = record.prior_revision_ref;
   if (prior && prior.object_id !== record.record_id) throw invalidRequest('prior revision belongs to another record');
   if (head !== undefined && prior?.revision_id !== head) {
-    throw invalidRequest('a new revision must name the current head as its prior revision', { record_id: record.record_id });
+    // `head_moved`: another writer revised the record first; a writer may rebuild on the new head and retry.
+    throw invalidRequest('a new revision must name the current head as its prior revision', { record_id: record.record_id, conflict: 'head_moved' });
   }
   if (head === undefined && prior) throw invalidRequest('prior revision is unknown', { record_id: record.record_id });
   if (head !== undefined && prior && (yield* tx('recordByRevision', head))?.content_digest !== prior.content_digest) {

@@ -1,0 +1,206 @@
+/**
+ * Step 4: admission (ADR-0014 "Shared budgets and final admission"). One
+ * durable transaction issues what is new (root, imported chain, child, each
+ * with its budget and the preset's durable counters), validates the complete
+ * fence set, reserves on root, ancestors and leaf, and records the
+ * PermissionDecision, the attempt, its exact input and its follow-up row.
+ * A refusal writes nothing. Nothing is forwarded before this commits.
+ */
+import type { EvaluatedChain } from '../../contracts/admission.ts';
+import type { DelegationContract } from '../../contracts/model.ts';
+import type { ControlEventInput } from '../../control/event.ts';
+import type { ControlBoundaryRef } from '../../control/fence.ts';
+import type { ControlScopeRef } from '../../control/scope.ts';
+import { isBatonError } from '../../errors.ts';
+import type { AdmissionRequest, FollowUp, OpenBudgetRequest } from '../../ledger/types.ts';
+import { refOf, sealRecord, type SealedRecord } from '../../records/envelope.ts';
+import { utc } from '../../records/time.ts';
+import type { AttemptBody } from '../attempt-record.ts';
+import type { Attempt } from '../attempts.ts';
+import type { Caller } from '../callers.ts';
+import type { ResolvedDelegatee } from '../delegatees.ts';
+import { INVOCATIONS } from '../preset.ts';
+import { CONTRACT_EXTENSION } from '../present.ts';
+import { taskInput } from '../task-input.ts';
+import type { PathDeps } from './deps.ts';
+import { targetOf } from './resolve-target.ts';
+import type { Json, Turn } from './turn.ts';
+
+/** A turn just admitted, with what forwarding it needs. */
+export interface AdmittedTurn extends Turn {
+  contracts: readonly DelegationContract[];
+}
+
+interface Plan {
+  attemptId: string;
+  chain: EvaluatedChain;
+  contracts: readonly DelegationContract[];
+  operation: string;
+  message: Json;
+  budgets: OpenBudgetRequest[];
+  /** Builds the records this admission commits besides the decision (the first turn's attempt and input). */
+  records: (effect: Effect, fence: ControlBoundaryRef[]) => { attempt: Attempt; records: SealedRecord<Record<string, unknown>>[] };
+}
+
+interface Effect {
+  effect_id: string;
+  reservation_id: string;
+}
+
+/** The first turn of a new task: a new attempt (Baton's task id) under freshly minted authority. */
+export async function admitFirstTurn(
+  deps: PathDeps,
+  caller: Pick<Caller, 'id'> & { contextId?: string },
+  resolved: ResolvedDelegatee,
+  authority: { contracts: readonly DelegationContract[]; budgets: OpenBudgetRequest[]; reevaluate: (op?: ReturnType<PathDeps['authority']['operation']>) => Promise<EvaluatedChain> },
+  message: Json,
+  operation: string,
+  resumed?: Pick<AttemptBody, 'resumed_from' | 'reassigned_from'>,
+): Promise<AdmittedTurn> {
+  const chain = await authority.reevaluate(deps.authority.operation(operation, 'proposal'));
+  const attemptId = deps.ids.next('att');
+  // Baton names the remote context itself: a task whose reply was lost can still be found by it (DESIGN).
+  const remoteContext = deps.ids.next('ctx');
+  const input = taskInput(attemptId, message, deps);
+  const seal = (effect: Effect, fence: ControlBoundaryRef[]): Attempt =>
+    sealRecord<AttemptBody>(
+      {
+        type: 'execution_attempt',
+        issuedBy: deps.gatewayActor,
+        lifecycle: 'active',
+        body: {
+          attempt_id: attemptId,
+          space_id: deps.spaceId,
+          delegatee_id: resolved.config.id,
+          delegation_ref: refOf(chain.leaf),
+          root_ref: refOf(authority.contracts[0]!),
+          caller_id: caller.id,
+          ...effect,
+          fence_set: fence,
+          idempotency_key: effect.effect_id,
+          remote: {
+            endpoint: resolved.endpoint,
+            protocol: 'a2a',
+            protocol_version: '1.0',
+            binding: 'JSONRPC',
+            card_ref: resolved.option.card_ref,
+            extensions: [CONTRACT_EXTENSION],
+            context_id: remoteContext,
+            ...(typeof message.messageId === 'string' ? { message_id: message.messageId } : {}),
+          },
+          context_id: caller.contextId ?? deps.ids.next('ctx'),
+          state: 'dispatching',
+          input_ref: refOf(input),
+          ...resumed,
+        },
+      },
+      // The attempt's record id is its attempt id, so Baton's task id names the record.
+      { ids: { next: (p) => (p === 'rev' ? deps.ids.next('rev') : attemptId) }, clock: deps.clock },
+    );
+  const plan: Plan = {
+    attemptId,
+    chain,
+    contracts: authority.contracts,
+    operation,
+    message,
+    budgets: authority.budgets,
+    records: (effect, fence) => {
+      const attempt = seal(effect, fence);
+      return { attempt, records: [input, attempt] };
+    },
+  };
+  return admitPlan(deps, resolved, plan);
+}
+
+/**
+ * A follow-up turn on an interrupted task (INPUT_REQUIRED, AUTH_REQUIRED):
+ * the same Baton task and contracts, re-evaluated now, and a new admitted
+ * effect with its own reservation. The attempt itself is revised only by
+ * this turn's verdict, so two turns racing never conflict before dispatch.
+ */
+export async function admitFollowUp(deps: PathDeps, resolved: ResolvedDelegatee, prior: Attempt, contracts: readonly DelegationContract[], chain: EvaluatedChain, message: Json, operation: string): Promise<AdmittedTurn> {
+  const input = taskInput(prior.body.attempt_id, message, deps);
+  return admitPlan(deps, resolved, {
+    attemptId: prior.body.attempt_id,
+    chain,
+    contracts,
+    operation,
+    message,
+    budgets: [],
+    records: () => ({ attempt: prior, records: [input] }),
+  });
+}
+
+async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan): Promise<AdmittedTurn> {
+  const effect: Effect = { effect_id: deps.ids.next('eff'), reservation_id: deps.ids.next('res') };
+  const scopes = plan.chain.fenceScopes as ControlScopeRef[];
+  const preFence = [...(await deps.store.control.fenceSet(scopes))];
+  const now = deps.clock.now();
+  const at = utc(now);
+  const follow: FollowUp = {
+    attempt_id: plan.attemptId,
+    lease_owner: deps.node,
+    lease_until: utc(new Date(now.getTime() + deps.follow.leaseMs)),
+    deadline: utc(new Date(now.getTime() + deps.follow.maxFollowMs)),
+  };
+  let built: { attempt: Attempt; fence: ControlBoundaryRef[] } | undefined;
+  const admission = (fence: ControlBoundaryRef[]): AdmissionRequest => {
+    const { attempt, records } = plan.records(effect, fence);
+    built = { attempt, fence };
+    return {
+      ...effect,
+      node_id: plan.chain.leaf.record_id,
+      kind: 'reserve',
+      amounts: { [INVOCATIONS]: 1n },
+      fence_set: fence,
+      scopes: scopes.filter((s) => s.scope_kind !== 'delegation'),
+      decision: decisionOf(deps, plan, effect, fence, at),
+      attempt_scope: { space_id: deps.spaceId, scope_kind: 'attempt', scope_id: plan.attemptId },
+      actor_ref: deps.gatewayActor,
+      at,
+      records,
+      events: [startedEvent(deps, attempt, effect, fence)],
+      follow,
+    };
+  };
+  try {
+    await deps.store.ledger.admitTask({ budgets: plan.budgets, fence_set: preFence, admission });
+  } catch (err) {
+    await signalRefusal(deps, plan, err);
+    throw err;
+  }
+  const { attempt, fence } = built!;
+  return { attempt, ...effect, fence_set: fence, scopes, target: targetOf(resolved), contracts: plan.contracts, ...(attempt.body.remote.task_id ? { remoteTaskId: attempt.body.remote.task_id } : {}) };
+}
+
+function decisionOf(deps: PathDeps, plan: Plan, effect: Effect, fence: ControlBoundaryRef[], at: string) {
+  return sealRecord(
+    {
+      type: 'permission_decision',
+      issuedBy: deps.gatewayActor,
+      lifecycle: 'recorded',
+      body: { decision: 'allow', ...effect, attempt_id: plan.attemptId, operation: plan.operation, delegation_ref: refOf(plan.chain.leaf), fence_set: fence, evaluated_at: at },
+    },
+    deps,
+  );
+}
+
+function startedEvent(deps: PathDeps, attempt: Attempt, effect: Effect, fence: ControlBoundaryRef[]): ControlEventInput {
+  return {
+    event_type: 'rw003.execution.started',
+    control_scope_ref: { space_id: deps.spaceId, scope_kind: 'attempt', scope_id: attempt.body.attempt_id },
+    actor_ref: deps.gatewayActor,
+    produced_records: [refOf(attempt)],
+    fence_set: fence,
+    idempotency_key: `started:${effect.effect_id}`,
+  };
+}
+
+/** A refusal for budget or a stale fence is a breaker signal (RW-003 §7.3). */
+async function signalRefusal(deps: PathDeps, plan: Plan, err: unknown): Promise<void> {
+  const leaf = plan.chain.leaf;
+  const root = leaf.body.lineage.kind === 'child' ? leaf.body.lineage.root_ref.object_id : leaf.record_id;
+  const failures = isBatonError(err, 'limit_exceeded') ? (err.details.failures as Array<{ node_id?: string }> | undefined) : undefined;
+  if (failures) await deps.events.emit({ type: 'signal', signal: { kind: 'refused', reason: 'budget', delegation: leaf.record_id, root, ...(failures[0]?.node_id ? { exhausted: failures[0].node_id } : {}) } });
+  if (isBatonError(err, 'context_invalidated') && !/expired/.test(err.message)) await deps.events.emit({ type: 'signal', signal: { kind: 'refused', reason: 'stale', delegation: leaf.record_id, root } });
+}

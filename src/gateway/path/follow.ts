@@ -1,0 +1,129 @@
+/**
+ * Step 6: follow the forwarded turn until the remote task is terminal or
+ * interrupted (DESIGN "block at Baton"). A stream is read while it lasts; a
+ * stream that breaks, or a delegatee that does not stream, is polled with
+ * GetTask and exponential backoff. A task whose id never arrived is found by
+ * the remote context Baton chose at admission. Nothing here decides an
+ * outcome: the verdict does, after read-back. `until` bounds the wait; what
+ * is not over by then is left to the durable follower (src/gateway/follower.ts).
+ */
+import { digestOf } from '../../records/digest.ts';
+import { isInterrupted, isTerminal, TaskView } from '../../attempts/task-view.ts';
+import { RemoteRpcError } from '../remote.ts';
+import { parseSse } from '../sse.ts';
+import { mergeArtifact, parseEnvelope, stateOf } from '../wire.ts';
+import type { PathDeps } from './deps.ts';
+import type { Forwarded } from './forward.ts';
+import type { Json, Turn } from './turn.ts';
+
+export type FollowEnd =
+  | { kind: 'terminal'; view: Json }
+  | { kind: 'interrupted'; view: Json }
+  /** The remote answered with a Message: there is no task to read back (RW-003 §10.1). */
+  | { kind: 'message'; message: Json }
+  /** Not over by `until` (or the remote cannot be reached): the durable follower takes over. */
+  | { kind: 'waiting'; reason: string; view?: Json };
+
+/** One event as the remote sent it (remote ids still in it), with the view accumulated so far. */
+export interface FollowStep {
+  event: Json;
+  view: Json;
+}
+
+type Deps = Pick<PathDeps, 'remote' | 'clock' | 'follow'>;
+
+export async function* follow(deps: Deps, turn: Turn, first: Exclude<Forwarded, { kind: 'failed' }> | undefined, until: number): AsyncGenerator<FollowStep, FollowEnd> {
+  const view: Json = {};
+  if (first?.kind === 'reply') {
+    if (first.result.task === undefined) return first.result.message ? { kind: 'message', message: first.result.message as Json } : { kind: 'waiting', reason: 'remote answered with neither task nor message' };
+    Object.assign(view, first.result.task as Json);
+  } else if (first?.kind === 'stream') {
+    const end = yield* readStream(first.body, view, turn);
+    if (end) return end;
+  }
+  noteTaskId(turn, view);
+  const seen = settledState(turn, view);
+  if (seen) return seen;
+  return yield* poll(deps, turn, view, until);
+}
+
+/** Reads SSE events into `view`; returns an end once the task is terminal or interrupted, undefined when the stream stops early. */
+async function* readStream(body: AsyncIterable<Uint8Array>, view: Json, turn: Turn): AsyncGenerator<FollowStep, FollowEnd | undefined> {
+  try {
+    for await (const ev of parseSse(body)) {
+      const env = parseEnvelope(ev.data);
+      if (ev.event === 'error' || env.error !== undefined) throw new RemoteRpcError(-32603, 'delegatee stream failed');
+      const result = env.result as Json;
+      if (result.message && !view.id) return { kind: 'message', message: result.message as Json };
+      apply(view, result);
+      noteTaskId(turn, view);
+      yield { event: result, view };
+      const end = settledState(turn, view);
+      if (end) return end;
+    }
+  } catch {
+    // A broken stream says nothing about the effect: the task is read instead.
+  }
+  return undefined;
+}
+
+function apply(view: Json, result: Json): void {
+  if (result.task) Object.assign(view, result.task as Json);
+  else if (result.artifactUpdate) mergeArtifact(view, result.artifactUpdate as Json);
+  else if (result.statusUpdate) {
+    const u = result.statusUpdate as Json;
+    view.id ??= u.taskId ?? null;
+    view.contextId ??= u.contextId ?? null;
+    view.status = u.status ?? null;
+  }
+}
+
+function noteTaskId(turn: Turn, view: Json): void {
+  if (!turn.remoteTaskId && typeof view.id === 'string' && view.id !== '') turn.remoteTaskId = view.id;
+}
+
+/**
+ * Terminal or interrupted — except an interrupted status this turn was
+ * admitted to answer: a follow-up turn must not mistake the question it
+ * replies to for a new one.
+ */
+function settledState(turn: Turn, view: Json): FollowEnd | undefined {
+  const state = stateOf(view);
+  if (isTerminal(state)) return { kind: 'terminal', view };
+  if (!isInterrupted(state)) return undefined;
+  const answered = turn.attempt.body.observed;
+  if (answered && answered.task_id === view.id && answered.status_digest === digestOf(view.status ?? null)) return undefined;
+  return { kind: 'interrupted', view };
+}
+
+async function* poll(deps: Deps, turn: Turn, view: Json, until: number): AsyncGenerator<FollowStep, FollowEnd> {
+  let delay = deps.follow.pollMinMs;
+  let reason = 'not finished yet';
+  while (deps.clock.now().getTime() < until) {
+    try {
+      turn.remoteTaskId ??= await findByContext(deps, turn);
+      if (turn.remoteTaskId) {
+        const task = TaskView.parse(await deps.remote.call(turn.target.endpoint, 'GetTask', { id: turn.remoteTaskId }, { headers: turn.target.headers })) as Json;
+        Object.assign(view, task);
+        const end = settledState(turn, view);
+        if (end) return end;
+      } else reason = 'the delegatee has no task in this attempt\'s context yet';
+    } catch (err) {
+      reason = `delegatee unreachable: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    const wait = Math.min(delay, until - deps.clock.now().getTime());
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    delay = Math.min(delay * 2, deps.follow.pollMaxMs);
+  }
+  return { kind: 'waiting', reason, ...(view.id ? { view } : {}) };
+}
+
+/** The task the delegatee created in the context Baton named for this attempt (A2A ListTasks by contextId). */
+export async function findByContext(deps: Pick<PathDeps, 'remote'>, turn: Turn): Promise<string | undefined> {
+  const contextId = turn.attempt.body.remote.context_id;
+  if (!contextId) return undefined;
+  const page = (await deps.remote.call(turn.target.endpoint, 'ListTasks', { contextId, pageSize: 10 }, { headers: turn.target.headers })) as { tasks?: Array<{ id?: unknown }> };
+  const ids = (page.tasks ?? []).map((t) => t.id).filter((id): id is string => typeof id === 'string');
+  // Baton names a fresh context per attempt: more than one task in it is not ours to pick from.
+  return ids.length === 1 ? ids[0] : undefined;
+}

@@ -1,0 +1,49 @@
+/**
+ * Step 5: forward the admitted turn. Non-blocking upstream (DESIGN "Forward
+ * non-blocking upstream, block at Baton"): a stream where the delegatee's
+ * card offers one, otherwise SendMessage with `returnImmediately`, so Baton
+ * learns the remote task id before the agent finishes and can always cancel
+ * and read back. The caller's validated message is forwarded as received,
+ * with Baton's remote context and the signed contract chain attached.
+ */
+import type { JsonValue } from '../../records/strict-json.ts';
+import { CONTRACT_EXTENSION } from '../present.ts';
+import type { AdmittedTurn } from './admit.ts';
+import { classify, type RemoteResult } from './classify.ts';
+import type { PathDeps } from './deps.ts';
+import type { Json, Turn } from './turn.ts';
+
+export type Forwarded =
+  | { kind: 'stream'; body: AsyncIterable<Uint8Array> }
+  /** The SendMessageResponse (`{task}` or `{message}`). */
+  | { kind: 'reply'; result: Json }
+  | { kind: 'failed'; result: RemoteResult; error: unknown };
+
+/** The params the delegatee receives for this turn. */
+export function wireParams(deps: Pick<PathDeps, 'push'>, turn: AdmittedTurn, params: Json, streaming: boolean): Json {
+  const message = params.message as Json;
+  const { [CONTRACT_EXTENSION]: _presented, ...metadata } = (message.metadata as Json | undefined) ?? {};
+  const remote = turn.attempt.body.remote;
+  const { taskPushNotificationConfig: _integrators, returnImmediately: _wait, ...configuration } = (params.configuration as Json | undefined) ?? {};
+  const own: Json = deps.push && turn.target.pushNotifications ? { taskPushNotificationConfig: deps.push.inbound(turn.attempt.record_id) as unknown as JsonValue } : {};
+  return {
+    ...params,
+    message: {
+      ...message,
+      ...(turn.remoteTaskId ? { taskId: turn.remoteTaskId } : {}),
+      ...(remote.context_id ? { contextId: remote.context_id } : {}),
+      metadata: { ...metadata, [CONTRACT_EXTENSION]: { chain: turn.contracts as unknown as JsonValue } },
+    },
+    configuration: { ...configuration, ...(streaming ? {} : { returnImmediately: true }), ...own } as Json,
+  };
+}
+
+export async function forward(deps: Pick<PathDeps, 'remote'>, turn: Turn, params: Json, streaming: boolean): Promise<Forwarded> {
+  const headers = { ...turn.target.headers, 'a2a-extensions': CONTRACT_EXTENSION };
+  try {
+    if (streaming) return { kind: 'stream', body: (await deps.remote.stream(turn.target.endpoint, 'SendStreamingMessage', params, headers)).body };
+    return { kind: 'reply', result: (await deps.remote.call(turn.target.endpoint, 'SendMessage', params, { headers })) as Json };
+  } catch (err) {
+    return { kind: 'failed', result: classify(err), error: err };
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Forward → follow → verdict for one admitted turn, the part every entry
+ * point shares (SendMessage, streaming, returnImmediately, a resumed
+ * attempt, the durable follower). While a node follows a turn it keeps the
+ * turn's lease; whatever is not over within the wait it hands back to the
+ * work queue, where any node's follower continues it.
+ */
+import { fingerprint, TaskView } from '../../attempts/task-view.ts';
+import { BatonError } from '../../errors.ts';
+import { utc } from '../../records/time.ts';
+import type { Attempt } from '../attempts.ts';
+import { RemoteRpcError } from '../remote.ts';
+import { batonCodeOf, type RemoteResult } from './classify.ts';
+import type { PathDeps } from './deps.ts';
+import { follow, type FollowStep } from './follow.ts';
+import { forward, type Forwarded } from './forward.ts';
+import type { Json, Turn } from './turn.ts';
+import { verdict, verdictInterrupted, verdictReleased } from './verify.ts';
+
+export type TurnEnd =
+  | { kind: 'closed' | 'interrupted'; attempt: Attempt }
+  | { kind: 'message'; attempt: Attempt; message: Json }
+  /** Not over yet (or the reply was lost): the durable follower has it; the caller gets Baton's task id. */
+  | { kind: 'pending'; reason: string; view?: Json; lost?: true };
+
+export type Sent = Exclude<Forwarded, { kind: 'failed' }> | { kind: 'lost'; reason: string };
+
+/**
+ * Sends the turn. A definite refusal (or a request that never left) releases
+ * the turn's reservation with its reason and throws the remote's error; an
+ * uncertain result hands the turn to the follower and reports it lost.
+ */
+export async function send(deps: PathDeps, turn: Turn, params: Json, streaming: boolean): Promise<Sent> {
+  const f = await forward(deps, turn, params, streaming);
+  if (f.kind !== 'failed') return f;
+  if (f.result.kind === 'uncertain') {
+    await handOver(deps, turn, deps.follow.pollMinMs);
+    return { kind: 'lost', reason: f.result.reason };
+  }
+  await verdictReleased(deps, turn, f.result.reason);
+  throw callerError(f.result);
+}
+
+/** Follows a sent turn until `until`, yielding remote events as they come, then commits its verdict. */
+export async function* complete(deps: PathDeps, turn: Turn, sent: Sent | undefined, until: number, retryMs = deps.follow.pollMinMs): AsyncGenerator<FollowStep, TurnEnd> {
+  if (sent?.kind === 'lost') return { kind: 'pending', reason: sent.reason, lost: true };
+  const stop = keepLease(deps, turn);
+  let end;
+  try {
+    end = yield* follow(deps, turn, sent, until);
+  } finally {
+    stop();
+  }
+  if (end.kind === 'waiting') {
+    await noteRemoteTask(deps, turn);
+    await handOver(deps, turn, retryMs);
+    return { kind: 'pending', reason: end.reason, ...(end.view ? { view: end.view } : {}) };
+  }
+  if (end.kind === 'message') return { kind: 'message', message: end.message, attempt: await verdict(deps, turn, { kind: 'lost', reason: 'remote answered with a message, no task to read back' }) };
+  const task = TaskView.safeParse(end.view);
+  if (!task.success) return { kind: 'closed', attempt: await verdict(deps, turn, { kind: 'lost', reason: 'remote task is malformed' }) };
+  if (end.kind === 'interrupted') return { kind: 'interrupted', attempt: await verdictInterrupted(deps, turn, end.view) };
+  return { kind: 'closed', attempt: await verdict(deps, turn, { kind: 'task', task: task.data, fingerprint: fingerprint(task.data) }, end.view) };
+}
+
+/** Runs `complete` to its end, discarding the events (a blocking caller, a background follow). */
+export async function completeQuietly(deps: PathDeps, turn: Turn, sent: Sent | undefined, until: number, retryMs?: number): Promise<TurnEnd> {
+  const it = complete(deps, turn, sent, until, retryMs);
+  for (;;) {
+    const step = await it.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Gives the turn's follow-up back to the queue, due after `delayMs`. */
+export async function handOver(deps: Pick<PathDeps, 'store' | 'node' | 'clock'>, turn: Pick<Turn, 'effect_id'>, delayMs: number): Promise<void> {
+  await deps.store.work.release(turn.effect_id, deps.node, utc(new Date(deps.clock.now().getTime() + delayMs)));
+}
+
+/**
+ * While this node follows a turn: renews its lease, so no other node takes
+ * it over, and — once the turn outlasts the fast path — records the remote
+ * task id durably, so stopping, reassignment and inbound notifications know
+ * the task the delegatee named (DESIGN: a long-running task may need this
+ * third write; a quick one is settled by its verdict alone).
+ */
+function keepLease(deps: PathDeps, turn: Turn): () => void {
+  const beat = setInterval(() => {
+    const until = utc(new Date(deps.clock.now().getTime() + deps.follow.leaseMs));
+    deps.store.work.renew(turn.effect_id, deps.node, until).catch(() => undefined);
+  }, Math.max(250, Math.floor(deps.follow.leaseMs / 3)));
+  const note = setTimeout(() => void noteRemoteTask(deps, turn).catch(() => undefined), deps.follow.recordTaskAfterMs);
+  beat.unref();
+  note.unref();
+  return () => {
+    clearInterval(beat);
+    clearTimeout(note);
+  };
+}
+
+/** Records the remote task id on the attempt, once, if it is known and not yet recorded. */
+export async function noteRemoteTask(deps: Pick<PathDeps, 'attempts'>, turn: Turn): Promise<void> {
+  const taskId = turn.remoteTaskId;
+  if (!taskId || turn.attempt.body.remote.task_id) return;
+  await deps.attempts.revise(turn.attempt, (l) => (l.body.remote.task_id || l.body.state === 'closed' ? undefined : { remote: { ...l.body.remote, task_id: taskId }, state: 'open' }));
+}
+
+/**
+ * What the caller is told of a turn the delegatee did not execute: the
+ * remote's own ADR-0014 code when it is another Baton (its ErrorInfo), its
+ * A2A error otherwise, `unavailable` for a request that never arrived.
+ */
+export function callerError(r: Exclude<RemoteResult, { kind: 'uncertain' }>): Error {
+  if (r.kind === 'not_transmitted') return new BatonError('unavailable', `delegatee did not answer: ${r.reason}`, { transmitted: false });
+  if (r.error instanceof RemoteRpcError) {
+    const code = batonCodeOf(r.error.data);
+    return code ? new BatonError(code, r.error.message, { downstream: true }) : r.error;
+  }
+  return new BatonError('unavailable', `delegatee refused the request: ${r.reason}`, { transmitted: true, refused: true });
+}

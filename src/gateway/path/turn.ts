@@ -1,0 +1,38 @@
+/**
+ * One turn of an attempt: a single admitted effect with its own reservation,
+ * fence set and follow-up row (DESIGN "Turns own their reservations"). Every
+ * later step — forward, follow, verify — is keyed by the turn, never by the
+ * attempt's newest revision, so concurrent turns on one task never cross.
+ */
+import type { ControlBoundaryRef } from '../../control/fence.ts';
+import type { ControlScopeRef } from '../../control/scope.ts';
+import type { AcceptanceCriteria } from '../../attempts/outcome.ts';
+import type { JsonValue } from '../../records/strict-json.ts';
+import type { Attempt } from '../attempts.ts';
+
+export type Json = { [key: string]: JsonValue };
+
+/** Where a turn is sent and how its result is judged. */
+export interface Target {
+  delegatee_id: string;
+  endpoint: string;
+  headers: Record<string, string>;
+  acceptance: AcceptanceCriteria;
+  /** The delegatee's card says it streams (A2A capabilities.streaming). */
+  streaming: boolean;
+  /** The delegatee's card says it sends push notifications. */
+  pushNotifications: boolean;
+}
+
+export interface Turn {
+  /** The attempt as it was when this turn was admitted. */
+  attempt: Attempt;
+  effect_id: string;
+  reservation_id: string;
+  fence_set: ControlBoundaryRef[];
+  /** Authority scopes re-checked after the effect (RW-003 §1.2). */
+  scopes: ControlScopeRef[];
+  target: Target;
+  /** The delegatee's task, once known (from the attempt, the reply, or a lookup by context). */
+  remoteTaskId?: string;
+}

@@ -1,0 +1,90 @@
+/**
+ * Step 1 of the request path: the A2A v1.0 SendMessageRequest, validated
+ * completely before anything is admitted (A2A §6.1 Message, §6.5 Part).
+ * A malformed request is `invalid_request` with nothing written and nothing
+ * forwarded: an agent's refusal of it must never become an uncertain effect
+ * that holds shared capacity. Unknown fields are kept (RW-003 §3: what Baton
+ * does not understand it forwards unchanged); the known ones must be right.
+ */
+import { z } from 'zod';
+import { invalidRequest } from '../../errors.ts';
+import type { JsonValue } from '../../records/strict-json.ts';
+
+const Id = z.string().min(1).max(2048);
+const Metadata = z.record(z.string().max(2048), z.unknown());
+
+/** Exactly one content member per part (A2A §6.5: `oneof content`). */
+const Part = z
+  .looseObject({
+    text: z.string().max(1_000_000).optional(),
+    raw: z.string().regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'raw must be base64').max(4_000_000).optional(),
+    url: z.string().min(1).max(8192).optional(),
+    data: z.unknown().optional(),
+    mediaType: z.string().max(256).optional(),
+    filename: z.string().max(1024).optional(),
+    metadata: Metadata.optional(),
+  })
+  .refine((p) => ['text', 'raw', 'url', 'data'].filter((k) => p[k] !== undefined).length === 1, 'a part carries exactly one of text, raw, url or data');
+
+export const A2AMessage = z.looseObject({
+  messageId: Id,
+  role: z.enum(['ROLE_USER', 'ROLE_AGENT']),
+  parts: z.array(Part).min(1).max(256),
+  taskId: Id.optional(),
+  contextId: Id.optional(),
+  referenceTaskIds: z.array(Id).max(64).optional(),
+  extensions: z.array(z.string().max(2048)).max(64).optional(),
+  metadata: Metadata.optional(),
+});
+
+const Configuration = z.looseObject({
+  acceptedOutputModes: z.array(z.string().max(256)).max(64).optional(),
+  historyLength: z.number().int().min(0).max(10_000).optional(),
+  returnImmediately: z.boolean().optional(),
+  taskPushNotificationConfig: z.unknown().optional(),
+});
+
+export const SendMessageRequest = z.looseObject({
+  tenant: z.string().max(2048).optional(),
+  message: A2AMessage,
+  configuration: Configuration.nullish(),
+  metadata: Metadata.nullish(),
+});
+
+type Json = { [key: string]: JsonValue };
+
+/** A validated request: the exact JSON received (to forward unchanged) and its typed reading. */
+export interface ValidSend {
+  params: Json;
+  message: Json;
+  taskId?: string;
+  /** The caller asked not to wait (A2A `returnImmediately`). */
+  returnImmediately: boolean;
+  historyLength?: number;
+}
+
+/** Validates, then hands back the original values — never a re-serialised copy. */
+export function validateSend(params: Json): ValidSend {
+  // The SDK codec fills absent ids with "": an empty taskId/contextId means "none" (A2A §6.1 optional fields).
+  const message = params.message as Json | undefined;
+  const cleaned = message && typeof message === 'object' && !Array.isArray(message) ? dropEmpty(message, ['taskId', 'contextId']) : message;
+  const parsed = SendMessageRequest.safeParse({ ...params, message: cleaned });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw invalidRequest(`SendMessage request is malformed: ${issue.path.join('.') || 'request'}: ${issue.message}`, { path: issue.path.join('.') });
+  }
+  const m = parsed.data.message;
+  return {
+    params: { ...params, message: cleaned as Json },
+    message: cleaned as Json,
+    ...(m.taskId ? { taskId: m.taskId } : {}),
+    returnImmediately: parsed.data.configuration?.returnImmediately === true,
+    ...(parsed.data.configuration?.historyLength !== undefined ? { historyLength: parsed.data.configuration.historyLength } : {}),
+  };
+}
+
+function dropEmpty(message: Json, keys: readonly string[]): Json {
+  const out = { ...message };
+  for (const k of keys) if (out[k] === '' || out[k] === null) delete out[k];
+  return out;
+}

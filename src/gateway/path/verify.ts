@@ -1,0 +1,243 @@
+/**
+ * Step 7: the verdict of one turn (DESIGN §6 "Read-back before outcome",
+ * RW-003 §9 post-effect verification, §10.3). A terminal remote state is an
+ * observation: the task is re-read on the separate verification route, the
+ * fences are re-checked (RW-003 §1.2: a moved head makes success unknown),
+ * the outcome is projected, and the receipt, the attempt's revision, the
+ * settlement of this turn's own reservation, the terminal observation and the
+ * end of its follow-up commit in one transaction.
+ */
+import { project, withFences, type Observation, type Projection, type ReadBack } from '../../attempts/outcome.ts';
+import { fingerprint, TaskView } from '../../attempts/task-view.ts';
+import type { ControlEventInput } from '../../control/event.ts';
+import { checkFences, type ControlFenceSet, type StreamHead } from '../../control/fence.ts';
+import { streamKey, streamOf, type ControlScopeRef } from '../../control/scope.ts';
+import type { SettlementOutcome } from '../../ledger/rules.ts';
+import { digestOf } from '../../records/digest.ts';
+import { refOf, sealRecord, type Envelope, type SealedRecord } from '../../records/envelope.ts';
+import type { JsonValue } from '../../records/strict-json.ts';
+import { utc } from '../../records/time.ts';
+import type { Store } from '../../store/port.ts';
+import type { AttemptBody, ReceiptBody, StoredTaskView } from '../attempt-record.ts';
+import type { Attempt, AttemptPatch } from '../attempts.ts';
+import { RemoteFailure, RemoteRpcError, type RemoteClient } from '../remote.ts';
+import { CONTRACT_EXTENSION } from '../present.ts';
+import { canonicalBytes } from '../../records/canonical.ts';
+import { RECORD_LIMITS } from '../../records/limits.ts';
+import type { PathDeps } from './deps.ts';
+import type { Json, Turn } from './turn.ts';
+
+type Deps = Pick<PathDeps, 'store' | 'attempts' | 'remote' | 'clock' | 'ids' | 'gatewayActor' | 'events'>;
+
+export async function readBack(remote: RemoteClient, endpoint: string, taskId: string, headers: Record<string, string> = {}): Promise<ReadBack & { raw?: JsonValue }> {
+  try {
+    const raw = await remote.call(endpoint, 'GetTask', { id: taskId }, { readBack: true, headers });
+    const parsed = TaskView.safeParse(raw);
+    if (!parsed.success) return { kind: 'unavailable', reason: 'read-back returned no task' };
+    return { kind: 'task', task: parsed.data, fingerprint: fingerprint(parsed.data), raw };
+  } catch (err) {
+    if (err instanceof RemoteFailure || err instanceof RemoteRpcError) return { kind: 'unavailable', reason: err.message };
+    throw err;
+  }
+}
+
+/** Are the fences taken at admission still the heads, and do they still permit? */
+export async function fencesCurrent(store: Store, fence: ControlFenceSet, scopes: readonly ControlScopeRef[]): Promise<boolean> {
+  const heads = new Map<string, StreamHead>();
+  for (const b of fence) {
+    const h = await store.control.streamHead(b);
+    if (h) heads.set(streamKey(b), h);
+  }
+  for (const s of scopes) {
+    const h = await store.control.head(s);
+    if (h) heads.set(streamKey(streamOf(s)), h);
+  }
+  return checkFences(fence, scopes, heads).length === 0;
+}
+
+/** Room the stored view may take in an attempt record (RECORD_LIMITS leaves the rest to the envelope and body). */
+const VIEW_BUDGET_BYTES = RECORD_LIMITS.maxRecordBytes - 16 * 1024;
+
+/**
+ * The remote task as Baton keeps it for its own task view: status,
+ * artifacts, history — without the contract chains Baton attached to the
+ * messages it forwarded (they are in the contract records already). When it
+ * would not fit an attempt record, history goes first, then artifacts; their
+ * digests stay in the receipt.
+ */
+export function storedView(task: Json): StoredTaskView {
+  const { status, artifacts, history } = task as { status?: StoredTaskView['status']; artifacts?: unknown[]; history?: unknown[] };
+  const view: StoredTaskView = { status: status ?? { state: 'TASK_STATE_UNSPECIFIED' }, ...(artifacts ? { artifacts } : {}), ...(history ? { history: history.map(withoutChain) } : {}) };
+  if (canonicalBytes(view as unknown as JsonValue).byteLength <= VIEW_BUDGET_BYTES) return view;
+  const { history: _h, ...lean } = view;
+  if (canonicalBytes(lean as unknown as JsonValue).byteLength <= VIEW_BUDGET_BYTES) return { ...lean, truncated: 'history' };
+  return { status: view.status, truncated: 'history,artifacts' };
+}
+
+function withoutChain(message: unknown): unknown {
+  if (!message || typeof message !== 'object' || Array.isArray(message)) return message;
+  const m = message as { metadata?: Record<string, unknown> };
+  if (!m.metadata || !(CONTRACT_EXTENSION in m.metadata)) return message;
+  const { [CONTRACT_EXTENSION]: _chain, ...metadata } = m.metadata;
+  return { ...m, metadata };
+}
+
+/** What every revision written for a turn records about it. */
+const turnFields = (turn: Turn, latest: Attempt): Partial<AttemptBody> => ({
+  effect_id: turn.effect_id,
+  reservation_id: turn.reservation_id,
+  fence_set: turn.fence_set,
+  idempotency_key: turn.effect_id,
+  remote: { ...latest.body.remote, ...(turn.remoteTaskId && !latest.body.remote.task_id ? { task_id: turn.remoteTaskId } : {}) },
+});
+
+/** A terminal (or unverifiable) observation: read back, project, record and settle. */
+export async function verdict(deps: Deps, turn: Turn, observation: Observation, view?: Json): Promise<Attempt> {
+  const latest = await deps.attempts.latest(turn.attempt);
+  const r = await deps.store.ledger.reservation(turn.reservation_id);
+  // Another path or node already gave this turn its verdict: nothing to add.
+  if (latest.body.state === 'closed' && r && r.status !== 'held' && r.status !== 'unknown') return latest;
+  const back = observation.kind === 'task' ? await readBack(deps.remote, turn.target.endpoint, observation.task.id, turn.target.headers) : undefined;
+  const current = await fencesCurrent(deps.store, turn.fence_set, turn.scopes);
+  const projection = withFences(project(observation, back, turn.target.acceptance), current);
+  return commitVerdict(deps, turn, { observation, back, projection, fencesCurrent: current, ...(view ? { view } : {}) });
+}
+
+export interface Judgement {
+  observation: Observation;
+  back: (ReadBack & { raw?: JsonValue }) | undefined;
+  projection: Projection;
+  fencesCurrent: boolean;
+  view?: Json;
+}
+
+/** Records a judged turn: receipt, closing revision, settlement, terminal observation; then announces it. */
+export async function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promise<Attempt> {
+  const projection = { ...j.projection, outcome: j.projection.outcome ?? 'unknown' };
+  const receipt = receiptOf(deps, turn, j.observation, j.back, projection, j.fencesCurrent);
+  const evidence = j.back?.kind === 'task' ? j.back.raw : undefined;
+  const shown = evidence ?? j.view;
+  const closed = await settleTurn(deps, turn, projection.settlement, refOf(receipt), [receipt], [terminalEvent(deps, turn, receipt, projection)], (latest) =>
+    latest.body.state === 'closed'
+      ? undefined
+      : {
+          ...turnFields(turn, latest),
+          state: 'closed',
+          outcome: projection.outcome,
+          receipt_ref: refOf(receipt),
+          ...(j.observation.kind === 'task' ? { observed: j.observation.fingerprint } : {}),
+          ...(shown && typeof shown === 'object' && !Array.isArray(shown) ? { view: storedView(shown as Json) } : {}),
+        },
+  );
+  await deps.events.emit({ type: 'closed', attempt: closed, ...(evidence !== undefined ? { evidence } : {}), reasons: projection.reasons });
+  return closed;
+}
+
+/**
+ * The remote answered this turn with an interrupted state (INPUT_REQUIRED,
+ * AUTH_REQUIRED): the turn's effect happened, so its own reservation is
+ * consumed now, with the revision recording that answer as evidence — not
+ * left held until a follow-up that may never be admitted.
+ */
+export async function verdictInterrupted(deps: Deps, turn: Turn, view: Json): Promise<Attempt> {
+  const task = TaskView.parse(view);
+  return settleTurn(deps, turn, 'consume', undefined, [], [], (latest) => ({
+    ...turnFields(turn, latest),
+    ...(latest.body.state === 'closed' ? {} : { state: 'open' as const }),
+    observed: fingerprint(task),
+    view: storedView(view),
+  }));
+}
+
+/**
+ * The delegatee did not execute this turn (it never left Baton, or the
+ * remote refused it): the reservation is released with the reason recorded.
+ * A first turn closes the attempt as failed; a refused follow-up leaves the
+ * task as the previous turn left it.
+ */
+export async function verdictReleased(deps: Deps, turn: Turn, reason: string): Promise<Attempt> {
+  const at = utc(deps.clock.now());
+  const first = turn.attempt.body.state === 'dispatching' && turn.attempt.body.effect_id === turn.effect_id;
+  const closed = await settleTurn(deps, turn, 'release', undefined, [], [], (latest) => ({
+    ...(first && latest.body.state !== 'closed' ? { state: 'closed' as const, outcome: 'failed' as const } : {}),
+    refused: { reason: reason.slice(0, 512), at },
+  }));
+  if (first) await deps.events.emit({ type: 'closed', attempt: closed, reasons: [reason] });
+  return closed;
+}
+
+/**
+ * One transaction for a turn's verdict: the settlement of the turn's own
+ * reservation, the records (receipt, attempt revision), the observation and
+ * the end of its follow-up. If another node settled first, resolve-once
+ * holds and only the records are written. A revision that lost a race to
+ * another writer is rebuilt on the new head (never reported as a refusal).
+ */
+async function settleTurn(
+  deps: Deps,
+  turn: Turn,
+  settlement: 'release' | 'consume' | 'hold',
+  evidence: ReturnType<typeof refOf> | undefined,
+  records: readonly Envelope[],
+  events: readonly ControlEventInput[],
+  patch: AttemptPatch,
+): Promise<Attempt> {
+  return deps.attempts.commit(turn.attempt, patch, async (next, latest) => {
+    const all = [...records, ...(next ? [next] : [])];
+    const at = utc(deps.clock.now());
+    const r = await deps.store.ledger.reservation(turn.reservation_id);
+    if (!r || (r.status !== 'held' && r.status !== 'unknown')) {
+      for (const rec of all) await deps.store.putRecord(rec);
+      for (const ev of events) await deps.store.control.appendControl(ev);
+      await deps.store.work.done(turn.effect_id);
+      return;
+    }
+    const outcome: SettlementOutcome =
+      settlement === 'release'
+        ? { kind: 'not_dispatched' }
+        : settlement === 'consume'
+          ? { kind: 'measured', actual: new Map(Object.entries(r.amounts).map(([k, v]) => [k, BigInt(v)])) }
+          : { kind: 'unknown' };
+    await deps.store.ledger.settle({ reservation_id: r.reservation_id, outcome, evidence: evidence ?? refOf(next ?? latest), at, records: all, events: [...events], ends_follow: turn.effect_id });
+  });
+}
+
+function receiptOf(deps: Deps, turn: Turn, observation: Observation, back: (ReadBack & { raw?: JsonValue }) | undefined, projection: Projection & { outcome: NonNullable<Projection['outcome']> }, current: boolean): SealedRecord<ReceiptBody> {
+  return sealRecord<ReceiptBody>(
+    {
+      type: 'verification_receipt',
+      issuedBy: deps.gatewayActor,
+      lifecycle: 'recorded',
+      body: {
+        profile: 'a2a-readback/1',
+        attempt_id: turn.attempt.body.attempt_id,
+        delegation_ref: turn.attempt.body.delegation_ref,
+        effect_id: turn.effect_id,
+        ...(observation.kind === 'task' ? { expected: observation.fingerprint } : {}),
+        ...(back?.kind === 'task' ? { observed: back.fingerprint } : {}),
+        readback: back === undefined ? 'not_applicable' : back.kind === 'unavailable' ? 'unavailable' : ['succeeded', 'failed', 'cancelled'].includes(projection.outcome) ? 'agreed' : 'disagreed',
+        acceptance: projection.acceptance,
+        fences_current: current,
+        verifier_ref: deps.gatewayActor,
+        checked_at: utc(deps.clock.now()),
+        evidence_digest: back?.kind === 'task' && back.raw !== undefined ? digestOf(back.raw) : null,
+        outcome: projection.outcome,
+        reasons: projection.reasons,
+        no_project_mutation: true,
+      },
+    },
+    deps,
+  );
+}
+
+function terminalEvent(deps: Deps, turn: Turn, receipt: SealedRecord<ReceiptBody>, projection: Projection & { outcome: NonNullable<Projection['outcome']> }): ControlEventInput {
+  return {
+    event_type: 'rw003.execution.terminal',
+    control_scope_ref: { space_id: turn.attempt.body.space_id, scope_kind: 'attempt', scope_id: turn.attempt.body.attempt_id },
+    actor_ref: deps.gatewayActor,
+    produced_records: [refOf(receipt)],
+    outcome: projection.outcome,
+    idempotency_key: `terminal:${receipt.record_id}`,
+    payload: { reasons: projection.reasons },
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * Stopping running work (RW-003 §8: "Descendants acknowledge or time out;
+ * unknown acknowledgements trigger read-back and escalation"). The sweep
+ * walks the durable work queue — every open turn on every node — and stops
+ * the attempts whose fences no longer hold. Stopping records the first cause
+ * only (ADR-0014), sends CancelTask, whose answer is only an observation,
+ * reads back, and commits each open turn's verdict from what the read says.
+ */
+import { fingerprint, isTerminal, TaskView } from '../attempts/task-view.ts';
+import type { ControlBoundaryRef } from '../control/fence.ts';
+import { utc } from '../records/time.ts';
+import type { AttemptBody } from './attempt-record.ts';
+import type { Attempt } from './attempts.ts';
+import type { PathDeps } from './path/deps.ts';
+import { findByContext } from './path/follow.ts';
+import { rebuildTurn } from './path/rebuild-turn.ts';
+import { pinnedTarget } from './path/resolve-target.ts';
+import type { Turn } from './path/turn.ts';
+import { fencesCurrent, readBack, storedView, verdict } from './path/verify.ts';
+
+export type StopCause = NonNullable<AttemptBody['cancel_cause']>['cause'];
+
+export class Stopper {
+  /** Attempts being stopped in this process: the sweep and an operator action must not both cancel and escalate. */
+  private readonly stopping = new Set<string>();
+
+  constructor(private readonly deps: PathDeps) {}
+
+  /** One pass over the open turns; returns how many attempts it asked to stop. */
+  async sweep(limit = 10_000): Promise<number> {
+    let stopped = 0;
+    for (const row of await this.deps.store.work.list(limit)) {
+      if (this.stopping.has(row.attempt_id)) continue;
+      try {
+        const turn = await rebuildTurn(this.deps, row);
+        if (!turn || (await fencesCurrent(this.deps.store, turn.fence_set, turn.scopes))) continue;
+        const { cause, detail, by } = await this.whyStale(turn.fence_set);
+        stopped++;
+        await this.stop(turn.attempt, cause, detail);
+        if (by) await this.deps.events.emit({ type: 'signal', signal: { kind: 'stopped', by, delegation: turn.attempt.body.delegation_ref.object_id, detail } });
+      } catch (err) {
+        // One attempt's failure must not end the pass for the others; it is handed to the operator.
+        await this.escalate(row.attempt_id, undefined, [`stopping failed: ${err instanceof Error ? err.message : String(err)}`]);
+      }
+    }
+    return stopped;
+  }
+
+  /** Asks a running attempt to stop; returns its newest revision. */
+  async stop(attempt: Attempt, cause: StopCause, detail?: string): Promise<Attempt> {
+    if (this.stopping.has(attempt.record_id)) return this.deps.attempts.latest(attempt);
+    this.stopping.add(attempt.record_id);
+    try {
+      return await this.stopOnce(attempt, cause, detail);
+    } finally {
+      this.stopping.delete(attempt.record_id);
+    }
+  }
+
+  private async stopOnce(attempt: Attempt, cause: StopCause, detail?: string): Promise<Attempt> {
+    let latest = await this.deps.attempts.latest(attempt);
+    if (latest.body.state === 'closed') return latest;
+    const at = utc(this.deps.clock.now());
+    latest = await this.deps.attempts.revise(latest, (l) => (l.body.cancel_cause || l.body.state === 'closed' ? undefined : { cancel_cause: { cause, at, ...(detail ? { detail: detail.slice(0, 512) } : {}) } }));
+    // Stopping must work exactly when the delegatee's card no longer would: the endpoint the attempt was sent to.
+    const target = pinnedTarget(this.deps, latest);
+    const turns = (await Promise.all((await this.deps.store.work.ofAttempt(latest.record_id)).map((r) => rebuildTurn(this.deps, r)))).filter((t): t is Turn => t !== undefined);
+    const probe: Turn = turns[0] ?? { attempt: latest, effect_id: latest.body.effect_id, reservation_id: latest.body.reservation_id, fence_set: latest.body.fence_set, scopes: [], target };
+    const taskId = latest.body.remote.task_id ?? (await findByContext(this.deps, probe).catch(() => undefined));
+    const reasons: string[] = [];
+    if (taskId === undefined) {
+      reasons.push('the delegatee never named its task; nothing to cancel or read back');
+    } else {
+      await this.deps.remote.call(target.endpoint, 'CancelTask', { id: taskId }, { headers: target.headers }).catch((err: unknown) => reasons.push(`CancelTask was not acknowledged: ${err instanceof Error ? err.message : String(err)}`));
+      const back = await readBack(this.deps.remote, target.endpoint, taskId, target.headers);
+      if (back.kind !== 'task') reasons.push(`read-back after cancellation failed: ${back.reason}`);
+      else if (!isTerminal(back.task.status.state)) reasons.push('the remote task is still running after cancellation');
+      else latest = await this.closeTurns(latest, turns, taskId, back.raw);
+    }
+    if (reasons.length > 0) await this.escalate(latest.record_id, latest.body.delegation_ref.object_id, [`stop requested: ${cause}`, ...reasons]);
+    return this.deps.attempts.latest(latest);
+  }
+
+  /** Each open turn's verdict from the task as read after the cancellation (its own read-back follows). */
+  private async closeTurns(latest: Attempt, turns: Turn[], taskId: string, raw: unknown): Promise<Attempt> {
+    const task = TaskView.parse(raw);
+    if (turns.length === 0) {
+      // An interrupted task has no turn in flight (each settled when answered): only the task closes.
+      const cancelled = task.status.state === 'TASK_STATE_CANCELED' && (task.artifacts ?? []).length === 0;
+      return this.deps.attempts.revise(latest, (l) => (l.body.state === 'closed' ? undefined : { state: 'closed', outcome: cancelled ? 'cancelled' : 'partially_applied', observed: fingerprint(task), view: storedView(raw as never), remote: { ...l.body.remote, task_id: taskId } }));
+    }
+    for (const turn of turns) {
+      turn.remoteTaskId = taskId;
+      latest = await verdict(this.deps, turn, { kind: 'task', task, fingerprint: fingerprint(task) }, raw as never);
+    }
+    return latest;
+  }
+
+  /** Which authority change made a fence stale, for the recorded cause. */
+  private async whyStale(fence: readonly ControlBoundaryRef[]): Promise<{ cause: StopCause; detail: string; by?: 'revocation' | 'policy' }> {
+    for (const b of fence) {
+      const h = await this.deps.store.control.streamHead(b);
+      if (h && h.event_id !== b.event_id) {
+        const cause = h.state === 'tripped' ? 'breaker' : h.state === 'revoked' || h.state === 'expired' || h.state === 'reassigning' ? 'revocation' : 'operator';
+        const detail = `${b.branch_id} is now ${h.state} (position ${h.position})`;
+        // A trip is already a breaker, and a reassignment is no revocation for cause; a policy or consent
+        // change, or a revocation, is a trigger for one (RW-003 §7.3).
+        const by = cause === 'breaker' ? undefined : /^(space|policy|consent):/.test(b.branch_id) ? 'policy' : h.state === 'revoked' ? 'revocation' : undefined;
+        return { cause, detail, ...(by ? { by } : {}) };
+      }
+    }
+    return { cause: 'revocation', detail: 'a fenced authority stream moved' };
+  }
+
+  private async escalate(attemptId: string, delegationId: string | undefined, reasons: string[]): Promise<void> {
+    await this.deps.events.emit({ type: 'escalate', kind: 'cancel_unacknowledged', subject: { attempt_id: attemptId, ...(delegationId ? { delegation_id: delegationId } : {}) }, reasons });
+  }
+}
