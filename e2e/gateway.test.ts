@@ -222,7 +222,7 @@ describe('outcomes Baton refuses to call success', () => {
       const t = await client.getTask({ tenant: '', id: task.id });
       return t.status?.state === TaskState.TASK_STATE_COMPLETED ? t : undefined;
     }, 400, 25, 'the follower\'s verdict');
-    expect(outcomeOf(done)).toMatchObject({ outcome: 'succeeded', verified: true });
+    expect(outcomeOf(done!)).toMatchObject({ outcome: 'succeeded', verified: true });
     const log = await world.agents.dropper!.log();
     expect((log.counts.SendMessage ?? 0) + (log.counts.SendStreamingMessage ?? 0)).toBe(1);
     expect(log.counts.ListTasks ?? 0).toBeGreaterThanOrEqual(1);

@@ -129,7 +129,7 @@ beforeAll(async () => {
       slowpoke: { behaviour: 'honest', stepMs: SLOW_STEP_MS },
       asker: { behaviour: 'honest', stepMs: 20 },
       worker: { behaviour: 'honest', stepMs: 20 },
-      dropper: { behaviour: 'drop-after-accept', stepMs: 20 },
+      resetter: { behaviour: 'reset-on-send', stepMs: 20 },
     },
     remote: { headersTimeoutMs: 15_000, bodyTimeoutMs: 20_000 },
     // `planner` (the default caller) issues 2-second roots; `steady` issues one-hour roots.
@@ -138,7 +138,8 @@ beforeAll(async () => {
       { id: 'long', maxInvocations: 5 },
     ],
     callers: { steady: [STEADY_KEY, 'long'] },
-    config: { revocationSweepMs: 50 },
+    // The follow-up bound: past the slow task's ~4.5 s, so only the resetter's effect, which no read can ever find, ends unknown.
+    config: { revocationSweepMs: 50, follow: { maxFollowMs: 8_000, tickMs: 100, pollMaxMs: 500 } },
   });
 }, 60_000);
 afterAll(async () => world?.close());
@@ -186,7 +187,8 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const { root_delegation_id: root } = metaOf(asked);
     await waitForExpiry(root);
-    const before = (await world.agents.asker!.log()).counts.SendMessage ?? 0;
+    const sends = (counts: Record<string, number>) => (counts.SendMessage ?? 0) + (counts.SendStreamingMessage ?? 0);
+    const before = sends((await world.agents.asker!.log()).counts);
     const reservationsBefore = await reservationsOfRoot(root);
     expect(reservationsBefore).toHaveLength(1);
 
@@ -211,8 +213,7 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     ).rejects.toThrow(/expired|invalidated/i);
 
     const log = await world.agents.asker!.log();
-    expect(log.counts.SendMessage ?? 0).toBe(before);
-    expect(log.counts.SendStreamingMessage ?? 0).toBe(0);
+    expect(sends(log.counts)).toBe(before);
     // No admission happened: still the first turn's reservation only, and it was not released.
     const after = await reservationsOfRoot(root);
     expect(after.map((r) => r.reservation_id)).toEqual(reservationsBefore.map((r) => r.reservation_id));
@@ -316,15 +317,13 @@ describe('cancellation preserves its first cause', () => {
 
 describe("expired tasks' uncertain reservations are not released", () => {
   it('an unknown effect stays held past expiry, keeps its root budget, and an operator resolution settles exactly the reserved amount', async () => {
-    const client = await world.client('dropper');
-    await expect(client.sendMessage(send('drop me, then expire'))).rejects.toThrow(/did not answer|unavailable/);
-    const attempts = await withStore((s) =>
-      (s.handle.prepare("SELECT r.document FROM record_heads h JOIN records r ON r.revision_id = h.revision_id WHERE r.schema_ref LIKE '%#execution_attempt'").all() as Array<{ document: string }>)
-        .map((r) => (JSON.parse(r.document) as { body: AttemptBody }).body)
-        .filter((b) => b.delegatee_id === 'dropper'),
-    );
-    expect(attempts).toHaveLength(1);
-    const attempt = attempts[0]!;
+    const client = await world.client('resetter');
+    // The agent received the send and reset the connection: the caller still gets Baton's task id.
+    const lost = (await client.sendMessage(send('reset me, then expire'))) as Task;
+    expect(lost.id).toMatch(/^att_/);
+    expect(metaOf(lost).outcome).toBe('unknown');
+    // No read can ever find the task, so the follower ends it as unknown at its bound — held, never released.
+    const attempt = (await pollUntil(() => latestAttempt(lost.id), (a) => a?.state === 'closed', { polls: 400, intervalMs: 50, what: 'the follow-up bound' }))!;
     const res = attempt.reservation_id;
     const root = attempt.root_ref.object_id;
     expect(attempt.outcome).toBe('unknown');
@@ -344,8 +343,10 @@ describe("expired tasks' uncertain reservations are not released", () => {
     expect(auto.code).toBe(0);
     expect(auto.stdout).toMatch(new RegExp(`^${res}\\s+unknown\\s+the delegatee never named a task`, 'm'));
     expect((await withStore((s) => s.ledger.reservation(res)))?.status).toBe('unknown');
-    // Retained reservations are no background job: the delegatee heard nothing after the one send.
-    expect((await world.agents.dropper!.log()).counts).toEqual({ SendMessage: 1 });
+    // The effect was sent once and never again: following it only ever read (ListTasks by Baton's context).
+    const counts = (await world.agents.resetter!.log()).counts;
+    expect((counts.SendMessage ?? 0) + (counts.SendStreamingMessage ?? 0)).toBe(1);
+    expect(Object.keys(counts).filter((m) => m !== 'SendMessage' && m !== 'SendStreamingMessage' && m !== 'ListTasks')).toEqual([]);
 
     const manual = await batonCli(['reconcile', '--resolve', res, '--as', 'consumed', '--note', 'e2e: partner confirmed the effect after the task expired'], cliEnv());
     expect(manual.stderr).toBe('');

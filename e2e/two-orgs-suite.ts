@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partsText, textPart } from './agents/card.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { computeContentDigest } from '../src/records/envelope.ts';
+import { schemaRefFor } from '../src/records/schema-ref.ts';
 import { A_AT_B_KEY, startTwoOrgs, type TwoOrgs } from './gateway/two-orgs.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
@@ -35,7 +36,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
 
       // The agent received a three-contract chain: A's root, A's child for B, B's child for it.
       const log = await orgs.agent.log();
-      const sent = log.requests.find((r) => r.method === 'SendMessage')!;
+      const sent = log.requests.find((r) => r.method === 'SendStreamingMessage' || r.method === 'SendMessage')!;
       const chain = (sent.messageMetadata as Record<string, { chain: Array<{ record_id: string; body: { lineage: { depth: number }; limits: { not_after: string }; delegatee_agent_ref: { actor_ref: { object_id: string } } } }> }>)[CONTRACT_EXT]!.chain;
       expect(chain.map((c) => c.body.lineage.depth)).toEqual([0, 1, 2]);
       expect(chain[0]!.record_id).toBe(meta.root_delegation_id);
@@ -62,7 +63,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
     it('refuses a tampered or foreign chain from the upstream, and stores nothing of it', async () => {
       await (await orgs.client()).sendMessage(send('a genuine chain to tamper with'));
       const log = await orgs.agent.log();
-      const sent = log.requests.find((r) => r.method === 'SendMessage')!;
+      const sent = log.requests.find((r) => r.method === 'SendStreamingMessage' || r.method === 'SendMessage')!;
       const chain = structuredClone((sent.messageMetadata as Record<string, { chain: Array<Record<string, unknown>> }>)[CONTRACT_EXT]!.chain.slice(0, 2));
       const store = await orgs.store();
       const count = async () => (await store.listCurrent('rw-agent-delegation/0.1.1#delegation_contract', { limit: 1000 })).records.length;
@@ -134,9 +135,13 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
       expect((await tight.agent.log()).counts.SendStreamingMessage ?? 0).toBe(0);
       const store = await tight.store();
       try {
-        // A's own reservation stays held: B's refusal is an observation, not proof nothing happened.
-        const held = await store.ledger.unresolved(100);
-        expect(held.length).toBeGreaterThanOrEqual(1);
+        // B's refusal is a downstream Baton's ADR-0014 code: definitely not executed, so A releases its own
+        // reservation with the reason recorded instead of holding it as uncertain (the newest attempt is this one).
+        const [newest] = (await store.listCurrent(schemaRefFor('execution_attempt'), { limit: 1 })).records;
+        const attempt = newest!.body as { state: string; outcome?: string; reservation_id: string; refused?: { reason: string } };
+        expect(attempt).toMatchObject({ state: 'closed', outcome: 'failed' });
+        expect(attempt.refused?.reason).toMatch(/limit_exceeded/);
+        expect((await store.ledger.reservation(attempt.reservation_id))?.status).toBe('released');
       } finally {
         await store.close();
       }

@@ -17,12 +17,12 @@ import { signAgentCard } from './signed-card.ts';
 import type { JWK } from 'jose';
 import type { JsonValue } from '../../src/records/strict-json.ts';
 import { ReverseExecutor } from './executor.ts';
-import { bodyParser, dropAfterAccept, neverAnswer, requireExtension } from './front.ts';
+import { bodyParser, dropAfterAccept, neverAnswer, refuseSends, requireExtension, resetOnSend } from './front.ts';
 import { TestLog, type Transport } from './testlog.ts';
 import { TestPushSender, type PushMode } from './push.ts';
 
 /** The selectable delegatee behaviours. */
-export const BEHAVIOURS = ['honest', 'lying-readback', 'drop-after-accept', 'never-answer'] as const;
+export const BEHAVIOURS = ['honest', 'lying-readback', 'drop-after-accept', 'never-answer', 'reset-on-send', 'refuse-sends'] as const;
 /** One of {@link BEHAVIOURS}. */
 export type Behaviour = (typeof BEHAVIOURS)[number];
 
@@ -117,6 +117,8 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     if (opts.requireExtension) app.use(path, requireExtension(opts.requireExtension, transport));
     if (opts.behaviour === 'never-answer') app.use(path, neverAnswer(transport, held));
     if (opts.behaviour === 'drop-after-accept') app.use(path, dropAfterAccept(transport, handler, log));
+    if (opts.behaviour === 'reset-on-send') app.use(path, resetOnSend(transport));
+    if (opts.behaviour === 'refuse-sends') app.use(path, refuseSends(transport));
     const sdk = transport === 'jsonrpc' ? jsonRpcHandler : restHandler;
     app.use(path, sdk({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   };

@@ -1,7 +1,7 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { SendMessageRequest } from '@a2a-js/sdk';
 import { ServerCallContext, UnauthenticatedUser, type DefaultRequestHandler } from '@a2a-js/sdk/server';
-import { ExtensionSupportRequiredError, restStatusFor, toJsonRpcError, toRestErrorBody } from '@a2a-js/sdk/errors';
+import { ExtensionSupportRequiredError, restStatusFor, toJsonRpcError, toRestErrorBody, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { methodOf, paramsOf, type TestLog, type Transport } from './testlog.ts';
 
 /** The two methods the misbehaving agents misbehave on; everything else stays honest. */
@@ -83,5 +83,21 @@ export function neverAnswer(transport: Transport, held: Set<Response>): RequestH
     if (!SEND_METHODS.has(methodOf(transport, req))) return next();
     held.add(res);
     res.on('close', () => held.delete(res));
+  };
+}
+
+/** reset-on-send: receives a send, executes nothing and resets the connection — delivered, then lost, with no task to find. */
+export function resetOnSend(transport: Transport): RequestHandler {
+  return (req, _res, next) => {
+    if (!SEND_METHODS.has(methodOf(transport, req))) return next();
+    req.socket.destroy();
+  };
+}
+
+/** refuse-sends: answers every send with an A2A error that means "not executed" (UnsupportedOperationError, -32004). */
+export function refuseSends(transport: Transport): RequestHandler {
+  return (req, res, next) => {
+    if (!SEND_METHODS.has(methodOf(transport, req))) return next();
+    sendA2AError(res, transport, jsonRpcId(req), new UnsupportedOperationError('this agent takes no work today'));
   };
 }

@@ -63,6 +63,9 @@ export class Dispatcher {
     const sent = await send(this.deps, turn, wireParams(this.deps, turn, req.params, streaming), streaming);
     const until = this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs;
     if (req.returnImmediately && sent.kind === 'reply' && sent.result.task !== undefined) {
+      // The caller will come back for it: the task the delegatee named is recorded before answering.
+      turn.remoteTaskId ??= (sent.result.task as { id?: string }).id;
+      await noteRemoteTask(this.deps, turn);
       this.inBackground(completeQuietly(this.deps, turn, sent, until));
       return { task: this.pending(turn, sent.result.task as Json) };
     }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { LEDGER_LIMITS } from '../../src/ledger/types.ts';
 import { PgStore } from '../../src/store/postgres/store.ts';
 import { storeContract } from './support/contract.ts';
+import { taskContract } from './support/task-contract.ts';
 import { freshSchema, PG_URL } from './support/pg.ts';
 
 describe.skipIf(!PG_URL)('postgres store', () => {
@@ -12,4 +13,5 @@ describe.skipIf(!PG_URL)('postgres store', () => {
   afterAll(async () => db?.drop());
 
   storeContract('postgres', async (limits) => PgStore.open(db.url, { limits: { ...LEDGER_LIMITS, ...limits }, max: 4 }));
+  taskContract('postgres', async (limits) => PgStore.open(db.url, { limits: { ...LEDGER_LIMITS, ...limits }, max: 4 }));
 });

@@ -25,7 +25,8 @@ export function wireParams(deps: Pick<PathDeps, 'push'>, turn: AdmittedTurn, par
   const { [CONTRACT_EXTENSION]: _presented, ...metadata } = (message.metadata as Json | undefined) ?? {};
   const remote = turn.attempt.body.remote;
   const { taskPushNotificationConfig: _integrators, returnImmediately: _wait, ...configuration } = (params.configuration as Json | undefined) ?? {};
-  const own: Json = deps.push && turn.target.pushNotifications ? { taskPushNotificationConfig: deps.push.inbound(turn.attempt.record_id) as unknown as JsonValue } : {};
+  // An integrator's webhook is Baton's to serve: the delegatee is asked to notify Baton's own instead (only then).
+  const own: Json = _integrators != null && deps.push && turn.target.pushNotifications ? { taskPushNotificationConfig: deps.push.inbound(turn.attempt.record_id) as unknown as JsonValue } : {};
   return {
     ...params,
     message: {

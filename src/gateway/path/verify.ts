@@ -91,8 +91,28 @@ const turnFields = (turn: Turn, latest: Attempt): Partial<AttemptBody> => ({
   remote: { ...latest.body.remote, ...(turn.remoteTaskId && !latest.body.remote.task_id ? { task_id: turn.remoteTaskId } : {}) },
 });
 
+/**
+ * Verdicts of one turn in this process, one after another: a stream, a
+ * cancellation and a poll can all see the same terminal state, and the
+ * second must find the first's verdict instead of recording another.
+ * (Across processes the ledger's resolve-once rule decides.)
+ */
+const verdicts = new Map<string, Promise<unknown>>();
+
+function serially<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const next = (verdicts.get(key) ?? Promise.resolve()).then(fn, fn);
+  const tail = next.catch(() => undefined);
+  verdicts.set(key, tail);
+  void tail.then(() => verdicts.get(key) === tail && verdicts.delete(key));
+  return next;
+}
+
 /** A terminal (or unverifiable) observation: read back, project, record and settle. */
-export async function verdict(deps: Deps, turn: Turn, observation: Observation, view?: Json): Promise<Attempt> {
+export function verdict(deps: Deps, turn: Turn, observation: Observation, view?: Json): Promise<Attempt> {
+  return serially(turn.effect_id, () => judge(deps, turn, observation, view));
+}
+
+async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Json): Promise<Attempt> {
   const latest = await deps.attempts.latest(turn.attempt);
   const r = await deps.store.ledger.reservation(turn.reservation_id);
   // Another path or node already gave this turn its verdict: nothing to add.
@@ -139,14 +159,14 @@ export async function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promi
  * consumed now, with the revision recording that answer as evidence — not
  * left held until a follow-up that may never be admitted.
  */
-export async function verdictInterrupted(deps: Deps, turn: Turn, view: Json): Promise<Attempt> {
+export function verdictInterrupted(deps: Deps, turn: Turn, view: Json): Promise<Attempt> {
   const task = TaskView.parse(view);
-  return settleTurn(deps, turn, 'consume', undefined, [], [], (latest) => ({
+  return serially(turn.effect_id, () => settleTurn(deps, turn, 'consume', undefined, [], [], (latest) => ({
     ...turnFields(turn, latest),
     ...(latest.body.state === 'closed' ? {} : { state: 'open' as const }),
     observed: fingerprint(task),
     view: storedView(view),
-  }));
+  })));
 }
 
 /**

@@ -65,12 +65,11 @@ function* checkPreset(preset: PresetIssuance, at: string): Program<void> {
 }
 
 function openDigest(req: OpenBudgetRequest): string {
-  // The announcer and time are not part of what the node *is*: a second gateway
-  // importing the same contract must find the same node (idempotent by content).
-  const { at: _at, actor_ref: _actor, record, dimensions, preset, ...rest } = req;
+  // The announcer, time and issuing preset are not part of what the node *is*: a
+  // second gateway importing the same contract must find the same node (idempotent by content).
+  const { at: _at, actor_ref: _actor, record, dimensions, preset: _preset, ...rest } = req;
   return digestOf({
     ...rest,
-    ...(preset ? { preset_id: preset.preset_id } : {}),
     record: record?.content_digest ?? null,
     dimensions: dimensions.map((d) => ({ ...d, ceiling: d.ceiling.toString() })),
   });

@@ -1,6 +1,6 @@
 /** Builders shared by the store contract suite, the race workers and the crash tests. */
 import type { ControlScopeRef } from '../../../src/control/scope.ts';
-import type { AdmissionRequest } from '../../../src/ledger/types.ts';
+import type { AdmissionRequest, PresetIssuance } from '../../../src/ledger/types.ts';
 import { sealRecord } from '../../../src/records/envelope.ts';
 import { randomIds } from '../../../src/records/ids.ts';
 import { systemClock } from '../../../src/records/time.ts';
@@ -70,5 +70,42 @@ export async function admission(
     attempt_scope: attemptScope(space, randomIds.next('att')),
     actor_ref: actor,
     at: NOW(),
+  };
+}
+
+/**
+ * A new root issued from `preset` and its first admission, in one
+ * transaction (ledger.admitTask): what the gateway does for every new task.
+ * `notAfter` in the past makes the fence or expiry refuse it.
+ */
+export function presetTask(store: Store, space: string, preset: PresetIssuance, opts: { units?: bigint; staleFence?: boolean } = {}) {
+  const root = randomIds.next('dlg');
+  const effect = randomIds.next('eff');
+  const scopes = [agentScope(space)];
+  return {
+    root,
+    effect,
+    run: async () => {
+      const pre = [...(await store.control.fenceSet(scopes))];
+      const fence = opts.staleFence ? pre.map((b) => ({ ...b, position: b.position + 1 })) : pre;
+      return store.ledger.admitTask({
+        budgets: [{ space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), node_id: root, not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: opts.units ?? 5n }], preset }],
+        fence_set: fence,
+        admission: (completed) => ({
+          effect_id: effect,
+          reservation_id: randomIds.next('res'),
+          node_id: root,
+          kind: 'reserve',
+          amounts: { units: 1n },
+          fence_set: completed,
+          scopes,
+          decision: decision(effect),
+          attempt_scope: attemptScope(space, randomIds.next('att')),
+          actor_ref: actor,
+          at: NOW(),
+          follow: { attempt_id: randomIds.next('att'), lease_owner: 'node_test', lease_until: NOW(), deadline: FAR },
+        }),
+      });
+    },
   };
 }

@@ -6,7 +6,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/store/port.ts';
-import { actor, chain, delegationScope, freshSpace, publishAgent } from './fixtures.ts';
+import { actor, chain, delegationScope, freshSpace, presetTask, publishAgent } from './fixtures.ts';
+import { expectCodeAsync } from '../../helpers/errors.ts';
 import { runRacers, startRacers, startWorker } from './processes.ts';
 
 export interface Ledger {
@@ -47,6 +48,37 @@ export function processContract(name: string, setup: () => Promise<Ledger>): voi
       expect(from).toBeLessThan(to);
       expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '400', consumed: '0' });
       await expectConsistent(store, c.root);
+      await store.close();
+    }, 120_000);
+
+    it('4 processes opening tasks under one preset are admitted exactly its active-root limit, and a restart re-grants nothing', async () => {
+      const ledger = await setup();
+      const store = await ledger.open();
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const preset = { preset_id: `preset-${space}`, max_active_roots: 5, max_per_minute: 10_000 };
+      const results = await runRacers(4, ['preset', ledger.kind, ledger.where, space, JSON.stringify(preset), '12']);
+      expect(results.reduce((a, r) => a + (r.admitted as number), 0)).toBe(5);
+      expect(results.reduce((a, r) => a + (r.refused as number), 0)).toBe(4 * 12 - 5);
+      expect(Math.max(...results.map((r) => r.from as number))).toBeLessThan(Math.min(...results.map((r) => r.to as number)));
+      await store.close();
+      // A restart (a fresh connection, a fresh process memory) still finds the limit reached.
+      const again = await ledger.open();
+      const refused = await expectCodeAsync(presetTask(again, space, preset).run(), 'limit_exceeded');
+      expect(refused.details).toMatchObject({ bound: 'active_roots' });
+      await again.close();
+    }, 120_000);
+
+    it('4 processes under one preset\'s per-minute rate are admitted exactly that many roots', async () => {
+      const ledger = await setup();
+      const store = await ledger.open();
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const preset = { preset_id: `rate-${space}`, max_active_roots: 1000, max_per_minute: 10 };
+      const results = await runRacers(4, ['preset', ledger.kind, ledger.where, space, JSON.stringify(preset), '10']);
+      expect(results.reduce((a, r) => a + (r.admitted as number), 0)).toBe(10);
+      const refused = await expectCodeAsync(presetTask(store, space, preset).run(), 'limit_exceeded');
+      expect(refused.details).toMatchObject({ bound: 'issuance_rate' });
       await store.close();
     }, 120_000);
 

@@ -6,13 +6,15 @@
  *   hold     — admit once, print the reservation, then wait to be killed.
  *   dispatch — admit, send the effect to a loopback receiver, then wait to be killed.
  *   churn    — admit and settle as fast as possible until killed.
+ *   preset   — open new tasks under one owner preset (root and admission in one
+ *              transaction) `arg` times; print how many the preset's limits let in.
  */
 import { request } from 'node:http';
 import { isBatonError } from '../../../src/errors.ts';
 import type { Store } from '../../../src/store/port.ts';
 import { PgStore } from '../../../src/store/postgres/store.ts';
 import { SqliteStore } from '../../../src/store/sqlite/store.ts';
-import { admission, NOW } from './fixtures.ts';
+import { admission, NOW, presetTask } from './fixtures.ts';
 
 const [mode, kind, where, space, chainJson, arg] = process.argv.slice(2) as [string, string, string, string, string, string | undefined];
 const ids: string[] = JSON.parse(chainJson);
@@ -53,6 +55,24 @@ if (mode === 'race' || mode === 'fenced') {
     }
   }
   say({ granted, starts, from, to: Date.now() });
+  await store.close();
+} else if (mode === 'preset') {
+  await barrier();
+  process.stdin.unref();
+  const preset = JSON.parse(chainJson) as { preset_id: string; max_active_roots: number; max_per_minute: number };
+  let admitted = 0;
+  let refused = 0;
+  const from = Date.now();
+  for (let i = 0; i < Number(arg ?? 10); i++) {
+    try {
+      await presetTask(store, space, preset).run();
+      admitted++;
+    } catch (err) {
+      if (!isBatonError(err, 'limit_exceeded')) throw err;
+      refused++;
+    }
+  }
+  say({ admitted, refused, from, to: Date.now() });
   await store.close();
 } else if (mode === 'hold' || mode === 'dispatch') {
   const req = await admission(store, space, ids, leaf, { units: 2n });
