@@ -8,6 +8,7 @@
 import type { Outcome } from '../control/event.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { AttemptBody } from './attempt-record.ts';
+import { digestOf } from '../records/digest.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -41,7 +42,7 @@ export function presentTask(remote: Json, attempt: AttemptBody, outcome: Outcome
     ...remote,
     id: attempt.attempt_id,
     contextId: attempt.context_id,
-    status: projected,
+    status: projected.message ? { ...projected, message: withIds(projected.message, attempt) } : projected,
     ...(Array.isArray(remote.history) ? { history: remote.history.map((m) => withIds(m, attempt)) } : {}),
     metadata: {
       ...((remote.metadata as Json | undefined) ?? {}),
@@ -59,12 +60,21 @@ export function presentTask(remote: Json, attempt: AttemptBody, outcome: Outcome
   };
 }
 
-/** Rewrites a message or event's task/context ids to Baton's. */
+/**
+ * Rewrites a message or event's task/context ids to Baton's, inside a
+ * status update's message too. The agent's own message ids are the agent's
+ * identifiers (they may embed its task id): an agent message is shown under
+ * an id Baton derives from it, stable across reads.
+ */
 export function withIds(value: JsonValue, attempt: AttemptBody): JsonValue {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const status = value.status;
+  const nested: Json = status && typeof status === 'object' && !Array.isArray(status) && status.message ? { status: { ...status, message: withIds(status.message, attempt) } } : {};
   return {
     ...value,
     ...('taskId' in value ? { taskId: attempt.attempt_id } : {}),
     ...('contextId' in value ? { contextId: attempt.context_id } : {}),
+    ...(value.role === 'ROLE_AGENT' && typeof value.messageId === 'string' ? { messageId: `${attempt.attempt_id}-m-${digestOf(value.messageId).slice(7, 23)}` } : {}),
+    ...nested,
   };
 }

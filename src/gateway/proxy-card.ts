@@ -53,6 +53,34 @@ export class ProxyCards {
     return c;
   }
 
+  /**
+   * The card the SDK's transport checks a request against (protocol
+   * version, streaming). Reads of Baton's own task view (GetTask, ListTasks,
+   * CancelTask's answer) must work while the delegatee is down, so when its
+   * card cannot be fetched the transport gets Baton's interfaces alone;
+   * every send still resolves and verifies the delegatee's card first.
+   */
+  async forTransport(id: string): Promise<AgentCard> {
+    try {
+      return (await this.get(id)).internal;
+    } catch {
+      const base = `${this.deps.publicUrl()}/agents/${id}`;
+      return AgentCard.fromJSON({
+        name: `${id} (via Baton)`,
+        description: 'The delegatee cannot be reached right now; Baton answers from its own records.',
+        version: '1.0.0',
+        supportedInterfaces: [
+          { url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+          { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+        ],
+        capabilities: { streaming: true, pushNotifications: this.deps.push === true },
+        defaultInputModes: ['text/plain'],
+        defaultOutputModes: ['text/plain'],
+        skills: [],
+      });
+    }
+  }
+
   private async build(id: string): Promise<ProxyCard> {
     const remote = (await this.deps.delegatees.resolve(id)).verification.card as unknown as Json;
     const root = this.deps.publicUrl();

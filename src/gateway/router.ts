@@ -61,7 +61,7 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
         next(err);
       }
     });
-    mount(base, new BatonA2AHandler({ delegatee: id, card: async () => (await cardOf(id)).internal, push: deps.push }, deps.dispatcher, facts));
+    mount(base, new BatonA2AHandler({ delegatee: id, card: () => deps.cards.forTransport(id), push: deps.push }, deps.dispatcher, facts));
   }
   return router;
 }
