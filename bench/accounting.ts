@@ -47,7 +47,20 @@ const { batonConfig, startHonestAgent, API_KEY } = await import('./lib/world.ts'
 const { cleanupTemp } = await import('./lib/proc.ts');
 const { sendMessageBody, completedTask } = await import('./lib/load.ts');
 
-const WRITES = new Set(['store.putRecord', 'store.control.appendControl', 'store.ledger.openBudget', 'store.ledger.admit', 'store.ledger.settle']);
+const WRITES = new Set([
+  'store.putRecord',
+  'store.control.appendControl',
+  'store.ledger.openBudget',
+  'store.ledger.admit',
+  'store.ledger.admitTask',
+  'store.ledger.settle',
+  'store.ledger.narrow',
+  'store.work.claim',
+  'store.work.claimIdle',
+  'store.work.renew',
+  'store.work.release',
+  'store.work.done',
+]);
 
 /** A proxy that counts and times every method call on `obj` (and on its control/ledger parts). */
 function counted<T extends object>(obj: T, prefix: string): T {
@@ -55,7 +68,7 @@ function counted<T extends object>(obj: T, prefix: string): T {
   return new Proxy(obj, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target) as unknown;
-      if ((prop === 'control' || prop === 'ledger') && v && typeof v === 'object') {
+      if ((prop === 'control' || prop === 'ledger' || prop === 'work') && v && typeof v === 'object') {
         if (!parts.has(prop)) parts.set(prop, counted(v as object, `${prefix}${String(prop)}.`));
         return parts.get(prop);
       }

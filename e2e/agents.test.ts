@@ -211,6 +211,6 @@ describe('harness', () => {
     const victim = await spawnAgent({ behaviour: 'honest', name: 'victim' });
     expect((await fetch(`${victim.url}/.well-known/agent-card.json`)).status).toBe(200);
     await victim.kill9();
-    await expect(fetch(`${victim.url}/.well-known/agent-card.json`)).rejects.toThrow();
+    await expect(fetch(`${victim.url}/.well-known/agent-card.json`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
   });
 });

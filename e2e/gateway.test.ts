@@ -142,7 +142,14 @@ describe('interrupted tasks', () => {
     } finally {
       await store.close();
     }
-    await expect(client.sendMessage({ tenant: '', message: { ...message('too late'), taskId: first.id }, configuration: undefined, metadata: undefined })).rejects.toThrow();
+    // A closed task takes no more messages: A2A UnsupportedOperationError (-32004), nothing admitted.
+    await expect(client.sendMessage({ tenant: '', message: { ...message('too late'), taskId: first.id }, configuration: undefined, metadata: undefined })).rejects.toThrow(/cannot take another message/);
+    const raw = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: first.id, parts: [{ text: 'too late' }] } } }),
+    });
+    expect(((await raw.json()) as { error: { code: number } }).error.code).toBe(-32004);
   });
 });
 
@@ -265,11 +272,22 @@ describe('outcomes Baton refuses to call success', () => {
     });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/Bearer/);
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32052); // authentication_required
+    const sends = async () => {
+      const c = (await world.agents.honest!.log()).counts;
+      return (c.SendMessage ?? 0) + (c.SendStreamingMessage ?? 0);
+    };
+    const before = await sends();
     const bad = await world.client('honest', { key: 'wrong-key' });
-    await expect(bad.sendMessage(send('x'))).rejects.toThrow();
-    const before = (await world.agents.honest!.log()).counts.SendMessage ?? 0;
-    await expect(bad.sendMessage(send('y'))).rejects.toThrow();
-    expect((await world.agents.honest!.log()).counts.SendMessage ?? 0).toBe(before);
+    await expect(bad.sendMessage(send('x'))).rejects.toThrow(/401|API key|credentials|authenticat/i);
+    const wrong = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': 'wrong-key' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'y' }] } } }),
+    });
+    expect(wrong.status).toBe(401);
+    expect(((await wrong.json()) as { error: { code: number } }).error.code).toBe(-32052);
+    expect(await sends()).toBe(before);
   });
 
   it("never lets a caller read another caller's task or a remote id", async () => {

@@ -209,7 +209,7 @@ describe('integrator receiver', () => {
     const seen = await holder.waitForDeliveries((d) => d.deliveries.some((x) => x.id === 'dlv-held'));
     expect(seen.deliveries.find((x) => x.id === 'dlv-held')).toMatchObject({ valid: true, held: true, answered: false, aborted: false, status: 200 });
     abort.abort(); // the "gateway" dies mid-delivery
-    await expect(pending).rejects.toThrow();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
     const after = await holder.waitForDeliveries((d) => d.deliveries.some((x) => x.id === 'dlv-held' && x.aborted));
     expect(after.deliveries.find((x) => x.id === 'dlv-held')).toMatchObject({ answered: false, aborted: true });
     // Only the first is held: the redelivery is answered at once.

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { project, type Observation, type ReadBack } from '../../src/attempts/outcome.ts';
+import { project, withFences, type Observation, type ReadBack } from '../../src/attempts/outcome.ts';
 import { fingerprint, TASK_STATES, type TaskView } from '../../src/attempts/task-view.ts';
 
 const task = (state: string, artifacts: TaskView['artifacts'] = [{ artifactId: 'a1', parts: [{ mediaType: 'text/plain', text: 'hi' }] }], id = 't1'): TaskView => ({
@@ -84,6 +84,37 @@ describe('outcome projection', () => {
         if (p.outcome === 'unknown' || p.outcome === 'partially_applied') expect(p.settlement).toBe('hold');
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe('fences moved during the effect (RW-003 §1.2)', () => {
+  const ok = project(seen(task('TASK_STATE_COMPLETED')), back(task('TASK_STATE_COMPLETED')));
+
+  it('turns a verified success into unknown, held, with the reason recorded', () => {
+    expect(ok).toMatchObject({ outcome: 'succeeded', settlement: 'consume' });
+    const moved = withFences(ok, false);
+    expect(moved).toMatchObject({ outcome: 'unknown', settlement: 'hold' });
+    expect(moved.reasons).toContain('a control head moved after admission');
+  });
+
+  it('leaves a success under current fences, and every other outcome, as they are', () => {
+    expect(withFences(ok, true)).toEqual(ok);
+    for (const state of ['TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']) {
+      const p = project(seen(task(state, [])), back(task(state, [])));
+      expect(withFences(p, false)).toEqual(p);
+    }
+    const lost = project({ kind: 'lost', reason: 'reset' }, undefined);
+    expect(withFences(lost, false)).toEqual(lost);
+  });
+
+  it('never yields succeeded when fences moved, for any observation and read-back', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...TASK_STATES), fc.constantFrom(...TASK_STATES), fc.boolean(), (a, b, same) => {
+        const p = project(seen(task(a)), back(same ? task(a) : task(b)));
+        expect(withFences(p, false).outcome).not.toBe('succeeded');
+      }),
+      { numRuns: 500 },
     );
   });
 });
