@@ -6,8 +6,7 @@
  * within `revocationSweepMs`), so an action taken from the CLI and one taken
  * through the API have the same effect.
  */
-import { checkpointBody, resumeFailures, type CheckpointBody, type ReconciliationState } from '../attempts/checkpoint.ts';
-import type { fingerprint } from '../attempts/task-view.ts';
+import { resumeFailures, type ReconciliationState } from '../attempts/checkpoint.ts';
 import { auditStore } from '../audit/scan.ts';
 import { reviseChild } from '../contracts/mint.ts';
 import { loadChain } from '../contracts/attestation-chain.ts';
@@ -23,9 +22,8 @@ import type { DelegationAuthority } from '../gateway/authority.ts';
 import type { DelegateeRegistry } from '../gateway/delegatees.ts';
 import type { Dispatcher } from '../gateway/dispatcher.ts';
 import type { RemoteClient } from '../gateway/remote.ts';
-import { readBack } from '../gateway/path/verify.ts';
 import type { Keyring } from '../keys/keyring.ts';
-import { refOf, sealRecord, type SealedRecord } from '../records/envelope.ts';
+import { refOf, type SealedRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import { schemaRefFor } from '../records/schema-ref.ts';
@@ -35,10 +33,13 @@ import type { DeliveryStatus, Store } from '../store/port.ts';
 import { currentWhere } from '../store/scan.ts';
 import type { Envelope } from '../records/envelope.ts';
 import type { Escalations } from './escalation.ts';
+import { Checkpoints, findNode, type Checkpoint } from './checkpoints.ts';
+import { attemptOf } from '../gateway/attempts.ts';
+
+export type { Checkpoint } from './checkpoints.ts';
 
 type Attempt = SealedRecord<AttemptBody>;
 type Json = { [key: string]: JsonValue };
-export type Checkpoint = SealedRecord<CheckpointBody>;
 
 export { BREAKER_TRIGGERS, type BreakerTrigger } from '../control/breaker.ts';
 
@@ -66,7 +67,11 @@ export interface OperatorDeps {
 const ATTEMPT_SCHEMA = schemaRefFor('execution_attempt');
 
 export class OperatorService {
-  constructor(private readonly deps: OperatorDeps) {}
+  private readonly checkpoints: Checkpoints;
+
+  constructor(private readonly deps: OperatorDeps) {
+    this.checkpoints = new Checkpoints(deps);
+  }
 
   private scope(kind: ScopeKind, id: string): ControlScopeRef {
     return { space_id: this.deps.spaceId, scope_kind: kind, scope_id: id };
@@ -178,9 +183,9 @@ export class OperatorService {
 
   /** Everything recorded about one attempt: revisions, input, decision, receipts, checkpoints, reservation, events, fenced heads. */
   async attemptAudit(id: string): Promise<Json> {
-    const revisions = (await this.deps.store.listRevisions(id)) as unknown as Attempt[];
-    const latest = revisions[revisions.length - 1];
-    if (!latest || latest.schema_ref !== ATTEMPT_SCHEMA) throw invalidRequest('no such attempt', { attempt: id.slice(0, 128) });
+    const revisions = await this.deps.store.listRevisions(id);
+    const latest = attemptOf(revisions[revisions.length - 1]);
+    if (!latest) throw invalidRequest('no such attempt', { attempt: id.slice(0, 128) });
     const reservation = await this.deps.store.ledger.reservation(latest.body.reservation_id);
     const events = await this.deps.store.control.readStream(streamOf(this.scope('attempt', id)), { limit: 1000 });
     const produced = [...new Set(events.flatMap((e) => e.produced_records.map((r) => `${r.object_id}\u0000${r.revision_id}`)))];
@@ -199,7 +204,7 @@ export class OperatorService {
     }
     return {
       attempt: latest as unknown as JsonValue,
-      revisions: revisions.map((r) => ({ revision_id: r.revision_id, issued_at: r.issued_at, state: r.body.state, outcome: r.body.outcome ?? null, content_digest: r.content_digest })),
+      revisions: revisions.map((r) => ({ revision_id: r.revision_id, issued_at: r.issued_at, state: attemptOf(r)!.body.state, outcome: attemptOf(r)!.body.outcome ?? null, content_digest: r.content_digest })),
       input: (input ?? null) as unknown as JsonValue,
       decision: (decision ?? null) as unknown as JsonValue,
       reservation: (reservation ?? null) as unknown as JsonValue,
@@ -210,58 +215,8 @@ export class OperatorService {
   }
 
   /** Writes a DelegationCheckpoint for an attempt (RW-003 §7.2) and records it on the attempt's stream. */
-  async checkpoint(attemptId: string, reason: string, by: ActorRef): Promise<Checkpoint> {
-    const attempt = (await this.deps.store.getRecord(attemptId)) as unknown as Attempt | undefined;
-    if (!attempt || attempt.schema_ref !== ATTEMPT_SCHEMA) throw invalidRequest('no such attempt', { attempt: attemptId.slice(0, 128) });
-    const a = attempt.body;
-    const reservation = await this.deps.store.ledger.reservation(a.reservation_id);
-    const tree = await this.deps.store.ledger.tree(a.root_ref.object_id);
-    const node = findNode(tree, a.delegation_ref.object_id);
-    let remote: ReturnType<typeof fingerprint> | undefined;
-    let remoteError: string | undefined;
-    if (a.remote.task_id !== undefined) {
-      try {
-        const target = await this.deps.delegatees.resolve(a.delegatee_id);
-        const back = await readBack(this.deps.remote, target.endpoint, a.remote.task_id, target.headers);
-        if (back.kind === 'task') remote = back.fingerprint;
-        else remoteError = back.reason;
-      } catch (err) {
-        remoteError = err instanceof Error ? err.message : String(err);
-      }
-    }
-    const stream = streamOf(this.scope('attempt', attemptId));
-    const sequence = (await this.deps.store.control.readStream(stream, { limit: 10_000 })).filter((e) => e.event_type === 'rw003.execution.checkpointed').length + 1;
-    const cpId = this.deps.ids.next('cp');
-    const body = checkpointBody({
-      checkpointId: cpId,
-      attempt: a,
-      sequence,
-      ...(remote ? { remote } : {}),
-      ...(remoteError ? { remoteError } : {}),
-      reservation: (reservation?.status ?? 'none') as ReconciliationState,
-      balances: node?.balances ?? [],
-      reason,
-    });
-    const record = sealRecord<CheckpointBody>(
-      { type: 'delegation_checkpoint', issuedBy: by, lifecycle: 'recorded', body },
-      { ids: { next: (p) => (p === 'rev' ? this.deps.ids.next('rev') : cpId) }, clock: this.deps.clock },
-    );
-    await this.deps.store.putRecord(record);
-    await this.deps.store.control.appendControl({
-      event_type: 'rw003.execution.checkpointed',
-      control_scope_ref: this.scope('attempt', attemptId),
-      actor_ref: by,
-      produced_records: [refOf(record)],
-      fence_set: a.fence_set,
-      payload: { sequence, reason: reason.slice(0, 512) },
-    });
-    return record;
-  }
-
-  private async latestCheckpoint(attemptId: string): Promise<Checkpoint | undefined> {
-    const events = await this.deps.store.control.readStream(streamOf(this.scope('attempt', attemptId)), { limit: 10_000 });
-    const last = events.filter((e) => e.event_type === 'rw003.execution.checkpointed').pop()?.produced_records[0];
-    return last ? ((await this.deps.store.getRecord(last.object_id, last.revision_id)) as unknown as Checkpoint | undefined) : undefined;
+  checkpoint(attemptId: string, reason: string, by: ActorRef): Promise<Checkpoint> {
+    return this.checkpoints.write(attemptId, reason, by);
   }
 
   /**
@@ -283,7 +238,7 @@ export class OperatorService {
     if (!prior) throw invalidRequest('no attempt runs under this delegation', { delegation: delegationId.slice(0, 128) });
     if (req.to === prior.body.delegatee_id) throw invalidRequest('reassignment needs another delegatee');
     const target = await this.deps.delegatees.resolve(req.to);
-    const cp = req.checkpoint ? await this.loadCheckpoint(req.checkpoint, prior.record_id) : ((await this.latestCheckpoint(prior.record_id)) ?? (await this.checkpoint(prior.record_id, `reassignment: ${req.reason}`, by)));
+    const cp = req.checkpoint ? await this.checkpoints.load(req.checkpoint, prior.record_id) : ((await this.checkpoints.latest(prior.record_id)) ?? (await this.checkpoint(prior.record_id, `reassignment: ${req.reason}`, by)));
     if (req.resolvePrevious?.as === 'not_dispatched' && prior.body.remote.task_id !== undefined) {
       throw invalidRequest('the previous task was dispatched (the delegatee named it); it can only be resolved as consumed');
     }
@@ -379,12 +334,6 @@ export class OperatorService {
     return new Map((node?.balances ?? []).map((b) => [b.dimension, BigInt(b.ceiling) - BigInt(b.consumed) - BigInt(b.reserved)]));
   }
 
-  private async loadCheckpoint(id: string, attemptId: string): Promise<Checkpoint> {
-    const cp = (await this.deps.store.getRecord(id)) as unknown as Checkpoint | undefined;
-    if (!cp || cp.schema_ref !== schemaRefFor('delegation_checkpoint') || cp.body.attempt_id !== attemptId) throw invalidRequest('no such checkpoint for this delegation', { checkpoint: id.slice(0, 128) });
-    return cp;
-  }
-
   private async contract(id: string): Promise<DelegationContract> {
     const record = await this.deps.store.getRecord(id);
     if (!record) throw invalidRequest('no such delegation', { delegation: id.slice(0, 128) });
@@ -428,14 +377,4 @@ export class OperatorService {
   auditVerify() {
     return auditStore(this.deps.store.audit);
   }
-}
-
-function findNode<T extends { node_id: string; children: T[] }>(tree: T | undefined, id: string): T | undefined {
-  if (!tree) return undefined;
-  if (tree.node_id === id) return tree;
-  for (const c of tree.children) {
-    const f = findNode(c, id);
-    if (f) return f;
-  }
-  return undefined;
 }
