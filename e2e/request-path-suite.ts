@@ -44,12 +44,13 @@ export function requestPathSuite(name: string, setup: () => Promise<PathSetup>):
           refuser: { behaviour: 'refuse-sends' },
           asker: { behaviour: 'honest', stepMs: 20 },
           victim: { behaviour: 'honest', stepMs: 20 },
+          plodder: { behaviour: 'honest', stepMs: 400 },
         },
         presets: [{ id: 'standard', maxInvocations: 50 }, { id: 'tiny', maxActiveRoots: 2, maxPerMinute: 1000 }],
         callers: { intern: [TINY_KEY, 'tiny'] },
         remote: { headersTimeoutMs: 10_000, bodyTimeoutMs: 20_000 },
         // One public URL for both nodes: they are one gateway (its card, its agent stream).
-        config: { publicUrl: 'http://baton.test', revocationSweepMs: 100, follow: { tickMs: 100 }, ...(s.store ? { store: s.store } : {}) },
+        config: { publicUrl: 'http://baton.test', revocationSweepMs: 100, follow: { tickMs: 100, leaseMs: 2_000 }, ...(s.store ? { store: s.store } : {}) },
       });
       second = await spawnReady<{ url: string }>(BATON_MAIN, [world.configFile]);
     }, 90_000);
@@ -219,6 +220,19 @@ export function requestPathSuite(name: string, setup: () => Promise<PathSetup>):
       expect(invocations.reserved).toBe('0');
       // Every turn that reached the agent was admitted, and its reservation resolved (consumed or released).
       expect(Number(invocations.consumed)).toBeGreaterThanOrEqual(2);
+    }, 60_000);
+
+    it('a node killed while following an effect: another node takes the follow-up over when its lease lapses and commits the verdict', async () => {
+      // Last in the file: it kills the second node.
+      const r = await rpc('plodder', 'SendMessage', { ...msg('follow me after a crash'), configuration: { returnImmediately: true } }, { node: second.ready.url });
+      expect(r.error).toBeUndefined();
+      const id = r.result!.task!.id;
+      await second.kill9();
+      const done = await until(async () => ((await attempt(id))?.state === 'closed' ? attempt(id) : undefined), 600, 25, 'the surviving node\'s verdict');
+      expect(done).toMatchObject({ outcome: 'succeeded' });
+      expect(await withStore(async (s) => (await s.ledger.reservation(done!.reservation_id))?.status)).toBe('settled');
+      expect(await withStore(async (s) => s.work.ofAttempt(id))).toEqual([]);
+      expect(await sends('plodder')).toBe(1); // followed, never sent again
     }, 60_000);
   });
 }

@@ -6,8 +6,8 @@
  * is rebuilt on the new head, so a conflict after an effect is never a
  * refusal reported to the caller.
  */
-import { isBatonError } from '../errors.ts';
-import { refOf, sealRecord, type SealedRecord } from '../records/envelope.ts';
+import { isBatonError, storageError } from '../errors.ts';
+import { refOf, sealRecord, summariseIssues, type SealedRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import type { Clock } from '../records/time.ts';
@@ -32,7 +32,10 @@ const MAX_REBASES = 8;
 /** Parses a stored record as an attempt, or undefined when it is none. */
 export function attemptOf(record: Envelope | undefined): Attempt | undefined {
   if (!record || !record.schema_ref.endsWith('#execution_attempt')) return undefined;
-  return { ...record, body: AttemptBodySchema.parse(record.body) as AttemptBody } as Attempt;
+  const body = AttemptBodySchema.safeParse(record.body);
+  // ADR-0014: state that cannot be read is a storage error, never an empty or guessed one.
+  if (!body.success) throw storageError('a stored attempt record does not parse', { record_id: record.record_id, issues: summariseIssues(body.error) });
+  return { ...record, body: body.data as AttemptBody } as Attempt;
 }
 
 export class AttemptRepository {

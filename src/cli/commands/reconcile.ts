@@ -5,7 +5,7 @@
  * `--resolve` records an operator's evidence-backed resolution instead.
  */
 import type { Command } from 'commander';
-import { invalidRequest } from '../../errors.ts';
+import { invalidRequest, isBatonError } from '../../errors.ts';
 import type { CliContext } from '../context.ts';
 import { withGateway } from '../with-gateway.ts';
 
@@ -28,9 +28,21 @@ export function register(program: Command, ctx: CliContext): void {
         }
         const pending = await store.ledger.unresolved(Number(opts.limit));
         if (pending.length === 0) console.log('nothing to reconcile');
+        // Every item is tried and reported; one that fails does not stop the others (the exit code says so).
+        let failed = 0;
         for (const r of pending) {
-          const res = await core.dispatcher.reconcile(r.reservation_id);
-          console.log(`${res.reservation_id}  ${res.status.padEnd(8)}  ${res.reason}`);
+          try {
+            const res = await core.dispatcher.reconcile(r.reservation_id);
+            console.log(`${res.reservation_id}  ${res.status.padEnd(8)}  ${res.reason}`);
+          } catch (err) {
+            failed++;
+            const code = isBatonError(err) ? err.code : 'error';
+            console.log(`${r.reservation_id}  ${r.status.padEnd(8)}  failed (${code}): ${err instanceof Error ? err.message : String(err)}`);
+          }
+        }
+        if (failed > 0) {
+          console.error(`${failed} of ${pending.length} could not be reconciled`);
+          process.exitCode = 1;
         }
       }),
     );
