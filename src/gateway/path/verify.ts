@@ -13,6 +13,7 @@ import type { ControlEventInput } from '../../control/event.ts';
 import { checkFences, type ControlFenceSet, type StreamHead } from '../../control/fence.ts';
 import { streamKey, streamOf, type ControlScopeRef } from '../../control/scope.ts';
 import type { SettlementOutcome } from '../../ledger/rules.ts';
+import { isBatonError } from '../../errors.ts';
 import { digestOf } from '../../records/digest.ts';
 import { refOf, sealRecord, type Envelope, type SealedRecord } from '../../records/envelope.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
@@ -205,20 +206,32 @@ async function settleTurn(
   return deps.attempts.commit(turn.attempt, patch, async (next, latest) => {
     const all = [...records, ...(next ? [next] : [])];
     const at = utc(deps.clock.now());
-    const r = await deps.store.ledger.reservation(turn.reservation_id);
-    if (!r || (r.status !== 'held' && r.status !== 'unknown')) {
-      for (const rec of all) await deps.store.putRecord(rec);
-      for (const ev of events) await deps.store.control.appendControl(ev);
+    /** Another verdict (another node, an operator) resolved the reservation first: only what the attempt still lacks is written. */
+    const resolvedElsewhere = async () => {
+      if (next) {
+        for (const rec of all) await deps.store.putRecord(rec);
+        for (const ev of events) await deps.store.control.appendControl(ev);
+      }
       await deps.store.work.done(turn.effect_id);
-      return;
-    }
+    };
+    const r = await deps.store.ledger.reservation(turn.reservation_id);
+    if (!r || (r.status !== 'held' && r.status !== 'unknown')) return resolvedElsewhere();
     const outcome: SettlementOutcome =
       settlement === 'release'
         ? { kind: 'not_dispatched' }
         : settlement === 'consume'
           ? { kind: 'measured', actual: new Map(Object.entries(r.amounts).map(([k, v]) => [k, BigInt(v)])) }
           : { kind: 'unknown' };
-    await deps.store.ledger.settle({ reservation_id: r.reservation_id, outcome, evidence: evidence ?? refOf(next ?? latest), at, records: all, events: [...events], ends_follow: turn.effect_id });
+    try {
+      await deps.store.ledger.settle({ reservation_id: r.reservation_id, outcome, evidence: evidence ?? refOf(next ?? latest), at, records: all, events: [...events], ends_follow: turn.effect_id });
+    } catch (err) {
+      // Resolve-once: a verdict that lost the race to another one is not an error after the effect.
+      const now = await deps.store.ledger.reservation(turn.reservation_id);
+      const revisionConflict = isBatonError(err) && err.details.conflict === 'head_moved'; // commit() rebuilds and retries
+      const lostRace = isBatonError(err, 'invalid_request') && now !== undefined && now.status !== 'held' && now.status !== 'unknown';
+      if (revisionConflict || !lostRace) throw err;
+      await resolvedElsewhere();
+    }
   });
 }
 

@@ -1,0 +1,83 @@
+/**
+ * Two verdicts for one turn racing on different nodes (a stream seeing the
+ * terminal state here, a revocation sweep's read-back there): the ledger's
+ * resolve-once rule lets one settle; the other must not surface as an error
+ * after the effect (issue: "a conflict after dispatch is reported as the
+ * uncertain outcome it is, never as invalid_request").
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { AttemptBody } from '../../../src/gateway/attempt-record.ts';
+import { AttemptRepository, type Attempt } from '../../../src/gateway/attempts.ts';
+import { PathEvents } from '../../../src/gateway/path/events.ts';
+import type { Turn } from '../../../src/gateway/path/turn.ts';
+import { verdict } from '../../../src/gateway/path/verify.ts';
+import { RemoteClient } from '../../../src/gateway/remote.ts';
+import { refOf, sealRecord } from '../../../src/records/envelope.ts';
+import { randomIds } from '../../../src/records/ids.ts';
+import { systemClock } from '../../../src/records/time.ts';
+import type { Store } from '../../../src/store/port.ts';
+import { SqliteStore } from '../../../src/store/sqlite/store.ts';
+import { actor, freshSpace, NOW, presetTask, publishAgent } from '../../store/support/fixtures.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-verdict-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The store as the losing node saw it: the reservation still held in its first reads, settled by the other node meanwhile. */
+function staleReads(store: Store, reads: number): Store {
+  let left = reads;
+  const ledger = new Proxy(store.ledger, {
+    get(target, prop) {
+      if (prop !== 'reservation') return Reflect.get(target, prop, target);
+      return async (id: string) => {
+        const r = await target.reservation(id);
+        return r && left-- > 0 ? { ...r, status: 'held' as const, settled_at: null } : r;
+      };
+    },
+  });
+  return new Proxy(store, { get: (target, prop) => (prop === 'ledger' ? ledger : Reflect.get(target, prop, target)) });
+}
+
+describe('a verdict that loses the race to another node', () => {
+  it('is no error: the other settlement stands, the attempt is closed once, the follow-up ends', async () => {
+    const store = SqliteStore.open(join(dir, 'v.db'), { create: true });
+    const space = freshSpace();
+    await publishAgent(store, space);
+    const task = presetTask(store, space, { preset_id: 'p', max_active_roots: 10, max_per_minute: 100 });
+    const receipt = await task.run();
+    const attemptId = randomIds.next('att');
+    const body: AttemptBody = {
+      attempt_id: attemptId,
+      space_id: space,
+      delegatee_id: 'agent',
+      delegation_ref: { object_id: task.root, revision_id: 'rev_x', content_digest: `sha256:${'c'.repeat(64)}` },
+      root_ref: { object_id: task.root, revision_id: 'rev_x', content_digest: `sha256:${'c'.repeat(64)}` },
+      caller_id: 'planner',
+      effect_id: task.effect,
+      reservation_id: receipt.reservation_id,
+      fence_set: [],
+      remote: { endpoint: 'http://127.0.0.1:9/a2a', protocol: 'a2a', protocol_version: '1.0', binding: 'JSONRPC', card_ref: actor, extensions: [] },
+      context_id: 'ctx_1',
+      idempotency_key: task.effect,
+      state: 'dispatching',
+    };
+    const attempt = sealRecord<AttemptBody>({ type: 'execution_attempt', issuedBy: actor, lifecycle: 'active', body }, { ids: { next: (p) => (p === 'rev' ? randomIds.next('rev') : attemptId) }, clock: systemClock }) as Attempt;
+    await store.putRecord(attempt);
+    // The other node's verdict: consumed, with its own evidence.
+    await store.ledger.settle({ reservation_id: receipt.reservation_id, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, evidence: refOf(attempt), at: NOW() });
+
+    const raced = staleReads(store, 2);
+    const remote = new RemoteClient();
+    const deps = { store: raced, attempts: new AttemptRepository({ store: raced, clock: systemClock, ids: randomIds, gatewayActor: actor }), remote, clock: systemClock, ids: randomIds, gatewayActor: actor, events: new PathEvents() };
+    const turn: Turn = { attempt, effect_id: task.effect, reservation_id: receipt.reservation_id, fence_set: [], scopes: [], target: { delegatee_id: 'agent', endpoint: 'http://127.0.0.1:9/a2a', headers: {}, acceptance: {}, streaming: false, pushNotifications: false } };
+    const closed = await verdict(deps, turn, { kind: 'lost', reason: 'the stream broke' });
+    expect(closed.body).toMatchObject({ state: 'closed', outcome: 'unknown' });
+    expect((await store.ledger.reservation(receipt.reservation_id))?.status).toBe('settled');
+    expect(await store.work.get(task.effect)).toBeUndefined();
+    expect((await store.listRevisions(attemptId)).length).toBe(2);
+    await remote.close();
+    await store.close();
+  });
+});
