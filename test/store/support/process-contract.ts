@@ -51,35 +51,39 @@ export function processContract(name: string, setup: () => Promise<Ledger>): voi
       await store.close();
     }, 120_000);
 
-    it('4 processes opening tasks under one preset are admitted exactly its active-root limit, and a restart re-grants nothing', async () => {
+    /** 4 processes each opening `tries` tasks under one preset; returns the store, the space and their totals. */
+    async function presetRace(over: { max_active_roots: number; max_per_minute: number }, tries: number) {
       const ledger = await setup();
       const store = await ledger.open();
       const space = freshSpace();
       await publishAgent(store, space);
-      const preset = { preset_id: `preset-${space}`, max_active_roots: 5, max_per_minute: 10_000 };
-      const results = await runRacers(4, ['preset', ledger.kind, ledger.where, space, JSON.stringify(preset), '12']);
-      expect(results.reduce((a, r) => a + (r.admitted as number), 0)).toBe(5);
-      expect(results.reduce((a, r) => a + (r.refused as number), 0)).toBe(4 * 12 - 5);
+      const preset = { preset_id: `preset-${space}`, ...over };
+      const results = await runRacers(4, ['preset', ledger.kind, ledger.where, space, JSON.stringify(preset), String(tries)]);
+      // They really raced: every process was opening tasks while every other one was.
       expect(Math.max(...results.map((r) => r.from as number))).toBeLessThan(Math.min(...results.map((r) => r.to as number)));
-      await store.close();
+      const admitted = results.reduce((a, r) => a + (r.admitted as number), 0);
+      const refused = results.reduce((a, r) => a + (r.refused as number), 0);
+      return { ledger, store, space, preset, admitted, refused };
+    }
+
+    it('4 processes opening tasks under one preset are admitted exactly its active-root limit, and a restart re-grants nothing', async () => {
+      const race = await presetRace({ max_active_roots: 5, max_per_minute: 10_000 }, 12);
+      expect(race.admitted).toBe(5);
+      expect(race.refused).toBe(4 * 12 - 5);
+      await race.store.close();
       // A restart (a fresh connection, a fresh process memory) still finds the limit reached.
-      const again = await ledger.open();
-      const refused = await expectCodeAsync(presetTask(again, space, preset).run(), 'limit_exceeded');
+      const again = await race.ledger.open();
+      const refused = await expectCodeAsync(presetTask(again, race.space, race.preset).run(), 'limit_exceeded');
       expect(refused.details).toMatchObject({ bound: 'active_roots' });
       await again.close();
     }, 120_000);
 
     it('4 processes under one preset\'s per-minute rate are admitted exactly that many roots', async () => {
-      const ledger = await setup();
-      const store = await ledger.open();
-      const space = freshSpace();
-      await publishAgent(store, space);
-      const preset = { preset_id: `rate-${space}`, max_active_roots: 1000, max_per_minute: 10 };
-      const results = await runRacers(4, ['preset', ledger.kind, ledger.where, space, JSON.stringify(preset), '10']);
-      expect(results.reduce((a, r) => a + (r.admitted as number), 0)).toBe(10);
-      const refused = await expectCodeAsync(presetTask(store, space, preset).run(), 'limit_exceeded');
+      const race = await presetRace({ max_active_roots: 1000, max_per_minute: 10 }, 10);
+      expect(race.admitted).toBe(10);
+      const refused = await expectCodeAsync(presetTask(race.store, race.space, race.preset).run(), 'limit_exceeded');
       expect(refused.details).toMatchObject({ bound: 'issuance_rate' });
-      await store.close();
+      await race.store.close();
     }, 120_000);
 
     it('a revocation appended while processes admit lets no effect commit against the stale fence', async () => {
