@@ -2,9 +2,10 @@
  * Where a forwarded call's authority comes from and how it narrows
  * (ADR-0014 "Decision", "Delegation only narrows"). Per task: a root
  * contract issued to Baton from the caller's owner preset, then a child
- * minted for the delegatee that is a provable subset of it. Each contract
- * and its budget node commit together (ledger.openBudget stores the record
- * and appends rw003.delegation.issued in one transaction).
+ * minted for the delegatee that is a provable subset of it. Nothing is
+ * stored here: each contract, its budget node and its issued event commit in
+ * the effect's admission transaction (src/gateway/path/admit.ts), so a
+ * refused admission leaves no root, child or preset capacity behind.
  */
 import { evaluateChain, type EvaluatedChain, type OperationRequest } from '../contracts/admission.ts';
 import { loadChain, type AuthorityHeads } from '../contracts/attestation-chain.ts';

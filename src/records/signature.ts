@@ -4,7 +4,8 @@
  * payload is never carried: a verifier recomputes the canonical bytes itself,
  * so it checks the data it will act on, not a copy that travelled beside it.
  */
-import { base64url, decodeProtectedHeader, flattenedVerify, FlattenedSign, type CryptoKey, type KeyObject } from 'jose';
+import { KeyObject, sign as cryptoSign, verify as cryptoVerify, type webcrypto } from 'node:crypto';
+import { decodeProtectedHeader, type CryptoKey } from 'jose';
 import { z } from 'zod';
 import { BatonError, invalidRequest } from '../errors.ts';
 
@@ -31,7 +32,12 @@ export type ProtectedHeader = z.infer<typeof ProtectedHeader>;
 export type SigningKey = CryptoKey | KeyObject;
 export type VerifyKey = CryptoKey | KeyObject;
 
-/** Signs `payload` and returns the detached signature object. */
+/**
+ * Signs `payload` and returns the detached signature object. The JWS is
+ * computed with node:crypto's synchronous primitives (measured ~5× cheaper
+ * per signature than jose's WebCrypto path on the hot path, DESIGN); jose
+ * keeps the key formats. Any JWS implementation verifies the result.
+ */
 export async function signDetached(
   payload: Uint8Array,
   key: SigningKey,
@@ -39,8 +45,34 @@ export async function signDetached(
   /** Further protected members (e.g. the audience a push delivery is for). */
   claims: Readonly<Record<string, string | number>> = {},
 ): Promise<DetachedSignature> {
-  const jws = await new FlattenedSign(payload).setProtectedHeader({ ...claims, typ: 'JOSE', ...header }).sign(key);
-  return { protected: jws.protected!, signature: jws.signature };
+  const protectedB64 = Buffer.from(JSON.stringify({ ...claims, typ: 'JOSE', ...header })).toString('base64url');
+  const input = signingInput(protectedB64, payload);
+  const k = keyObjectOf(key);
+  checkKeyFor(header.alg, k);
+  const signature = header.alg === 'ES256' ? cryptoSign('sha256', input, { key: k, dsaEncoding: 'ieee-p1363' }) : cryptoSign(null, input, k);
+  return { protected: protectedB64, signature: signature.toString('base64url') };
+}
+
+const B64URL = /^[A-Za-z0-9_-]+$/;
+
+/** RFC 7515 §5.1: ASCII(BASE64URL(protected) || '.' || BASE64URL(payload)). */
+function signingInput(protectedB64: string, payload: Uint8Array): Buffer {
+  return Buffer.from(`${protectedB64}.${Buffer.from(payload).toString('base64url')}`, 'ascii');
+}
+
+/** WebCrypto keys (what jose imports) as node:crypto KeyObjects, converted once per key. */
+const keyObjects = new WeakMap<object, KeyObject>();
+function keyObjectOf(key: SigningKey | VerifyKey): KeyObject {
+  if (key instanceof KeyObject) return key;
+  let k = keyObjects.get(key);
+  if (!k) keyObjects.set(key, (k = KeyObject.from(key as webcrypto.CryptoKey)));
+  return k;
+}
+
+/** The key must be of the algorithm's type (RFC 7518 §3.4 P-256 for ES256, RFC 8037 Ed25519 for EdDSA): no key confusion. */
+function checkKeyFor(alg: SigningAlg, k: KeyObject): void {
+  const ok = alg === 'ES256' ? k.asymmetricKeyType === 'ec' && k.asymmetricKeyDetails?.namedCurve === 'prime256v1' : k.asymmetricKeyType === 'ed25519';
+  if (!ok) throw invalidRequest('the key does not fit the signature algorithm', { alg });
 }
 
 /**
@@ -59,6 +91,8 @@ export function readProtectedHeader(sig: DetachedSignature): ProtectedHeader {
     const alg = typeof raw === 'object' && raw !== null ? String((raw as Record<string, unknown>).alg).slice(0, 32) : undefined;
     throw invalidRequest('signature header is not acceptable (alg allow-list: ES256, EdDSA; kid required)', { alg });
   }
+  // No JWS extension is understood here (RFC 7515 §4.1.11 `crit`, RFC 7797 unencoded payloads): refuse rather than misread.
+  if (typeof raw === 'object' && raw !== null && ('crit' in raw || 'b64' in raw)) throw invalidRequest('signature header uses a JWS extension Baton does not support');
   if (sig.header && ('alg' in sig.header || 'kid' in sig.header)) {
     // An unprotected alg/kid would be unauthenticated input steering key choice.
     throw invalidRequest('alg and kid must be in the protected header');
@@ -69,15 +103,19 @@ export function readProtectedHeader(sig: DetachedSignature): ProtectedHeader {
 /** Verifies a detached signature over `payload`; throws invalid_request on any mismatch. */
 export async function verifyDetached(payload: Uint8Array, sig: DetachedSignature, key: VerifyKey): Promise<ProtectedHeader> {
   const header = readProtectedHeader(sig);
+  // RFC 7515 §2: base64url without padding; anything else is not this signature in another spelling.
+  if (!B64URL.test(sig.signature) || !B64URL.test(sig.protected)) throw invalidRequest('signature is not base64url', { kid: header.kid });
+  let ok = false;
   try {
-    await flattenedVerify(
-      { payload: base64url.encode(payload), protected: sig.protected, signature: sig.signature },
-      key,
-      { algorithms: [header.alg] },
-    );
+    const k = keyObjectOf(key);
+    checkKeyFor(header.alg, k);
+    const input = signingInput(sig.protected, payload);
+    const signature = Buffer.from(sig.signature, 'base64url');
+    ok = header.alg === 'ES256' ? cryptoVerify('sha256', input, { key: k, dsaEncoding: 'ieee-p1363' }, signature) : cryptoVerify(null, input, k, signature);
   } catch (cause) {
     if (cause instanceof BatonError) throw cause;
     throw invalidRequest('signature does not verify', { kid: header.kid }, cause);
   }
+  if (!ok) throw invalidRequest('signature does not verify', { kid: header.kid });
   return header;
 }
