@@ -77,8 +77,11 @@ export const Config = z.strictObject({
       deliveryTimeoutMs: z.number().int().min(100).max(120_000).default(10_000),
       /** How often the outbox looks for due deliveries when not nudged. */
       intervalMs: z.number().int().min(20).default(1_000),
-      /** How often an open task with webhooks is re-read, in case its delegatee never notifies. */
-      pollMs: z.number().int().min(100).default(30_000),
+      /**
+       * No longer used: every open task is followed to its verdict by the durable
+       * follower (`follow.*`). Still accepted so existing configurations load.
+       */
+      pollMs: z.number().int().min(100).optional(),
       maxConfigsPerTask: z.number().int().min(1).max(100).default(10),
     })
     // prefault, not default: `{}` is parsed through the object, so the field defaults above are the only ones.

@@ -266,7 +266,7 @@ async function composePush(
   }
   const agent = guardedAgent(policy, { connectTimeoutMs: Math.min(p.deliveryTimeoutMs, 10_000) });
   const outbox = new Outbox(
-    { store: deps.store, keyring: deps.keyring, box, agent, policy, logger: deps.logger, owner: randomIds.next('wrk'), refresh: deps.refresh },
+    { store: deps.store, keyring: deps.keyring, box, agent, policy, logger: deps.logger, owner: randomIds.next('wrk') },
     {
       retry: { maxAttempts: p.maxAttempts, baseMs: p.backoffBaseMs, maxMs: p.backoffMaxMs },
       deliveryTimeoutMs: p.deliveryTimeoutMs,
@@ -275,7 +275,6 @@ async function composePush(
       leaseMs: p.deliveryTimeoutMs * 2 + 1_000,
       intervalMs: p.intervalMs,
       batch: 16,
-      pollMs: p.pollMs,
     },
   );
   const registry = new PushRegistry({ store: deps.store, box, policy, ids: randomIds, outbox, maxPerTask: p.maxConfigsPerTask });

@@ -8,12 +8,12 @@
  * that keep failing back off exponentially with jitter and end
  * dead-lettered, visible to operators.
  *
- * Two things run beside the deliveries. Recovery looks at every config
- * whose task moved since it was last examined, marks it seen at the
- * revision it examined, and enqueues the outcome of a task that closed
- * without one (a process died in between); open tasks go on a watch list
- * instead, which is polled on its own, a few tasks at a time, so a
- * delegatee that hangs never holds up a delivery.
+ * Beside the deliveries runs recovery: it looks at every config whose task
+ * moved since it was last examined, marks it seen at the revision it
+ * examined, and enqueues the outcome of a task that closed without one (a
+ * process died in between). Open tasks are not the outbox's to re-read: the
+ * durable follower (src/gateway/follower.ts) follows every open attempt to
+ * its verdict, which then arrives here.
  */
 import type { Agent } from 'undici';
 import { isBatonError } from '../errors.ts';
@@ -22,7 +22,7 @@ import type { Keyring } from '../keys/keyring.ts';
 import type { Logger } from '../log.ts';
 import type { Envelope, SealedRecord } from '../records/envelope.ts';
 import type { JsonValue } from '../records/strict-json.ts';
-import type { DeliveryRow, PushConfigCursor, PushConfigRow, Store } from '../store/port.ts';
+import type { DeliveryRow, PushConfigRow, Store } from '../store/port.ts';
 import { buildDelivery, DELIVERY_HEADERS, isForGeneration, outboxDelivery, signDelivery } from './delivery.ts';
 import { checkWebhookUrl, type WebhookPolicy } from './webhook-url.ts';
 import { postWebhook } from './guarded-agent.ts';
@@ -40,10 +40,6 @@ export interface OutboxOptions {
   intervalMs: number;
   /** Deliveries claimed and sent at once per process. */
   batch: number;
-  /** How often a still-open task with webhooks is re-read, in case its delegatee never notifies. */
-  pollMs: number;
-  /** Re-reads of watched tasks running at once. Default 4. */
-  pollConcurrency?: number;
   /**
    * Recovery leaves a task closed less than this long ago to the live path,
    * which enqueues it with the verified read-back as evidence. Default 30 s.
@@ -62,34 +58,13 @@ export interface OutboxDeps {
   owner: string;
   now?: () => Date;
   random?: () => number;
-  /** Re-reads an open task at its delegatee (verifying it if it is terminal). */
-  refresh?: (taskId: string) => Promise<void>;
-}
-
-/** Polling a watched task backs off to at most this many poll intervals. */
-const MAX_POLL_BACKOFF = 16;
-/** Consecutive failed re-reads after which a task is no longer polled. */
-const MAX_POLL_FAILURES = 20;
-/** Page size of the scan that seeds the watch list at start. */
-const SEED_PAGE = 500;
-
-interface Watch {
-  /** When the next re-read is due (ms since the epoch). */
-  nextAt: number;
-  /** Consecutive failed re-reads. */
-  failures: number;
-  polling: boolean;
 }
 
 export class Outbox {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  private seeding: Promise<void> | undefined;
   private again = false;
   private stopped = true;
-  /** Open tasks with webhooks, re-read every pollMs in case their delegatee never notifies. */
-  private readonly watched = new Map<string, Watch>();
-  private readonly polls = new Set<Promise<void>>();
 
   constructor(
     private readonly deps: OutboxDeps,
@@ -106,7 +81,6 @@ export class Outbox {
    */
   async notify(closed: Attempt, verifiedTask?: JsonValue): Promise<number> {
     if (closed.body.state !== 'closed') return 0;
-    this.watched.delete(closed.record_id);
     const configs = await this.deps.store.push.configs(closed.record_id);
     const added = await this.enqueueFor(closed, configs, verifiedTask);
     if (added > 0) this.wake();
@@ -145,7 +119,8 @@ export class Outbox {
    * marked seen there. A closed task gets its outcome enqueued (a process
    * may have died between closing the attempt and enqueueing) unless it
    * closed within the grace period, which is the live path's to enqueue:
-   * those stay unseen for a later pass. An open task goes on the watch list.
+   * those stay unseen for a later pass. An open task is marked seen: its
+   * verdict, when the follower commits it, is a new revision and comes back here.
    */
   async recover(limit = 200): Promise<void> {
     const changed = await this.deps.store.push.changedConfigs(limit);
@@ -163,112 +138,12 @@ export class Outbox {
       const rec = await this.deps.store.getRecord(taskId, head);
       if (isAttempt(rec) && rec.body.state === 'closed') {
         if (now - Date.parse(rec.issued_at) < grace) continue;
-        this.watched.delete(taskId);
         added += await this.enqueueFor(rec, configs);
         continue;
       }
       for (const c of configs) await this.deps.store.push.markSeen(c.task_id, c.config_id, head, c.created_at);
-      // Not an attempt (an operator escalation, say): nothing to re-read.
-      if (isAttempt(rec)) this.watch(taskId, now + this.opts.pollMs);
     }
     if (added > 0) this.wake();
-  }
-
-  /** Puts an open task on the watch list (a no-op if it is on it, or if this outbox cannot re-read tasks). */
-  watch(taskId: string, dueAt = this.now().getTime() + this.opts.pollMs): void {
-    if (!this.deps.refresh || this.watched.has(taskId)) return;
-    this.watched.set(taskId, { nextAt: dueAt, failures: 0, polling: false });
-  }
-
-  /** The tasks on the watch list, with when each is due and its consecutive failures (tests, diagnostics). */
-  watchList(): Map<string, { nextAt: number; failures: number }> {
-    return new Map([...this.watched].map(([id, w]) => [id, { nextAt: w.nextAt, failures: w.failures }]));
-  }
-
-  /**
-   * Starts the re-reads that are due, as many as the concurrency bound
-   * allows; never waits for them. Each one finishing starts the next due one.
-   */
-  private pollDue(): void {
-    if (!this.stopped) this.startDue();
-  }
-
-  private startDue(): void {
-    if (!this.deps.refresh) return;
-    const limit = this.opts.pollConcurrency ?? 4;
-    const now = this.now().getTime();
-    for (const [taskId, w] of this.watched) {
-      if (this.polls.size >= limit) return;
-      if (w.polling || w.nextAt > now) continue;
-      w.polling = true;
-      const run: Promise<void> = this.pollOne(taskId, w).finally(() => {
-        w.polling = false;
-        this.polls.delete(run);
-        this.pollDue();
-      });
-      this.polls.add(run);
-    }
-  }
-
-  /** Runs every due re-read and waits for them (tests; the worker never waits). */
-  async poll(): Promise<void> {
-    for (;;) {
-      this.startDue();
-      if (this.polls.size === 0) return;
-      await Promise.allSettled([...this.polls]);
-    }
-  }
-
-  private async pollOne(taskId: string, w: Watch): Promise<void> {
-    const drop = () => {
-      if (this.watched.get(taskId) === w) this.watched.delete(taskId);
-    };
-    try {
-      const rec = await this.deps.store.getRecord(taskId);
-      // Closed: recovery or the live path delivers it. No webhooks left: nobody is waiting.
-      if (!isAttempt(rec) || rec.body.state === 'closed' || (await this.deps.store.push.configs(taskId)).length === 0) return drop();
-      await this.deps.refresh!(taskId);
-      w.failures = 0;
-      w.nextAt = this.now().getTime() + this.opts.pollMs;
-    } catch (err) {
-      w.failures += 1;
-      if (w.failures >= MAX_POLL_FAILURES) {
-        drop();
-        this.deps.logger.warn(
-          { task_id: taskId, failures: w.failures, err: errText(err) },
-          'push: stopped re-reading an open task after repeated failures; a new revision of it or a new registration resumes polling',
-        );
-        return;
-      }
-      w.nextAt = this.now().getTime() + this.opts.pollMs * Math.min(2 ** w.failures, MAX_POLL_BACKOFF);
-      this.deps.logger.debug({ task_id: taskId, failures: w.failures, err: errText(err) }, 'push: re-reading an open task failed; backing off');
-    }
-  }
-
-  /**
-   * Fills the watch list from every active config, a page at a time: after
-   * a restart nothing else would re-read open tasks whose configs were
-   * already seen. Closed tasks are left to recovery.
-   */
-  private async seed(): Promise<void> {
-    if (!this.deps.refresh) return;
-    let after: PushConfigCursor | undefined;
-    let last: string | undefined;
-    while (!this.stopped) {
-      const page = await this.deps.store.push.activeConfigs(after, SEED_PAGE);
-      for (const c of page) {
-        if (this.stopped) return;
-        if (c.task_id === last || this.watched.has(c.task_id)) continue;
-        last = c.task_id;
-        const rec = await this.deps.store.getRecord(c.task_id);
-        // Due now: notifications sent while no process was listening are lost.
-        if (isAttempt(rec) && rec.body.state !== 'closed') this.watch(c.task_id, this.now().getTime());
-      }
-      this.pollDue();
-      const tail = page[page.length - 1];
-      if (page.length < SEED_PAGE || tail === undefined) return;
-      after = { task_id: tail.task_id, config_id: tail.config_id };
-    }
   }
 
   /** Claims one batch of due deliveries and sends them; returns how many were tried. */
@@ -328,10 +203,9 @@ export class Outbox {
     return headers;
   }
 
-  /** Starts the worker: recovery and deliveries on every pass, and, beside them, the watch list seeded from the store. */
+  /** Starts the worker: recovery and deliveries on every pass. */
   start(): void {
     this.stopped = false;
-    this.seeding ??= this.seed().catch((err) => this.deps.logger.warn({ err: errText(err) }, 'push: seeding the watch list failed; recovery still finds changed tasks'));
     this.wake();
   }
 
@@ -362,8 +236,6 @@ export class Outbox {
     } catch (err) {
       this.deps.logger.warn({ err: errText(err) }, 'push: recovery pass failed; retrying on the next pass');
     }
-    // Started, never awaited: a hung delegatee must not delay deliveries.
-    this.pollDue();
     try {
       // Bounded: at most 20 batches per pass, so a backlog never starves the timer.
       for (let i = 0; i < 20 && !this.stopped && (await this.drain()) === this.opts.batch; i++);
@@ -376,14 +248,6 @@ export class Outbox {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
-    await this.seeding;
-    this.seeding = undefined;
-    // Re-reads in flight are bounded by the remote call timeouts; give them a moment, not a veto over shutdown.
-    if (this.polls.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...this.polls]), new Promise<void>((r) => (timer = setTimeout(r, 2_000)))]);
-      clearTimeout(timer);
-    }
   }
 }
 

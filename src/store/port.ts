@@ -137,12 +137,6 @@ export interface DeliveryRow {
   delivered_at: string | null;
 }
 
-/** Keyset position in the scan of active configs: (task_id, config_id) order. */
-export interface PushConfigCursor {
-  task_id: string;
-  config_id: string;
-}
-
 /** Push notification state: webhook configs and the outbox. Mutable by design; records stay the audit trail. */
 export interface PushStore {
   /** Stores an active config; the same (task_id, config_id) replaces the earlier one (A2A Create is an upsert). */
@@ -159,8 +153,6 @@ export interface PushStore {
    * by the same statement.
    */
   changedConfigs(limit: number): Promise<Array<PushConfigRow & { head_revision: string }>>;
-  /** Every active config in (task_id, config_id) order, after `after`: a keyset-paged scan. */
-  activeConfigs(after: PushConfigCursor | undefined, limit: number): Promise<PushConfigRow[]>;
   /**
    * Records that `revisionId` of the task was examined for this config.
    * With `generation`, only while the config is still that registration

@@ -98,14 +98,6 @@ export function composePush({ p, lock, all }: PushDialect): PushStore {
          ORDER BY c.created_at, c.task_id, c.config_id LIMIT ${p(1)}`,
         [clamp(limit)],
       ),
-    activeConfigs: (after, limit) =>
-      after === undefined
-        ? all<PushConfigRow>(`SELECT * FROM push_configs WHERE ${ACTIVE} ORDER BY task_id, config_id LIMIT ${p(1)}`, [clamp(limit)])
-        : all<PushConfigRow>(
-            `SELECT * FROM push_configs WHERE ${ACTIVE} AND (task_id > ${p(1)} OR (task_id = ${p(1)} AND config_id > ${p(2)}))
-             ORDER BY task_id, config_id LIMIT ${p(3)}`,
-            [after.task_id, after.config_id, clamp(limit)],
-          ),
     markSeen: async (taskId, configId, revisionId, generation) => {
       if (generation === undefined) {
         await all(`UPDATE push_configs SET seen_revision = ${p(3)} WHERE task_id = ${p(1)} AND config_id = ${p(2)}`, [taskId, configId, revisionId]);

@@ -11,7 +11,7 @@ import type { WebhookPolicy } from '../../src/push/webhook-url.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import { refOf, sealRecord } from '../../src/records/envelope.ts';
 import { systemClock } from '../../src/records/time.ts';
-import { actor, closeAttempt, openAttempt, quietLogger, receiver, until, world } from './support.ts';
+import { actor, closeAttempt, openAttempt, quietLogger, receiver, world } from './support.ts';
 
 const LOOPBACK: WebhookPolicy = { allowHttp: true, allow: ['127.0.0.0/8'] };
 const caller = { id: 'planner' } as Caller;
@@ -20,7 +20,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(opts: { policy?: WebhookPolicy; retry?: Partial<OutboxOptions['retry']>; refresh?: (id: string) => Promise<void>; pollMs?: number; pollConcurrency?: number } = {}) {
+async function setup(opts: { policy?: WebhookPolicy; retry?: Partial<OutboxOptions['retry']> } = {}) {
   const w = await world();
   const box = new SecretBox(Buffer.alloc(32, 3));
   // A minute ahead of the records the tests seal with the system clock, so recovery's
@@ -34,11 +34,9 @@ async function setup(opts: { policy?: WebhookPolicy; retry?: Partial<OutboxOptio
     leaseMs: 5_000,
     intervalMs: 50,
     batch: 8,
-    pollMs: opts.pollMs ?? 10_000,
-    ...(opts.pollConcurrency ? { pollConcurrency: opts.pollConcurrency } : {}),
   };
   const outbox = new Outbox(
-    { store: w.store, keyring: w.keyring, box, agent, policy: opts.policy ?? LOOPBACK, logger: quietLogger(), owner: randomIds.next('wrk'), now: clock.now, random: () => 0.5, ...(opts.refresh ? { refresh: opts.refresh } : {}) },
+    { store: w.store, keyring: w.keyring, box, agent, policy: opts.policy ?? LOOPBACK, logger: quietLogger(), owner: randomIds.next('wrk'), now: clock.now, random: () => 0.5 },
     outboxOpts,
   );
   const registry = new PushRegistry({ store: w.store, box, policy: LOOPBACK, ids: randomIds, outbox, maxPerTask: 3, now: clock.now });
@@ -208,15 +206,14 @@ describe('push outbox', () => {
     expect(await s.store.push.delivery(stolen!.delivery_id)).toMatchObject({ status: 'delivered', attempts: 2 });
   });
 
-  it('recovery delivers an outcome closed but never enqueued, once; open tasks go on the watch list instead of being re-read inline', async () => {
-    const refreshed: string[] = [];
-    const s = await setup({ refresh: async (id) => void refreshed.push(id), pollMs: 10_000 });
+  it('recovery delivers an outcome closed but never enqueued, once; an open task is only marked seen (the follower brings its verdict)', async () => {
+    const s = await setup();
     const r = await hook();
     await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: r.url });
     await s.outbox.recover();
-    expect(refreshed).toEqual([]); // recovery itself never calls the delegatee
-    expect([...s.outbox.watchList().keys()]).toEqual([s.attempt.record_id]);
     expect(await s.store.push.changedConfigs(10)).toEqual([]); // examined, so seen, although open
+    await s.outbox.drain();
+    expect(r.received).toEqual([]); // nothing to deliver for an open task
     // The process "died" between closing the attempt and enqueueing its delivery.
     const closed = closeAttempt(s.attempt, 'unknown');
     await s.store.putRecord(closed);
@@ -227,12 +224,10 @@ describe('push outbox', () => {
     const task = JSON.parse(r.received[0]!.body).task;
     expect(task.status.state).toBe('TASK_STATE_WORKING'); // unverified is never reported done
     expect(task.metadata['urn:baton:outcome:v1']).toMatchObject({ outcome: 'unknown', verified: false, revision_id: closed.revision_id });
-    expect(s.outbox.watchList().size).toBe(0);
-    expect(refreshed).toEqual([]);
   });
 
   it('recovery does not starve: configs on open tasks, however many, never keep a closed task from its outcome', async () => {
-    const s = await setup({ refresh: async () => undefined });
+    const s = await setup();
     const r = await hook();
     const open = [];
     for (let i = 0; i < 7; i++) {
@@ -250,7 +245,7 @@ describe('push outbox', () => {
     await s.outbox.drain();
     expect(r.received).toHaveLength(1);
     expect(JSON.parse(r.received[0]!.body).task.id).toBe(s.attempt.record_id);
-    expect(new Set(s.outbox.watchList().keys())).toEqual(new Set(open.map((a) => a.record_id)));
+    expect(open).toHaveLength(7);
     expect(await s.store.push.changedConfigs(100)).toEqual([]);
   });
 
@@ -268,113 +263,6 @@ describe('push outbox', () => {
     await s.outbox.drain();
     expect(r.received).toHaveLength(1);
     expect(await s.store.push.changedConfigs(10)).toEqual([]);
-  });
-
-  it('polls watched tasks every pollMs, backs off on failure up to 16 × pollMs, and drops a task after 20 failures in a row', async () => {
-    let failing = false;
-    const refreshed: string[] = [];
-    const s = await setup({ pollMs: 1_000, refresh: async (id) => {
-      refreshed.push(id);
-      if (failing) throw new Error('delegatee unreachable');
-    } });
-    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: 'http://127.0.0.1:9/hook' });
-    await s.outbox.recover();
-    await s.outbox.poll();
-    expect(refreshed).toHaveLength(0); // not due before pollMs
-    s.clock.advance(1_000);
-    await s.outbox.poll();
-    await s.outbox.poll();
-    expect(refreshed).toHaveLength(1);
-    failing = true;
-    const gaps: number[] = [];
-    for (let i = 0; i < 20; i++) {
-      const before = s.outbox.watchList().get(s.attempt.record_id)!;
-      s.clock.advance(before.nextAt - s.clock.now().getTime());
-      const at = s.clock.now().getTime();
-      await s.outbox.poll();
-      const after = s.outbox.watchList().get(s.attempt.record_id);
-      if (after) gaps.push(after.nextAt - at);
-    }
-    expect(refreshed).toHaveLength(21);
-    expect(gaps.slice(0, 6)).toEqual([2_000, 4_000, 8_000, 16_000, 16_000, 16_000]);
-    expect(gaps).toHaveLength(19);
-    expect(s.outbox.watchList().size).toBe(0); // dropped after the 20th failure in a row
-  });
-
-  it('a success resets the backoff; a task that closed or lost its webhooks leaves the watch list', async () => {
-    let failing = true;
-    const s = await setup({ pollMs: 1_000, refresh: async () => {
-      if (failing) throw new Error('down');
-    } });
-    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: 'http://127.0.0.1:9/hook', id: 'only' });
-    await s.outbox.recover();
-    s.clock.advance(1_000);
-    await s.outbox.poll();
-    expect(s.outbox.watchList().get(s.attempt.record_id)).toMatchObject({ failures: 1, nextAt: s.clock.now().getTime() + 2_000 });
-    failing = false;
-    s.clock.advance(2_000);
-    await s.outbox.poll();
-    expect(s.outbox.watchList().get(s.attempt.record_id)).toMatchObject({ failures: 0, nextAt: s.clock.now().getTime() + 1_000 });
-    await s.registry.delete(s.attempt, 'only');
-    s.clock.advance(1_000);
-    await s.outbox.poll();
-    expect(s.outbox.watchList().size).toBe(0);
-
-    const other = openAttempt();
-    await s.store.putRecord(other);
-    await s.registry.create(caller, other, { taskId: other.record_id, url: 'http://127.0.0.1:9/hook' });
-    await s.outbox.recover();
-    expect(s.outbox.watchList().has(other.record_id)).toBe(true);
-    await s.store.putRecord(closeAttempt(other, 'failed', s.clock.now()));
-    s.clock.advance(1_000);
-    await s.outbox.poll();
-    expect(s.outbox.watchList().has(other.record_id)).toBe(false);
-  });
-
-  it('re-reads run beside deliveries, a few at a time: delegatees that hang never delay a delivery', async () => {
-    const hung: Array<() => void> = [];
-    const started: string[] = [];
-    const s = await setup({ pollMs: 1_000, pollConcurrency: 2, refresh: (id) => {
-      started.push(id);
-      return new Promise<void>((resolve) => hung.push(resolve));
-    } });
-    const r = await hook();
-    for (let i = 0; i < 3; i++) {
-      const a = openAttempt();
-      await s.store.putRecord(a);
-      await s.registry.create(caller, a, { taskId: a.record_id, url: r.url });
-    }
-    await s.outbox.recover();
-    s.clock.advance(1_000);
-    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: r.url });
-    await s.store.putRecord(closeAttempt(s.attempt));
-    s.outbox.start();
-    await until(() => r.received.length === 1);
-    expect(started).toHaveLength(2); // the bound; the third waits for a slot
-    hung.shift()!();
-    await until(() => started.length === 3);
-    for (const release of hung.splice(0)) release();
-    await s.outbox.stop();
-  });
-
-  it('on start, seeds the watch list from every active config, so open tasks seen before a restart are polled again', async () => {
-    const refreshed: string[] = [];
-    const s = await setup({ refresh: async (id) => void refreshed.push(id) });
-    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: 'http://127.0.0.1:9/hook' });
-    const done = openAttempt();
-    await s.store.putRecord(done);
-    await s.registry.create(caller, done, { taskId: done.record_id, url: 'http://127.0.0.1:9/hook' });
-    await s.store.putRecord(closeAttempt(done));
-    // What a previous process left: both configs examined at their heads, nothing in memory.
-    for (const c of await s.store.push.activeConfigs(undefined, 10)) {
-      const head = await s.store.getRecord(c.task_id);
-      await s.store.push.markSeen(c.task_id, c.config_id, head!.revision_id, c.created_at);
-    }
-    s.outbox.start();
-    await until(() => refreshed.length > 0);
-    expect(refreshed).toEqual([s.attempt.record_id]); // due at once; the closed task is recovery's
-    expect([...s.outbox.watchList().keys()]).toEqual([s.attempt.record_id]);
-    await s.outbox.stop();
   });
 
   it('a config registered again (new URL, or deleted and created again) gets its own delivery; the earlier one is superseded', async () => {
@@ -403,8 +291,8 @@ describe('push outbox', () => {
     expect(second.received[0]!.body).toBe(second.received[1]!.body);
   });
 
-  it('recovery examines configs on records that are not attempts, marks them seen and never re-reads them', async () => {
-    const s = await setup({ refresh: async () => undefined });
+  it('recovery examines configs on records that are not attempts and marks them seen', async () => {
+    const s = await setup();
     const r = await hook();
     const escalation = sealRecord({ type: 'escalation', issuedBy: actor, lifecycle: 'active', body: { kind: 'breaker_tripped' } }, { ids: randomIds, clock: systemClock });
     await s.store.putRecord(escalation);
@@ -416,7 +304,6 @@ describe('push outbox', () => {
     await s.store.putRecord(next);
     await s.outbox.recover();
     expect(await s.store.push.changedConfigs(10)).toEqual([]);
-    expect(s.outbox.watchList().size).toBe(0);
   });
 
   it('registering on a task that already has its outcome delivers it; configs per task are bounded', async () => {

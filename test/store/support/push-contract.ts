@@ -121,32 +121,6 @@ export function pushContract(name: string, open: OpenPush): void {
       await store.close();
     });
 
-    it('scans active configs in (task, config) order, a keyset page at a time', async () => {
-      const { store } = await open();
-      const keys = [
-        ['att_b', 'x'],
-        ['att_a', 'z'],
-        ['att_a', 'y'],
-        ['att_c', 'a'],
-        ['att_b', 'a'],
-        ['att_a', 'gone'],
-      ] as const;
-      for (const [t, c] of keys) await store.push.putConfig(config(t, c));
-      await store.push.deleteConfig('att_a', 'gone', at(1));
-      const seen: string[] = [];
-      let after: { task_id: string; config_id: string } | undefined;
-      for (let i = 0; i < 10; i++) {
-        const page = await store.push.activeConfigs(after, 2);
-        seen.push(...page.map((c) => `${c.task_id}/${c.config_id}`));
-        if (page.length < 2) break;
-        after = { task_id: page[1]!.task_id, config_id: page[1]!.config_id };
-      }
-      expect(seen).toEqual(['att_a/y', 'att_a/z', 'att_b/a', 'att_b/x', 'att_c/a']);
-      expect(await store.push.activeConfigs(undefined, 100)).toHaveLength(5);
-      expect(await store.push.activeConfigs({ task_id: 'att_c', config_id: 'a' }, 100)).toEqual([]);
-      expect((await store.push.activeConfigs(undefined, 1))[0]).toStrictEqual({ ...config('att_a', 'y'), deleted_at: null, seen_revision: null });
-      await store.close();
-    });
   });
 
   describe(`${name}: push outbox`, () => {
