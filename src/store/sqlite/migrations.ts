@@ -4,6 +4,7 @@
  * integer is read back as a BigInt (see database.ts).
  */
 import { CAPACITY_INDEXES } from '../capacity.ts';
+import { metaTableSql } from '../meta.ts';
 import { pushTablesSql } from '../push-sql.ts';
 
 export interface Migration {
@@ -124,4 +125,5 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 3, sql: CAPACITY_INDEXES },
   { version: 4, sql: pushTablesSql(' STRICT') },
+  { version: 5, sql: metaTableSql(' STRICT') },
 ];

@@ -1,0 +1,102 @@
+/**
+ * ADR-0014: "Unreadable, corrupt or incomplete previously initialized state
+ * prevents affected admission; it is not an empty budget." Real files, real
+ * worker processes killed with SIGKILL.
+ */
+import { existsSync, mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { expectCode } from '../helpers/errors.ts';
+import { chain, freshSpace, publishAgent } from './support/fixtures.ts';
+import { startWorker } from './support/processes.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-integrity-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => join(dir, `i${++n}`, 'baton.db');
+
+/** An initialised store with one chain, closed cleanly (everything checkpointed into the main file). */
+async function initialised(path: string) {
+  const store = SqliteStore.open(path, { create: true });
+  const space = freshSpace();
+  await publishAgent(store, space);
+  const c = await chain(store, space, { root: 100n });
+  await store.close();
+  return { space, ids: [c.root, c.child, c.leaf] };
+}
+
+/** Five worker processes each hold a reservation, then all die by SIGKILL: their writes live only in the WAL. */
+async function fiveHeldThenKill9(path: string, space: string, ids: string[]): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    const w = startWorker(['hold', 'sqlite', path, space, JSON.stringify(ids)]);
+    expect(await w.next()).toHaveProperty('reserved');
+    w.child.kill('SIGKILL');
+    await w.exited;
+  }
+}
+
+describe('sqlite: previously initialised state is never an empty store', () => {
+  it('a store with five held reservations reopens with all five after SIGKILL (the WAL is recovered)', async () => {
+    const path = fresh();
+    const { space, ids } = await initialised(path);
+    await fiveHeldThenKill9(path, space, ids);
+    const store = SqliteStore.open(path);
+    expect(await store.ledger.unresolved()).toHaveLength(5);
+    await store.close();
+  });
+
+  it('a WAL lost after SIGKILL is storage_error, not a store with 0 reservations', async () => {
+    const path = fresh();
+    const { space, ids } = await initialised(path);
+    await fiveHeldThenKill9(path, space, ids);
+    expect(existsSync(`${path}-wal`)).toBe(true);
+    rmSync(`${path}-wal`);
+    rmSync(`${path}-shm`, { force: true });
+    const err = expectCode(() => SqliteStore.open(path, { create: true }), 'storage_error');
+    expect(err.details).toMatchObject({ reason: 'marker_mismatch' });
+  });
+
+  it('a database file truncated to 0 bytes is storage_error, even with create', async () => {
+    const path = fresh();
+    await initialised(path);
+    truncateSync(path, 0);
+    const err = expectCode(() => SqliteStore.open(path, { create: true }), 'storage_error');
+    expect(err.details).toMatchObject({ reason: 'empty' });
+  });
+
+  it('a dropped table is storage_error', async () => {
+    const path = fresh();
+    await initialised(path);
+    const raw = new Database(path);
+    raw.exec('DROP TABLE ledger_entries');
+    raw.close();
+    expectCode(() => SqliteStore.open(path, { create: true }), 'storage_error');
+  });
+
+  it('another store\'s database file under the marker is storage_error', async () => {
+    const a = fresh();
+    const b = fresh();
+    await initialised(a);
+    await initialised(b);
+    rmSync(a);
+    const raw = new Database(b);
+    raw.exec(`VACUUM INTO '${a.replace(/'/g, "''")}'`);
+    raw.close();
+    const err = expectCode(() => SqliteStore.open(a), 'storage_error');
+    expect(err.message).toMatch(/another store/);
+  });
+
+  it('creates the data directory 0700 and the database and its marker 0600', async () => {
+    const path = fresh();
+    await initialised(path);
+    expect(statSync(join(path, '..')).mode & 0o777).toBe(0o700);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(`${path}.initialized`).mode & 0o777).toBe(0o600);
+    const store = SqliteStore.open(path);
+    expect(statSync(`${path}-wal`).mode & 0o777).toBe(0o600);
+    await store.close();
+  });
+});
