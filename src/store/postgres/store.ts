@@ -5,8 +5,10 @@
  * racing insert of the same new head 23505) are retried from the start, so
  * the program re-reads everything it decided on.
  */
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { invalidRequest, storageError, unavailable } from '../../errors.ts';
+import { CONFLICT_CODES, codeOf, connectionLost, wrapPgError as wrap } from './failure.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
@@ -21,9 +23,11 @@ import type { TreeRow } from '../tree.ts';
 import { pgOps } from './ops.ts';
 import { pgPush } from './push.ts';
 import { PG_MIGRATIONS } from './schema.ts';
+import { tablesOf } from '../meta.ts';
 
-const RETRYABLE = new Set(['40001', '40P01', '23505']);
 const MAX_ATTEMPTS = 25;
+/** Whole-transaction retries after a lost connection (only when COMMIT was never sent). */
+const MAX_RECONNECTS = 3;
 
 export interface PgStoreOptions {
   ids?: IdSource;
@@ -125,7 +129,8 @@ export class PgStore implements Store {
   }
 
   private async migrate(): Promise<void> {
-    const client = await this.connect();
+    const lease = await this.connect();
+    const client = lease.client;
     try {
       await client.query('BEGIN');
       await client.query("SELECT pg_advisory_xact_lock(hashtext('baton-migrations'))");
@@ -138,43 +143,91 @@ export class PgStore implements Store {
         await client.query(m.sql);
         await client.query('INSERT INTO schema_migrations(version, applied_at) VALUES ($1, $2)', [m.version, new Date().toISOString()]);
       }
+      // ADR-0014: a schema that lost a table is incomplete state, not something to run on.
+      const present = new Set((await client.query<{ t: string }>('SELECT table_name AS t FROM information_schema.tables WHERE table_schema = current_schema()')).rows.map((r) => r.t));
+      const missing = tablesOf(PG_MIGRATIONS).filter((t) => !present.has(t));
+      if (missing.length > 0) throw storageError('database is missing tables', { reason: 'missing_table', tables: missing });
+      await client.query("INSERT INTO baton_meta(singleton, store_id, generation, created_at) VALUES (1, $1, 1, $2) ON CONFLICT (singleton) DO NOTHING", [
+        `sto_${randomUUID().replace(/-/g, '')}`,
+        new Date().toISOString(),
+      ]);
       await client.query('COMMIT');
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw wrap(err);
+      if (!lease.broken()) await client.query('ROLLBACK').catch(() => {});
+      lease.release(lease.broken() ?? (connectionLost(err) ? err : undefined));
+      throw wrap(lease.broken() ?? err);
     } finally {
-      client.release();
+      lease.release();
     }
   }
 
+  /**
+   * One program in one transaction on one client. A conflict is retried from
+   * the start; so is a connection lost before COMMIT was sent (the server
+   * rolled the transaction back, so running it again is safe), a bounded
+   * number of times. A connection lost during COMMIT leaves the outcome
+   * unknown: that is never retried, it is `unavailable` with reason
+   * `commit_uncertain` and the caller must not act as if it committed.
+   */
   private async transaction<R>(make: () => Program<R>): Promise<R> {
+    let reconnects = 0;
     for (let attempt = 1; ; attempt++) {
-      const client = await this.connect();
+      const lease = await this.connect();
+      let committing = false;
       try {
-        await client.query('BEGIN');
-        const result = await runAsync(make(), pgOps(client));
-        await client.query('COMMIT');
+        await lease.client.query('BEGIN');
+        const result = await runAsync(make(), pgOps(lease.client));
+        committing = true;
+        await lease.client.query('COMMIT');
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        const code = (err as { code?: string }).code;
-        if (code && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) {
-          await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+        const lost = lease.broken() ?? (connectionLost(err) ? err : undefined);
+        if (!lost) await lease.client.query('ROLLBACK').catch(() => {});
+        lease.release(lost);
+        if (lost && committing) throw unavailable('database connection lost during commit; the outcome is unknown', { reason: 'commit_uncertain' }, lost);
+        if (lost && reconnects++ < MAX_RECONNECTS) {
+          await delay(50 * reconnects + Math.random() * 50);
           continue;
         }
-        throw wrap(err);
+        if (!lost && CONFLICT_CODES.has(codeOf(err)) && attempt < MAX_ATTEMPTS) {
+          await delay(Math.random() * 5 * attempt);
+          continue;
+        }
+        throw wrap(lost ?? err);
       } finally {
-        client.release();
+        lease.release();
       }
     }
   }
 
-  private async connect(): Promise<pg.PoolClient> {
+  /**
+   * A checked-out client with an 'error' listener for as long as we hold it:
+   * pg emits 'error' on a checked-out client whose connection dies (e.g.
+   * pg_terminate_backend, 57P01), and an unhandled 'error' ends the process.
+   * A broken client is destroyed on release, never returned to the pool.
+   */
+  private async connect(): Promise<{ client: pg.PoolClient; broken(): unknown; release(err?: unknown): void }> {
+    let client: pg.PoolClient;
     try {
-      return await this.pool.connect();
+      client = await this.pool.connect();
     } catch (err) {
       throw wrap(err);
     }
+    let failure: unknown;
+    let released = false;
+    const onError = (err: unknown) => void (failure ??= err);
+    client.on('error', onError);
+    return {
+      client,
+      broken: () => failure,
+      release: (err?: unknown) => {
+        if (released) return;
+        released = true;
+        // pg-pool adds its own idle listener on release; ours stays attached to swallow late errors of a destroyed client.
+        if (err === undefined && failure === undefined) client.removeListener('error', onError);
+        client.release(err === undefined && failure === undefined ? undefined : ((err ?? failure) as Error));
+      },
+    };
   }
 
   private async query<T>(sql: string, params: unknown[]): Promise<T[]> {
@@ -190,12 +243,6 @@ export class PgStore implements Store {
   }
 }
 
-/** Our errors pass through; an unreachable server is unavailable; anything else is storage_error. */
-function wrap(err: unknown): Error {
-  if (err instanceof Error && err.name === 'BatonError') return err;
-  const code = (err as { code?: string }).code ?? '';
-  if (code.startsWith('08') || code === 'ECONNREFUSED' || code === '57P03' || /timeout|terminated/i.test(String((err as Error).message))) {
-    return unavailable('database is unreachable', { reason: code || 'connect' }, err);
-  }
-  return storageError('database operation failed', { reason: code || 'unknown' }, err);
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
