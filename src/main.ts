@@ -3,8 +3,7 @@
  * HTTP, undici) to the core. Everything else receives its dependencies.
  */
 import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createDocumentFetcher, jwksFetcherOf } from './cards/fetch.ts';
 import { loadCardPublisher, type CardPublisher } from './cards/publisher.ts';
 import { CardResolver } from './cards/resolver.ts';
@@ -22,6 +21,7 @@ import { ProxyCards } from './gateway/proxy-card.ts';
 import { RemoteClient } from './gateway/remote.ts';
 import { gatewayRouter } from './gateway/router.ts';
 import { createApp } from './http/app.ts';
+import { createListener, drain, listen } from './http/listener.ts';
 import { extendedCardFor, wellKnownRouter } from './http/well-known.ts';
 import { AgentCard } from '@a2a-js/sdk';
 import { Keyring } from './keys/keyring.ts';
@@ -58,42 +58,41 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Opens the store and keys, listens, then builds the app once the public URL is known. */
+/**
+ * Opens the store and keys, builds the app, and only then listens: a
+ * connection that arrives while Baton starts is refused, never accepted and
+ * left unanswered. (With port 0 and no publicUrl the cards need the bound
+ * port first; then every request is answered 503 `unavailable` until ready.)
+ */
 export async function startGateway(config: Config, opts: { logger?: Logger } = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const store = await openStore(config, { create: true });
   const keyring = await Keyring.open(resolvedPaths(config).keys);
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const url = `http://${host}:${port}`;
-  const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, '');
+  const server = createListener(config.server);
+  const early = config.port === 0 && !config.publicUrl;
+  const starting = (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' }).end(STARTING);
   const remote = new RemoteClient({ limits: config.remote });
 
   let outbox: Outbox | undefined;
   let admin: Server | undefined;
   let adminUrl: string | undefined;
   try {
+    if (early) server.on('request', starting);
+    let url = early ? await listen(server, 0, config.host) : `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, '');
     const composed = await composeGateway(config, { store, keyring, publicUrl, logger, remote });
     const { publisher, dispatcher, app } = composed;
     outbox = composed.push?.outbox;
+    server.off('request', starting);
     server.on('request', app);
     outbox?.start();
     // After a restart nothing is tracked in memory: watch every attempt that may still run.
     const adopted = await dispatcher.adoptOpenAttempts();
     if (adopted > 0) logger.info({ adopted }, 'watching attempts left open by a previous process');
+    if (!early) url = await listen(server, config.port, config.host);
     if (config.operators.length > 0) {
-      admin = createServer(createApp({ store, logger, routers: [operatorRouter({ service: composed.operator, operators: config.operators, logger })] }));
-      await new Promise<void>((resolve, reject) => {
-        admin!.once('error', reject);
-        admin!.listen(config.admin.port, config.admin.host, resolve);
-      });
-      const a = admin.address() as AddressInfo;
-      adminUrl = `http://${config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host}:${a.port}`;
+      admin = createListener(config.server, createApp({ store, logger, routers: [operatorRouter({ service: composed.operator, operators: config.operators, logger })] }));
+      adminUrl = await listen(admin, config.admin.port, config.admin.host);
     } else {
       logger.info('no operators configured: the operator API is not started');
     }
@@ -113,6 +112,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
     }, config.revocationSweepMs);
     sweep.unref();
     logger.info({ url, publicUrl, adminUrl, store: config.store.kind, delegatees: config.delegatees.map((d) => d.id), keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
+    let closing: Promise<void> | undefined;
     return {
       url,
       ...(adminUrl ? { adminUrl } : {}),
@@ -122,30 +122,31 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
       publisher,
       dispatcher,
       logger,
-      async close() {
-        clearInterval(sweep);
-        await outbox?.stop();
-        for (const s of [server, admin]) {
-          if (!s) continue;
-          await new Promise<void>((resolve) => {
-            s.close(() => resolve());
-            s.closeAllConnections();
-          });
-        }
-        await composed.push?.close();
-        await remote.close();
-        await store.close();
-      },
+      close: () =>
+        (closing ??= (async () => {
+          clearInterval(sweep);
+          // Stop accepting; requests in flight (admissions included) may finish within the drain deadline.
+          const cut = await drain([server, admin], config.shutdown.drainMs);
+          await outbox?.stop();
+          // Close the store before cutting upstream calls: an attempt whose call is cut must stay open
+          // in the store (the next start adopts, follows and reads it back), not be recorded as lost.
+          await store.close();
+          await remote.abortAll();
+          await composed.push?.close();
+          logger.info({ cut }, cut > 0 ? 'stopped; requests still running at the drain deadline were cut (their attempts stay open)' : 'stopped after draining');
+        })()),
     };
   } catch (err) {
     await outbox?.stop();
     admin?.close();
     server.close();
-    await remote.close();
+    await remote.abortAll();
     await store.close();
     throw err;
   }
 }
+
+const STARTING = JSON.stringify({ error: { code: 'unavailable', message: 'gateway is starting', details: {} } });
 
 export interface CoreDeps {
   store: Store;
