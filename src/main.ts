@@ -25,6 +25,7 @@ import { createListener, drain, listen } from './http/listener.ts';
 import { extendedCardFor, wellKnownRouter } from './http/well-known.ts';
 import { AgentCard } from '@a2a-js/sdk';
 import { Keyring } from './keys/keyring.ts';
+import { decideIdentity, GatewayIdentity } from './keys/gateway-identity.ts';
 import { createLogger, type Logger } from './log.ts';
 import { digestOf } from './records/digest.ts';
 import { randomIds } from './records/ids.ts';
@@ -171,7 +172,10 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const gateway = delegateeOf(own.params, own.publicCard.payloadDigest, 'own card');
   const ownerActor = ownerActorRef(config.ownerNamespace);
   const owner: OwnerBinding = { namespace: config.ownerNamespace, access_domain: 'a2a', space_id: config.spaceId, config_revision: digestOf(config.presets).slice(7, 23) };
-  if (deps.announce !== false) await bootstrapStreams(store, config.spaceId, gateway, own.publicCard.payloadDigest);
+  if (deps.announce !== false) {
+    await claimIdentity(store, { gateway_id: gateway.actor_ref.object_id, public_url: config.publicUrl?.replace(/\/+$/, '') ?? null, kids: keyring.all().map((k) => k.kid).sort() });
+    await bootstrapStreams(store, config.spaceId, gateway, own.publicCard.payloadDigest);
+  }
 
   const fetcher = createDocumentFetcher();
   const trust = await TrustStore.fromConfig(config.trust, { readFile: async (p) => readFile(p), fetchJwks: jwksFetcherOf(fetcher) });
@@ -285,6 +289,12 @@ async function composePush(
       void outbox.notify(attempt, verifiedTask).catch((err) => deps.logger.warn({ task_id: attempt.record_id, err: err instanceof Error ? err.message : String(err) }, 'push: enqueue failed; the recovery pass will retry')),
   };
   return { outbox, registry, inbound, hooks, close: () => agent.close() };
+}
+
+/** One identity per gateway in a shared store (src/keys/gateway-identity.ts); a node presenting another one refuses to start. */
+async function claimIdentity(store: Store, mine: GatewayIdentity): Promise<void> {
+  const decide = (stored: string | undefined) => JSON.stringify(decideIdentity(stored === undefined ? undefined : GatewayIdentity.parse(JSON.parse(stored)), mine));
+  await store.meta.claimIdentity(mine.gateway_id, decide, new Date().toISOString());
 }
 
 /** The space policy stream and Baton's own agent stream must be active before any fence can hold. */

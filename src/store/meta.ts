@@ -15,8 +15,9 @@ export const metaTableSql = (strict: string) => `
     generation  INTEGER NOT NULL DEFAULT 0,
     created_at  TEXT NOT NULL
   )${strict};
+  -- One row per gateway (its own card's agent actor): every node serving it must present the same identity.
   CREATE TABLE gateway_identity (
-    singleton   INTEGER PRIMARY KEY CHECK (singleton = 1),
+    gateway_id  TEXT PRIMARY KEY,
     document    TEXT NOT NULL,
     claimed_at  TEXT NOT NULL
   )${strict};
@@ -63,4 +64,17 @@ export function markerMismatch(
   // Behind, never ahead: a process may have committed its bump and not yet written the marker.
   if (found.generation < marker.generation) return `generation ${found.generation} is behind the marker's ${marker.generation} (committed writes were lost)`;
   return undefined;
+}
+
+/** Store-wide facts that are neither ledger nor control: gateway identity claims and remote card history. */
+export interface MetaStore {
+  /**
+   * Claims the store for one gateway identity, atomically: `decide` gets the
+   * stored document (undefined on the first claim) and returns the one to
+   * store, or throws to refuse. Returns the stored document.
+   */
+  claimIdentity(gatewayId: string, decide: (stored: string | undefined) => string, at: string): Promise<string>;
+  /** The newest accepted-card document for one agent_card_id at one origin. */
+  lastCard(origin: string, agentCardId: string): Promise<string | undefined>;
+  appendCard(origin: string, agentCardId: string, document: string, at: string): Promise<void>;
 }

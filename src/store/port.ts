@@ -18,6 +18,7 @@ import type {
 } from '../ledger/types.ts';
 import type { Envelope } from '../records/envelope.ts';
 import type { EventRow, RecordRow } from './programs/ops.ts';
+import type { MetaStore } from './meta.ts';
 
 export type PutResult = 'inserted' | 'exists';
 
@@ -254,6 +255,7 @@ export interface Store extends RecordStore {
   readonly ledger: LedgerStore;
   readonly push: PushStore;
   readonly audit: AuditReads;
+  readonly meta: MetaStore;
   /** Cheap liveness probe for /readyz; throws storage_error when the store is unusable. */
   ping(): Promise<void>;
   close(): Promise<void>;

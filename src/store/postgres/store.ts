@@ -23,7 +23,8 @@ import type { TreeRow } from '../tree.ts';
 import { pgOps } from './ops.ts';
 import { pgPush } from './push.ts';
 import { PG_MIGRATIONS } from './schema.ts';
-import { tablesOf } from '../meta.ts';
+import { tablesOf, type MetaStore } from '../meta.ts';
+import { pgMeta } from './meta.ts';
 
 const MAX_ATTEMPTS = 25;
 /** Whole-transaction retries after a lost connection (only when COMMIT was never sent). */
@@ -41,6 +42,7 @@ export class PgStore implements Store {
   readonly ledger: LedgerStore;
   readonly push: PushStore;
   readonly audit: AuditReads;
+  readonly meta: MetaStore;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -71,6 +73,7 @@ export class PgStore implements Store {
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = pgPush((sql, params) => this.query(sql, params));
     this.audit = composeAudit({ p: (n) => `$${n}`, all: (sql, params) => this.query(sql, [...params]) });
+    this.meta = pgMeta({ query: (sql, params) => this.query(sql, params), withClient: (fn) => this.inTransaction(fn) });
   }
 
   /** Connects, migrates (once, under an advisory lock) and returns the store. */
@@ -169,14 +172,18 @@ export class PgStore implements Store {
    * unknown: that is never retried, it is `unavailable` with reason
    * `commit_uncertain` and the caller must not act as if it committed.
    */
-  private async transaction<R>(make: () => Program<R>): Promise<R> {
+  private transaction<R>(make: () => Program<R>): Promise<R> {
+    return this.inTransaction((client) => runAsync(make(), pgOps(client)));
+  }
+
+  private async inTransaction<R>(body: (client: pg.PoolClient) => Promise<R>): Promise<R> {
     let reconnects = 0;
     for (let attempt = 1; ; attempt++) {
       const lease = await this.connect();
       let committing = false;
       try {
         await lease.client.query('BEGIN');
-        const result = await runAsync(make(), pgOps(lease.client));
+        const result = await body(lease.client);
         committing = true;
         await lease.client.query('COMMIT');
         return result;

@@ -14,6 +14,8 @@ import type { TreeRow } from '../tree.ts';
 import { immediate, openDatabase, type Db, type OpenOptions } from './database.ts';
 import { sqliteOps } from './ops.ts';
 import { sqlitePush } from './push.ts';
+import { sqliteMeta } from './meta.ts';
+import type { MetaStore } from '../meta.ts';
 import { recordReads } from './records.ts';
 
 export interface SqliteStoreOptions extends OpenOptions {
@@ -26,6 +28,7 @@ export class SqliteStore implements Store {
   readonly ledger: LedgerStore;
   readonly push: PushStore;
   readonly audit: AuditReads;
+  readonly meta: MetaStore;
   private readonly records;
   private readonly ops;
 
@@ -60,6 +63,7 @@ export class SqliteStore implements Store {
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = sqlitePush(db, (fn) => this.guard(fn));
+    this.meta = sqliteMeta(db, (fn) => this.guard(fn));
     const scans = new Map<string, Database.Statement>(); // a fixed handful of texts
     this.audit = composeAudit({
       p: () => '?',
