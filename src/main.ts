@@ -7,6 +7,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createDocumentFetcher, jwksFetcherOf } from './cards/fetch.ts';
 import { loadCardPublisher, type CardPublisher } from './cards/publisher.ts';
 import { CardResolver } from './cards/resolver.ts';
+import { storeCardHistory } from './cards/card-history.ts';
 import { TrustStore } from './cards/trust-store.ts';
 import type { OwnerBinding } from './contracts/model.ts';
 import type { Config } from './config.ts';
@@ -179,7 +180,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
 
   const fetcher = createDocumentFetcher();
   const trust = await TrustStore.fromConfig(config.trust, { readFile: async (p) => readFile(p), fetchJwks: jwksFetcherOf(fetcher) });
-  const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust }), store, spaceId: config.spaceId, announcer: gateway.actor_ref });
+  const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust, history: storeCardHistory(store.meta) }), store, spaceId: config.spaceId, announcer: gateway.actor_ref });
   const presets = new Map(config.presets.map((p) => [p.id, buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId })]));
   const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets });
   const cards = new ProxyCards({ delegatees, keyring, publicUrl: () => publicUrl, identity: own.params, push: config.push.enabled });
