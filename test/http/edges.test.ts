@@ -83,9 +83,12 @@ describe('bodies', () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('limit_exceeded');
   });
 
-  it('a JSON string as an HTTP+JSON body is invalid_request (400), not a 500', async () => {
-    const res = await fetch(`${gw.url}/a2a/rest/message:send`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': CALLER_KEY }, body: '"just a string"' });
-    expect(res.status).toBe(400);
+  it('a JSON string as an HTTP+JSON body is invalid_request (400), not a 500 storage_error', async () => {
+    // The tenant-prefixed routes write `body.tenant`, which throws on a string.
+    for (const path of ['/a2a/rest/message:send', '/a2a/rest/t1/message:send', '/a2a/rest/t1/tasks/att_x/pushNotificationConfigs']) {
+      const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': CALLER_KEY }, body: '"just a string"' });
+      expect([path, res.status]).toEqual([path, 400]);
+    }
   });
 
   it('a JSON string as an operator body is invalid_request', async () => {
