@@ -3,7 +3,7 @@
  * prevents affected admission; it is not an empty budget." Real files, real
  * worker processes killed with SIGKILL.
  */
-import { existsSync, mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -98,5 +98,20 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     const store = SqliteStore.open(path);
     expect(statSync(`${path}-wal`).mode & 0o777).toBe(0o600);
     await store.close();
+  });
+
+  it('a store initialised before store ids existed (bare-timestamp marker, schema 4) opens, keeps its rows and gets an id', async () => {
+    const path = fresh();
+    const { space, ids } = await initialised(path);
+    await fiveHeldThenKill9(path, space, ids);
+    // Turn it into what the previous build left behind.
+    const raw = new Database(path);
+    raw.exec('DROP TABLE baton_meta; DROP TABLE gateway_identity; DROP TABLE card_history; DELETE FROM schema_migrations WHERE version = 5');
+    raw.close();
+    writeFileSync(`${path}.initialized`, '2026-01-01T00:00:00.000Z\n');
+    const store = SqliteStore.open(path);
+    expect(await store.ledger.unresolved()).toHaveLength(5);
+    await store.close();
+    expect(JSON.parse(readFileSync(`${path}.initialized`, 'utf8'))).toMatchObject({ store_id: expect.stringMatching(/^sto_/), schema: 5, created_at: '2026-01-01T00:00:00.000Z' });
   });
 });
