@@ -27,6 +27,18 @@ export function connectionLost(err: unknown): boolean {
   return /connection terminated|timeout exceeded when trying to connect|Connection terminated unexpectedly|Client has encountered a connection error|not queryable/i.test(String((err as Error | undefined)?.message ?? ''));
 }
 
+/**
+ * A lost connection worth one more try on a fresh one: the server cut an
+ * established session (terminate, restart, reset). A server that refuses or
+ * never answers a new connection, or a missing database, will not be back
+ * within a retry: fail fast with `unavailable`.
+ */
+export function worthReconnecting(err: unknown): boolean {
+  const code = codeOf(err);
+  if (!connectionLost(err) || code === 'ECONNREFUSED' || code === '3D000' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return false;
+  return !/timeout exceeded when trying to connect/i.test(String((err as Error | undefined)?.message ?? ''));
+}
+
 /** Our errors pass through; a lost or refused connection is unavailable; anything else (disk full 53100 included) is storage_error. */
 export function wrapPgError(err: unknown, extra: Record<string, unknown> = {}): BatonError | Error {
   if (err instanceof Error && err.name === 'BatonError') return err;

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { invalidRequest, storageError, unavailable } from '../../errors.ts';
-import { CONFLICT_CODES, codeOf, connectionLost, wrapPgError as wrap } from './failure.ts';
+import { CONFLICT_CODES, codeOf, connectionLost, worthReconnecting, wrapPgError as wrap } from './failure.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
@@ -53,26 +53,26 @@ export class PgStore implements Store {
     const reads: StoreReads = {
       head: (s) => this.one<HeadRow>('SELECT * FROM control_heads WHERE project_id = $1 AND branch_id = $2', [s.project_id, s.branch_id]),
       events: async (s, after, limit) =>
-        (await this.query<{ document: string }>(
+        (await this.read<{ document: string }>(
           'SELECT document FROM control_events WHERE project_id = $1 AND branch_id = $2 AND position > $3 ORDER BY position LIMIT $4',
           [s.project_id, s.branch_id, after, limit],
         )).map((r) => r.document),
       node: (id) => this.one<NodeRow>('SELECT * FROM ledger_nodes WHERE node_id = $1', [id]),
       reservation: (id) => this.one<ReservationRow>('SELECT * FROM ledger_reservations WHERE reservation_id = $1', [id]),
       unresolved: (limit) =>
-        this.query<ReservationRow>("SELECT * FROM ledger_reservations WHERE status IN ('held', 'unknown') ORDER BY created_at, reservation_id LIMIT $1", [limit]),
+        this.read<ReservationRow>("SELECT * FROM ledger_reservations WHERE status IN ('held', 'unknown') ORDER BY created_at, reservation_id LIMIT $1", [limit]),
       treeRows: (root) =>
-        this.query<TreeRow>(
+        this.read<TreeRow>(
           `SELECT n.node_id, n.parent_id, n.depth, n.not_after, b.dimension, b.ceiling, b.consumed, b.reserved
            FROM ledger_nodes n LEFT JOIN ledger_balances b ON b.node_id = n.node_id WHERE n.root_id = $1 ORDER BY n.depth, n.node_id, b.dimension`,
           [root],
         ),
-      balanceAudit: (root) => this.query<BalanceAuditRow>(balanceAuditSql('$1'), [root]),
+      balanceAudit: (root) => this.read<BalanceAuditRow>(balanceAuditSql('$1'), [root]),
     };
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = pgPush((sql, params) => this.query(sql, params));
-    this.audit = composeAudit({ p: (n) => `$${n}`, all: (sql, params) => this.query(sql, [...params]) });
+    this.audit = composeAudit({ p: (n) => `$${n}`, all: (sql, params) => this.read(sql, [...params]) });
     this.meta = pgMeta({ query: (sql, params) => this.query(sql, params), withClient: (fn) => this.inTransaction(fn) });
   }
 
@@ -109,13 +109,13 @@ export class PgStore implements Store {
   }
 
   async listRevisions(recordId: string): Promise<Envelope[]> {
-    return (await this.query<RecordDocRow>('SELECT * FROM records WHERE record_id = $1 ORDER BY seq', [recordId])).map(decodeRecord);
+    return (await this.read<RecordDocRow>('SELECT * FROM records WHERE record_id = $1 ORDER BY seq', [recordId])).map(decodeRecord);
   }
 
   async listCurrent(schemaRef: string, opts: { limit: number; cursor?: string }): Promise<{ records: Envelope[]; cursor?: string }> {
     if (opts.cursor !== undefined && !/^\d{1,19}$/.test(opts.cursor)) throw invalidRequest('bad page cursor');
     const limit = Math.min(Math.max(opts.limit, 1), 1000);
-    const rows = await this.query<RecordDocRow & { seq: bigint }>(
+    const rows = await this.read<RecordDocRow & { seq: bigint }>(
       'SELECT r.* FROM record_heads h JOIN records r ON r.revision_id = h.revision_id WHERE r.schema_ref = $1 AND r.seq < $2 ORDER BY r.seq DESC LIMIT $3',
       [schemaRef, opts.cursor ?? String(1n << 62n), limit],
     );
@@ -192,7 +192,7 @@ export class PgStore implements Store {
         if (!lost) await lease.client.query('ROLLBACK').catch(() => {});
         lease.release(lost);
         if (lost && committing) throw unavailable('database connection lost during commit; the outcome is unknown', { reason: 'commit_uncertain' }, lost);
-        if (lost && reconnects++ < MAX_RECONNECTS) {
+        if (lost && worthReconnecting(lost) && reconnects++ < MAX_RECONNECTS) {
           await delay(50 * reconnects + Math.random() * 50);
           continue;
         }
@@ -245,8 +245,20 @@ export class PgStore implements Store {
     }
   }
 
+  /** A plain read: safe to run again on a fresh connection when the first one was lost (bounded). */
+  private async read<T>(sql: string, params: unknown[]): Promise<T[]> {
+    for (let reconnects = 0; ; reconnects++) {
+      try {
+        return (await this.pool.query(sql, params)).rows as T[];
+      } catch (err) {
+        if (!worthReconnecting(err) || reconnects >= MAX_RECONNECTS) throw wrap(err);
+        await delay(50 * (reconnects + 1) + Math.random() * 50);
+      }
+    }
+  }
+
   private async one<T>(sql: string, params: unknown[]): Promise<T | undefined> {
-    return (await this.query<T>(sql, params))[0];
+    return (await this.read<T>(sql, params))[0];
   }
 }
 
