@@ -39,6 +39,15 @@ export function worthReconnecting(err: unknown): boolean {
   return !/timeout exceeded when trying to connect/i.test(String((err as Error | undefined)?.message ?? ''));
 }
 
+/**
+ * The server answered with an error saying it ended the session (57P01
+ * terminate, 57P02 crash, 57P03 not yet accepting): the statement was not
+ * applied, so even a single-statement write may run again.
+ */
+export function sessionEndedBeforeApplying(err: unknown): boolean {
+  return ['57P01', '57P02', '57P03'].includes(codeOf(err));
+}
+
 /** Our errors pass through; a lost or refused connection is unavailable; anything else (disk full 53100 included) is storage_error. */
 export function wrapPgError(err: unknown, extra: Record<string, unknown> = {}): BatonError | Error {
   if (err instanceof Error && err.name === 'BatonError') return err;

@@ -3,7 +3,8 @@ import type pg from 'pg';
 import type { MetaStore } from '../meta.ts';
 
 export function pgMeta(deps: {
-  query: <T>(sql: string, params: unknown[]) => Promise<T[]>;
+  read: <T>(sql: string, params: unknown[]) => Promise<T[]>;
+  write: <T>(sql: string, params: unknown[]) => Promise<T[]>;
   withClient: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>;
 }): MetaStore {
   return {
@@ -22,9 +23,9 @@ export function pgMeta(deps: {
         return next;
       }),
     lastCard: async (origin, id) =>
-      (await deps.query<{ document: string }>('SELECT document FROM card_history WHERE origin = $1 AND agent_card_id = $2 ORDER BY seq DESC LIMIT 1', [origin, id]))[0]?.document,
+      (await deps.read<{ document: string }>('SELECT document FROM card_history WHERE origin = $1 AND agent_card_id = $2 ORDER BY seq DESC LIMIT 1', [origin, id]))[0]?.document,
     appendCard: async (origin, id, document, at) => {
-      await deps.query('INSERT INTO card_history(origin, agent_card_id, document, accepted_at) VALUES ($1, $2, $3, $4)', [origin, id, document, at]);
+      await deps.write('INSERT INTO card_history(origin, agent_card_id, document, accepted_at) VALUES ($1, $2, $3, $4)', [origin, id, document, at]);
     },
   };
 }

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { invalidRequest, storageError, unavailable } from '../../errors.ts';
-import { CONFLICT_CODES, codeOf, connectionLost, worthReconnecting, wrapPgError as wrap } from './failure.ts';
+import { CONFLICT_CODES, codeOf, connectionLost, sessionEndedBeforeApplying, worthReconnecting, wrapPgError as wrap } from './failure.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
@@ -73,7 +73,7 @@ export class PgStore implements Store {
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = pgPush((sql, params) => this.query(sql, params));
     this.audit = composeAudit({ p: (n) => `$${n}`, all: (sql, params) => this.read(sql, [...params]) });
-    this.meta = pgMeta({ query: (sql, params) => this.query(sql, params), withClient: (fn) => this.inTransaction(fn) });
+    this.meta = pgMeta({ read: (sql, params) => this.read(sql, params), write: (sql, params) => this.query(sql, params), withClient: (fn) => this.inTransaction(fn) });
   }
 
   /** Connects, migrates (once, under an advisory lock) and returns the store. */
@@ -124,7 +124,11 @@ export class PgStore implements Store {
   }
 
   async ping(): Promise<void> {
-    await this.query('SELECT 1', []);
+    try {
+      await this.pool.query('SELECT 1');
+    } catch (err) {
+      throw wrap(err);
+    }
   }
 
   async close(): Promise<void> {
@@ -237,11 +241,15 @@ export class PgStore implements Store {
     };
   }
 
+  /** A single statement that may write: run again only when the server said it was not applied. */
   private async query<T>(sql: string, params: unknown[]): Promise<T[]> {
-    try {
-      return (await this.pool.query(sql, params)).rows as T[];
-    } catch (err) {
-      throw wrap(err);
+    for (let reconnects = 0; ; reconnects++) {
+      try {
+        return (await this.pool.query(sql, params)).rows as T[];
+      } catch (err) {
+        if (!sessionEndedBeforeApplying(err) || reconnects >= MAX_RECONNECTS) throw wrap(err);
+        await delay(50 * (reconnects + 1) + Math.random() * 50);
+      }
     }
   }
 
