@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import { expectCode } from '../helpers/errors.ts';
-import { chain, freshSpace, publishAgent } from './support/fixtures.ts';
+import { expectCode, expectCodeAsync } from '../helpers/errors.ts';
+import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
 import { startWorker } from './support/processes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-integrity-'));
@@ -113,5 +113,31 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     expect(await store.ledger.unresolved()).toHaveLength(5);
     await store.close();
     expect(JSON.parse(readFileSync(`${path}.initialized`, 'utf8'))).toMatchObject({ store_id: expect.stringMatching(/^sto_/), schema: 5, created_at: '2026-01-01T00:00:00.000Z' });
+  });
+
+  it('a full database (SQLITE_FULL) refuses admissions as storage_error and keeps what it had', async () => {
+    const path = fresh();
+    const { space, ids } = await initialised(path);
+    const store = SqliteStore.open(path);
+    const before = (await store.ledger.unresolved()).length;
+    // The same answer SQLite gives when the disk is full: no page can be added.
+    const pages = Number(store.handle.pragma('page_count', { simple: true }));
+    store.handle.pragma(`max_page_count = ${pages}`);
+    let refused = 0;
+    for (let i = 0; i < 50 && refused === 0; i++) {
+      try {
+        await store.ledger.admit(await admission(store, space, ids, ids[2]!, { units: 1n }));
+      } catch (err) {
+        expect((err as { code?: string }).code).toBe('storage_error');
+        refused++;
+      }
+    }
+    expect(refused).toBe(1);
+    await store.ping(); // still readable
+    await expectCodeAsync(store.ledger.admit(await admission(store, space, ids, ids[2]!, { units: 1n })), 'storage_error');
+    const held = (await store.ledger.unresolved()).length;
+    expect(held).toBeGreaterThanOrEqual(before);
+    for (const row of await store.ledger.balanceAudit(ids[0]!)) expect(row).toMatchObject({ consistent: true });
+    await store.close();
   });
 });
