@@ -222,8 +222,26 @@ export function requestPathSuite(name: string, setup: () => Promise<PathSetup>):
       expect(Number(invocations.consumed)).toBeGreaterThanOrEqual(2);
     }, 60_000);
 
+    it('a streaming caller that leaves mid-stream leaves no effect behind: the turn is still followed to its verdict', async () => {
+      const ac = new AbortController();
+      const res = await fetch(`${world.url}/agents/plodder/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY, accept: 'text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: msg('stream, then hang up') }),
+        signal: ac.signal,
+      });
+      const reader = res.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      const id = /"id":"(att_[a-z0-9]+)"/.exec(first)![1]!;
+      ac.abort(); // the caller leaves after the first event
+      const done = await until(async () => ((await attempt(id))?.state === 'closed' ? attempt(id) : undefined), 600, 25, 'the verdict after the caller left');
+      expect(done).toMatchObject({ outcome: 'succeeded' });
+      expect(await withStore(async (s) => s.work.ofAttempt(id))).toEqual([]);
+    }, 60_000);
+
     it('a node killed while following an effect: another node takes the follow-up over when its lease lapses and commits the verdict', async () => {
       // Last in the file: it kills the second node.
+      const before = await sends('plodder');
       const r = await rpc('plodder', 'SendMessage', { ...msg('follow me after a crash'), configuration: { returnImmediately: true } }, { node: second.ready.url });
       expect(r.error).toBeUndefined();
       const id = r.result!.task!.id;
@@ -232,7 +250,7 @@ export function requestPathSuite(name: string, setup: () => Promise<PathSetup>):
       expect(done).toMatchObject({ outcome: 'succeeded' });
       expect(await withStore(async (s) => (await s.ledger.reservation(done!.reservation_id))?.status)).toBe('settled');
       expect(await withStore(async (s) => s.work.ofAttempt(id))).toEqual([]);
-      expect(await sends('plodder')).toBe(1); // followed, never sent again
+      expect(await sends('plodder')).toBe(before + 1); // followed, never sent again
     }, 60_000);
   });
 }

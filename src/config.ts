@@ -108,8 +108,23 @@ export const Config = z.strictObject({
       headersTimeoutMs: z.number().int().min(100).default(10_000),
       bodyTimeoutMs: z.number().int().min(100).default(30_000),
       streamIdleMs: z.number().int().min(100).default(300_000),
+      /** Overall deadline of one non-streaming call (headers and whole body). */
+      callDeadlineMs: z.number().int().min(100).max(3_600_000).default(60_000),
     })
-    .default({ headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000, streamIdleMs: 300_000 }),
+    .prefault({}),
+  /** Time limits on the public listener (and the operator API's): slow or idle clients cannot hold sockets. */
+  server: z
+    .strictObject({
+      /** Until the request headers are complete. */
+      headersTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
+      /** Until the whole request (headers and body) has arrived. */
+      requestTimeoutMs: z.number().int().min(100).max(3_600_000).default(30_000),
+      /** How long an idle keep-alive connection stays open. */
+      keepAliveTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
+    })
+    .prefault({}),
+  /** SIGTERM/SIGINT: how long in-flight requests may finish before connections and upstream calls are cut. */
+  shutdown: z.strictObject({ drainMs: z.number().int().min(0).max(600_000).default(10_000) }).prefault({}),
 });
 export type Config = z.infer<typeof Config>;
 

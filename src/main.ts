@@ -3,11 +3,11 @@
  * HTTP, undici) to the core. Everything else receives its dependencies.
  */
 import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createDocumentFetcher, jwksFetcherOf } from './cards/fetch.ts';
 import { loadCardPublisher, type CardPublisher } from './cards/publisher.ts';
 import { CardResolver } from './cards/resolver.ts';
+import { storeCardHistory } from './cards/card-history.ts';
 import { TrustStore } from './cards/trust-store.ts';
 import type { OwnerBinding } from './contracts/model.ts';
 import type { Config } from './config.ts';
@@ -25,9 +25,11 @@ import { ProxyCards } from './gateway/proxy-card.ts';
 import { RemoteClient } from './gateway/remote.ts';
 import { gatewayRouter } from './gateway/router.ts';
 import { createApp } from './http/app.ts';
+import { createListener, drain, listen } from './http/listener.ts';
 import { extendedCardFor, wellKnownRouter } from './http/well-known.ts';
 import { AgentCard } from '@a2a-js/sdk';
 import { Keyring } from './keys/keyring.ts';
+import { decideIdentity, GatewayIdentity } from './keys/gateway-identity.ts';
 import { createLogger, type Logger } from './log.ts';
 import { digestOf } from './records/digest.ts';
 import { randomIds } from './records/ids.ts';
@@ -61,41 +63,40 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Opens the store and keys, listens, then builds the app once the public URL is known. */
+/**
+ * Opens the store and keys, builds the app, and only then listens: a
+ * connection that arrives while Baton starts is refused, never accepted and
+ * left unanswered. (With port 0 and no publicUrl the cards need the bound
+ * port first; then every request is answered 503 `unavailable` until ready.)
+ */
 export async function startGateway(config: Config, opts: { logger?: Logger } = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const store = await openStore(config, { create: true });
   const keyring = await Keyring.open(resolvedPaths(config).keys);
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const url = `http://${host}:${port}`;
-  const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, '');
+  const server = createListener(config.server);
+  const early = config.port === 0 && !config.publicUrl;
+  const starting = (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' }).end(STARTING);
   const remote = new RemoteClient({ limits: config.remote });
 
   let outbox: Outbox | undefined;
   let admin: Server | undefined;
   let adminUrl: string | undefined;
   try {
+    if (early) server.on('request', starting);
+    let url = early ? await listen(server, 0, config.host) : `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, '');
     const composed = await composeGateway(config, { store, keyring, publicUrl, logger, remote });
     const { publisher, dispatcher, app } = composed;
     outbox = composed.push?.outbox;
+    server.off('request', starting);
     server.on('request', app);
     outbox?.start();
     // Every open follow-up is in the store: this node takes over those whose lease lapsed (after a restart, a crash elsewhere).
     dispatcher.follower.start();
+    if (!early) url = await listen(server, config.port, config.host);
     if (config.operators.length > 0) {
-      admin = createServer(createApp({ store, logger, routers: [operatorRouter({ service: composed.operator, operators: config.operators, logger })] }));
-      await new Promise<void>((resolve, reject) => {
-        admin!.once('error', reject);
-        admin!.listen(config.admin.port, config.admin.host, resolve);
-      });
-      const a = admin.address() as AddressInfo;
-      adminUrl = `http://${config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host}:${a.port}`;
+      admin = createListener(config.server, createApp({ store, logger, routers: [operatorRouter({ service: composed.operator, operators: config.operators, logger })] }));
+      adminUrl = await listen(admin, config.admin.port, config.admin.host);
     } else {
       logger.info('no operators configured: the operator API is not started');
     }
@@ -113,6 +114,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
     }, config.revocationSweepMs);
     sweep.unref();
     logger.info({ url, publicUrl, adminUrl, store: config.store.kind, delegatees: config.delegatees.map((d) => d.id), keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
+    let closing: Promise<void> | undefined;
     return {
       url,
       ...(adminUrl ? { adminUrl } : {}),
@@ -122,31 +124,32 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
       publisher,
       dispatcher,
       logger,
-      async close() {
-        clearInterval(sweep);
-        await dispatcher.drain();
-        await outbox?.stop();
-        for (const s of [server, admin]) {
-          if (!s) continue;
-          await new Promise<void>((resolve) => {
-            s.close(() => resolve());
-            s.closeAllConnections();
-          });
-        }
-        await composed.push?.close();
-        await remote.close();
-        await store.close();
-      },
+      close: () =>
+        (closing ??= (async () => {
+          clearInterval(sweep);
+          // Stop accepting; requests in flight (admissions included) may finish within the drain deadline.
+          // Turns this node follows get the same deadline; what is not over stays in the work queue for the next node.
+          const [cut] = await Promise.all([drain([server, admin], config.shutdown.drainMs), dispatcher.drain(config.shutdown.drainMs)]);
+          await outbox?.stop();
+          // Close the store before cutting upstream calls: an attempt whose call is cut must stay open
+          // in the store (the next start adopts, follows and reads it back), not be recorded as lost.
+          await store.close();
+          await remote.abortAll();
+          await composed.push?.close();
+          logger.info({ cut }, cut > 0 ? 'stopped; requests still running at the drain deadline were cut (their attempts stay open)' : 'stopped after draining');
+        })()),
     };
   } catch (err) {
     await outbox?.stop();
     admin?.close();
     server.close();
-    await remote.close();
+    await remote.abortAll();
     await store.close();
     throw err;
   }
 }
+
+const STARTING = JSON.stringify({ error: { code: 'unavailable', message: 'gateway is starting', details: {} } });
 
 export interface CoreDeps {
   store: Store;
@@ -171,11 +174,14 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const gateway = delegateeOf(own.params, own.publicCard.payloadDigest, 'own card');
   const ownerActor = ownerActorRef(config.ownerNamespace);
   const owner: OwnerBinding = { namespace: config.ownerNamespace, access_domain: 'a2a', space_id: config.spaceId, config_revision: digestOf(config.presets).slice(7, 23) };
-  if (deps.announce !== false) await bootstrapStreams(store, config.spaceId, gateway, own.publicCard.payloadDigest);
+  if (deps.announce !== false) {
+    await claimIdentity(store, { gateway_id: gateway.actor_ref.object_id, public_url: config.publicUrl?.replace(/\/+$/, '') ?? null, kids: keyring.all().map((k) => k.kid).sort() });
+    await bootstrapStreams(store, config.spaceId, gateway, own.publicCard.payloadDigest);
+  }
 
   const fetcher = createDocumentFetcher();
   const trust = await TrustStore.fromConfig(config.trust, { readFile: async (p) => readFile(p), fetchJwks: jwksFetcherOf(fetcher) });
-  const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust }), store, spaceId: config.spaceId, announcer: gateway.actor_ref });
+  const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust, history: storeCardHistory(store.meta) }), store, spaceId: config.spaceId, announcer: gateway.actor_ref });
   const presets = new Map(config.presets.map((p) => [p.id, buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId })]));
   const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets });
   const cards = new ProxyCards({ delegatees, keyring, publicUrl: () => publicUrl, identity: own.params, push: config.push.enabled });
@@ -308,6 +314,12 @@ function pathEvents(deps: { push: Outbox | undefined; escalations: Escalations; 
     }
   });
   return events;
+}
+
+/** One identity per gateway in a shared store (src/keys/gateway-identity.ts); a node presenting another one refuses to start. */
+async function claimIdentity(store: Store, mine: GatewayIdentity): Promise<void> {
+  const decide = (stored: string | undefined) => JSON.stringify(decideIdentity(stored === undefined ? undefined : GatewayIdentity.parse(JSON.parse(stored)), mine));
+  await store.meta.claimIdentity(mine.gateway_id, decide, new Date().toISOString());
 }
 
 /** The space policy stream and Baton's own agent stream must be active before any fence can hold. */

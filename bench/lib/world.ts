@@ -56,7 +56,7 @@ export function batonConfig(agent: SpawnedAgent, lifetimeSeconds = ROOT_LIFETIME
     dataDir: dir,
     logLevel: 'warn',
     trust: { pinnedJwks: { [agent.url]: jwks }, jkuAllowedOrigins: [] },
-    delegatees: [{ id: 'honest', cardUrl: `${agent.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 } }],
+    delegatees: [{ id: 'honest', cardUrl: `${agent.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true }],
     callers: [{ id: 'planner', apiKeySha256: sha256(API_KEY), preset: 'standard' }],
     presets: [{ id: 'standard', maxInvocations: 5, lifetimeSeconds, maxActiveRoots: 1024, maxPerMinute: 100_000 }],
   };

@@ -62,7 +62,7 @@ export async function startTwoOrgs(opts: { presetA?: Record<string, unknown>; pg
       ...base('b'),
       ownerNamespace: 'org_b',
       trust: { pinnedJwks: { [agent.url]: join(dir, 'x.jwks.json') }, jkuAllowedOrigins: [] },
-      delegatees: [{ id: 'x', cardUrl: `${agent.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 } }],
+      delegatees: [{ id: 'x', cardUrl: `${agent.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true }],
       callers: [{ id: 'org-a', apiKeySha256: sha256(A_AT_B_KEY), upstream: { actorObjectId: 'actor_baton_a', contractJwksFile: aJwks } }],
     }),
   );
@@ -75,7 +75,7 @@ export async function startTwoOrgs(opts: { presetA?: Record<string, unknown>; pg
       ...base('a'),
       ownerNamespace: 'org_a',
       trust: { pinnedJwks: { [b.ready.url]: bJwks }, jkuAllowedOrigins: [] },
-      delegatees: [{ id: 'partner', cardUrl: `${b.ready.url}/agents/x/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, auth: { header: 'x-api-key', env: 'BATON_E2E_PARTNER_KEY' } }],
+      delegatees: [{ id: 'partner', cardUrl: `${b.ready.url}/agents/x/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true, auth: { header: 'x-api-key', env: 'BATON_E2E_PARTNER_KEY' } }],
       callers: [{ id: 'planner', apiKeySha256: sha256(A_KEY), preset: 'standard' }],
       presets: [{ id: 'standard', maxInvocations: 5, delegationDepth: 2, ...opts.presetA }],
     }),

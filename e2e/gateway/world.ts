@@ -59,7 +59,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
     dataDir: dir,
     logLevel: 'warn',
     trust: { pinnedJwks, jkuAllowedOrigins: [] },
-    delegatees: Object.entries(agents).map(([id, a]) => ({ id, cardUrl: `${a.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, ...opts.delegatees?.[id] })),
+    delegatees: Object.entries(agents).map(([id, a]) => ({ id, cardUrl: `${a.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true, ...opts.delegatees?.[id] })),
     callers: [
       { id: 'planner', apiKeySha256: sha256(API_KEY), preset: 'standard' },
       ...Object.entries(opts.callers ?? {}).map(([id, [key, preset]]) => ({ id, apiKeySha256: sha256(key), preset })),

@@ -20,15 +20,21 @@ export interface AcceptedCardMemory {
   agent_actor_ref: ActorRef;
   /** kids that verified that card. */
   kids: readonly string[];
+  /** The attestation that allowed this actor to replace the previous one (recorded with the change). */
+  continuity?: ContinuityAttestation;
 }
 
-/** Injected memory of accepted cards; the in-memory default suits one process. */
+/**
+ * Injected memory of accepted cards. Production keeps it in the store
+ * (card-history.ts): DESIGN "process memory is never authority", and a
+ * restart must not forget which actor a card belonged to.
+ */
 export interface CardHistory {
-  last(origin: string, agentCardId: string): AcceptedCardMemory | undefined;
-  remember(origin: string, agentCardId: string, memory: AcceptedCardMemory): void;
+  last(origin: string, agentCardId: string): AcceptedCardMemory | undefined | Promise<AcceptedCardMemory | undefined>;
+  remember(origin: string, agentCardId: string, memory: AcceptedCardMemory): void | Promise<void>;
 }
 
-/** A process-local {@link CardHistory}. */
+/** A process-local {@link CardHistory} (tests, and CLI verification of a single card). */
 export function inMemoryCardHistory(): CardHistory {
   const map = new Map<string, AcceptedCardMemory>();
   const key = (o: string, id: string) => `${o}\u0000${id}`;

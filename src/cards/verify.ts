@@ -17,7 +17,7 @@
 import { invalidRequest } from '../errors.ts';
 import { sha256Digest, type Digest } from '../records/digest.ts';
 import { summariseIssues } from '../records/envelope.ts';
-import type { ActorRef } from '../records/revision-ref.ts';
+import { sameRevision, type ActorRef } from '../records/revision-ref.ts';
 import { readProtectedHeader, verifyDetached, type DetachedSignature, type SigningAlg } from '../records/signature.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
 import { utc, type Clock, type UtcTime } from '../records/time.ts';
@@ -133,15 +133,24 @@ async function checkRw003(
   origin: string,
   deps: VerifyCardDeps,
 ): Promise<void> {
+  const now = deps.clock.now().getTime();
   for (const v of verified) {
-    if (!params.signer.keys.some((k) => k.key_id === v.kid && k.algorithm === v.alg)) {
-      throw invalidRequest('signing key is not declared by the card signer (kid mismatch)', { kid: v.kid });
+    const declared = params.signer.keys.find((k) => k.key_id === v.kid && k.algorithm === v.alg);
+    if (!declared) throw invalidRequest('signing key is not declared by the card signer (kid mismatch)', { kid: v.kid });
+    // RW-003 §4.1 signer "validity window": the card itself says when its key may sign.
+    if (Date.parse(declared.valid_from) > now || (declared.valid_until !== undefined && Date.parse(declared.valid_until) <= now)) {
+      throw invalidRequest('card is signed by a key outside the validity window its signer declares', { kid: v.kid, reason: 'signer_key_not_valid' });
     }
   }
-  const previous = deps.history?.last(origin, params.agent_card_id);
+  const previous = await deps.history?.last(origin, params.agent_card_id);
   await assertActorContinuity(params, previous, { trust: deps.trust, origin });
-  deps.history?.remember(origin, params.agent_card_id, { agent_actor_ref: params.agent_actor_ref, kids: verified.map((v) => v.kid) });
+  const kids = verified.map((v) => v.kid).sort();
+  if (previous && sameRevision(previous.agent_actor_ref, params.agent_actor_ref) && sameKids(previous.kids, kids)) return;
+  const changedActor = previous !== undefined && !sameRevision(previous.agent_actor_ref, params.agent_actor_ref);
+  await deps.history?.remember(origin, params.agent_card_id, { agent_actor_ref: params.agent_actor_ref, kids, ...(changedActor && params.continuity ? { continuity: params.continuity } : {}) });
 }
+
+const sameKids = (a: readonly string[], b: readonly string[]) => a.length === b.length && [...a].sort().every((k, i) => k === b[i]);
 
 /** Parses card JSON text or bytes strictly (duplicate keys refused) without verifying. */
 export function parseCardJson(input: Uint8Array | string, maxBytes = MAX_CARD_BYTES): JsonValue {

@@ -6,6 +6,7 @@
  * a changed card moves that head and invalidates fences taken on the old one.
  */
 import { z } from 'zod';
+import { assertEndpointAllowed } from '../cards/endpoint-policy.ts';
 import { assertCardUsableForDelegation } from '../cards/lifecycle.ts';
 import type { CardResolver } from '../cards/resolver.ts';
 import type { CardVerification } from '../cards/verify.ts';
@@ -33,6 +34,10 @@ export const DelegateeConfig = z.strictObject({
    * its card origin.
    */
   inboundAuth: z.enum(['token', 'token+jwt']).default('token'),
+  /** Origins besides the card URL's that this delegatee's endpoints may use (src/cards/endpoint-policy.ts). */
+  endpointOrigins: z.array(z.url()).default([]),
+  /** Allow plain http endpoints for this delegatee (https only by default). */
+  allowHttp: z.boolean().default(false),
 });
 export type DelegateeConfig = z.infer<typeof DelegateeConfig>;
 
@@ -89,6 +94,7 @@ export class DelegateeRegistry {
       card_payload_digest: verification.payload_digest,
     });
     const endpoint = jsonRpcEndpoint(verification);
+    assertEndpointAllowed(endpoint, config);
     const agentScope: ControlScopeRef = { space_id: this.deps.spaceId, scope_kind: 'agent', scope_id: option.card_ref.object_id };
     // Idempotent in the store; remembered here so an unchanged card costs no write per request.
     if (!this.announced.has(verification.payload_digest)) await this.announce(agentScope, option, verification);

@@ -206,10 +206,16 @@ export class Dispatcher {
     return this.reconciler.resolveManually(reservationId, as, note, operator);
   }
 
-  /** Stops following: waits for turns still being followed here (each bounded); the rest stay in the work queue. */
-  async drain(): Promise<void> {
-    await Promise.allSettled([...this.background]);
-    await this.follower.stop();
+  /**
+   * Stops following, for shutdown: waits up to `deadlineMs` for the turns
+   * followed here; what is not over by then keeps its work-queue row, and
+   * another node (or the next start) takes it over once the lease lapses.
+   */
+  async drain(deadlineMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((r) => (timer = setTimeout(r, deadlineMs)));
+    await Promise.race([Promise.allSettled([...this.background, this.follower.stop()]), deadline]);
+    clearTimeout(timer);
   }
 
   /** Steps 1–4 of a send: validated request in, admitted turn out (first turn or follow-up). */
@@ -260,34 +266,48 @@ export class Dispatcher {
     return presentTask(view ?? { status: { state: 'TASK_STATE_WORKING' } }, turn.attempt.body, lost ? 'unknown' : undefined);
   }
 
-  /** Relays follow steps to a streaming caller; terminal and interrupted events wait for the verdict. */
+  /**
+   * Relays follow steps to a streaming caller; terminal and interrupted
+   * events wait for the verdict. A caller that leaves mid-stream does not
+   * leave the effect behind: the turn is followed to its verdict anyway.
+   */
   private async *relay(turn: Turn, it: AsyncGenerator<FollowStep, TurnEnd>): AsyncGenerator<Json> {
     const body: AttemptBody = turn.attempt.body;
     let started = false;
     let lastAsTask = false;
-    for (;;) {
-      const step = await it.next();
-      if (step.done) {
-        const end = step.value;
-        if (end.kind === 'message') yield { message: withIds(end.message as JsonValue, end.attempt.body) as Json };
-        else if (end.kind === 'pending') yield { task: this.pending(turn, end.view, end.lost) };
-        else {
-          const final = presentAttempt(end.attempt.body);
-          yield lastAsTask || !started ? { task: final } : { statusUpdate: { taskId: final.id!, contextId: final.contextId!, status: final.status!, metadata: final.metadata! } };
+    let ended = false;
+    try {
+      for (;;) {
+        const step = await it.next();
+        if (step.done) {
+          ended = true;
+          yield* this.finalEvents(turn, step.value, lastAsTask || !started);
+          return;
         }
-        return;
+        const { event, view } = step.value;
+        const state = stateOf(view);
+        if (isTerminal(state) || isInterrupted(state)) {
+          lastAsTask = event.task !== undefined;
+          continue;
+        }
+        started = true;
+        if (event.task) yield { task: presentTask(view, body, undefined) };
+        else if (event.artifactUpdate) yield { artifactUpdate: withIds(event.artifactUpdate, body) };
+        else if (event.statusUpdate) yield { statusUpdate: withIds(event.statusUpdate, body) };
+        else if (event.message) yield { message: withIds(event.message, body) };
       }
-      const { event, view } = step.value;
-      const state = stateOf(view);
-      if (isTerminal(state) || isInterrupted(state)) {
-        lastAsTask = event.task !== undefined;
-        continue;
-      }
-      started = true;
-      if (event.task) yield { task: presentTask(view, body, undefined) };
-      else if (event.artifactUpdate) yield { artifactUpdate: withIds(event.artifactUpdate, body) };
-      else if (event.statusUpdate) yield { statusUpdate: withIds(event.statusUpdate, body) };
-      else if (event.message) yield { message: withIds(event.message, body) };
+    } finally {
+      if (!ended) this.inBackground(runToEnd(it));
+    }
+  }
+
+  /** The last event of a relayed turn, after its verdict (as a task when the stream never started or ended on one). */
+  private *finalEvents(turn: Turn, end: TurnEnd, asTask: boolean): Generator<Json> {
+    if (end.kind === 'message') yield { message: withIds(end.message as JsonValue, end.attempt.body) as Json };
+    else if (end.kind === 'pending') yield { task: this.pending(turn, end.view, end.lost) };
+    else {
+      const final = presentAttempt(end.attempt.body);
+      yield asTask ? { task: final } : { statusUpdate: { taskId: final.id!, contextId: final.contextId!, status: final.status!, metadata: final.metadata! } };
     }
   }
 
@@ -295,6 +315,11 @@ export class Dispatcher {
     const tracked = p.catch(() => undefined).finally(() => this.background.delete(tracked));
     this.background.add(tracked);
   }
+}
+
+/** Pulls a follow generator to its end, discarding its events (its caller left). */
+async function runToEnd(it: AsyncGenerator<FollowStep, TurnEnd>): Promise<void> {
+  for (let step = await it.next(); !step.done; step = await it.next());
 }
 
 /** A2A TaskNotFoundError at the edge. */

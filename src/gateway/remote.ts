@@ -11,6 +11,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { BatonError, limitExceeded } from '../errors.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
+import { callerSignal } from './caller-scope.ts';
 
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_INVALID_ARG']);
 
@@ -23,9 +24,20 @@ export interface RemoteLimits {
   maxResponseBytes: number;
   /** Idle time allowed between events of a stream: long tasks may be quiet for a while. */
   streamIdleMs: number;
+  /**
+   * Overall deadline of one non-streaming call, headers and whole body: the
+   * idle timeouts alone let an agent that drips a byte at a time hold a call forever.
+   */
+  callDeadlineMs: number;
 }
 
-export const DEFAULT_REMOTE_LIMITS: RemoteLimits = { headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000, maxResponseBytes: 4 * 1024 * 1024, streamIdleMs: 300_000 };
+export const DEFAULT_REMOTE_LIMITS: RemoteLimits = {
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 30_000,
+  maxResponseBytes: 4 * 1024 * 1024,
+  streamIdleMs: 300_000,
+  callDeadlineMs: 60_000,
+};
 
 /** A transport failure, tagged with whether the request may have been delivered. */
 export class RemoteFailure extends Error {
@@ -51,6 +63,8 @@ export class RemoteClient {
   readonly limits: RemoteLimits;
   private readonly forward: Agent;
   private readonly verify: Agent;
+  /** Aborted by {@link RemoteClient.abortAll} when the process stops waiting for upstream calls. */
+  private readonly stopping = new AbortController();
 
   constructor(opts: RemoteClientOptions = {}) {
     this.limits = { ...DEFAULT_REMOTE_LIMITS, ...opts.limits };
@@ -63,8 +77,9 @@ export class RemoteClient {
   /** One JSON-RPC call; returns the `result` or throws RemoteFailure / BatonError. */
   async call(url: string, method: string, params: unknown, opts: { headers?: Record<string, string>; readBack?: boolean; id?: string } = {}): Promise<JsonValue> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: opts.id ?? method, method, params });
-    const res = await this.send(url, body, opts.headers ?? {}, opts.readBack ? this.verify : this.forward, 'application/json');
-    return unwrapJsonRpc(await this.readJson(res));
+    const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.limits.callDeadlineMs)]);
+    const res = await this.send(url, body, opts.headers ?? {}, opts.readBack ? this.verify : this.forward, 'application/json', undefined, signal);
+    return unwrapJsonRpc(await this.readJson(res, signal));
   }
 
   /**
@@ -74,7 +89,11 @@ export class RemoteClient {
    */
   async stream(url: string, method: string, params: unknown, headers: Record<string, string> = {}): Promise<Dispatcher.ResponseData> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: method, method, params });
-    const res = await this.send(url, body, headers, this.forward, 'text/event-stream', this.limits.streamIdleMs);
+    // A subscription is a read relayed to one caller: it ends when that caller leaves. An effect's own
+    // stream (SendStreamingMessage) is how Baton observes the effect, so only shutdown ends it early.
+    const caller = method === 'SubscribeToTask' ? callerSignal() : undefined;
+    const signal = caller ? AbortSignal.any([this.stopping.signal, caller]) : this.stopping.signal;
+    const res = await this.send(url, body, headers, this.forward, 'text/event-stream', this.limits.streamIdleMs, signal);
     const type = String(res.headers['content-type'] ?? '');
     if (type.startsWith('text/event-stream')) return res;
     unwrapJsonRpc(await this.readJson(res)); // throws the remote's error
@@ -82,8 +101,8 @@ export class RemoteClient {
   }
 
   /** The strictly parsed, size-bounded JSON body of a response. */
-  private async readJson(res: Dispatcher.ResponseData): Promise<JsonValue> {
-    const text = await readLimited(res.body, this.limits.maxResponseBytes);
+  private async readJson(res: Dispatcher.ResponseData, signal?: AbortSignal): Promise<JsonValue> {
+    const text = await readLimited(res.body, this.limits.maxResponseBytes, signal);
     try {
       return parseStrictJson(text, { maxBytes: this.limits.maxResponseBytes });
     } catch (cause) {
@@ -92,21 +111,38 @@ export class RemoteClient {
     }
   }
 
+  /** Waits for calls in flight to finish, then closes the pools. */
   async close(): Promise<void> {
     await Promise.all([this.forward.close(), this.verify.close()]);
   }
 
-  private async send(url: string, body: string, headers: Record<string, string>, dispatcher: Agent, accept: string, bodyTimeout?: number): Promise<Dispatcher.ResponseData> {
+  /** Stops waiting: aborts every call and stream in flight (they fail as transmitted), then destroys the pools. */
+  async abortAll(): Promise<void> {
+    this.stopping.abort(new Error('gateway is shutting down'));
+    await Promise.all([this.forward.destroy(), this.verify.destroy()]);
+  }
+
+  private async send(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    dispatcher: Agent,
+    accept: string,
+    bodyTimeout?: number,
+    signal?: AbortSignal,
+  ): Promise<Dispatcher.ResponseData> {
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
         method: 'POST',
         dispatcher,
+        ...(signal ? { signal } : {}),
         ...(bodyTimeout !== undefined ? { bodyTimeout } : {}),
         headers: { 'content-type': 'application/json', accept, 'a2a-version': '1.0', ...headers },
         body,
       });
     } catch (err) {
+      if (signal?.aborted) throw abortFailure(signal);
       const code = (err as { code?: string }).code ?? '';
       throw new RemoteFailure(!NOT_SENT.has(code), code || 'request failed', { cause: err });
     }
@@ -119,7 +155,13 @@ export class RemoteClient {
   }
 }
 
-async function readLimited(body: Dispatcher.ResponseData['body'], max: number): Promise<Uint8Array> {
+/** A call cut by its deadline, the caller leaving or shutdown: it may have reached the remote. */
+function abortFailure(signal: AbortSignal): RemoteFailure {
+  const reason = signal.reason as { name?: string } | undefined;
+  return new RemoteFailure(true, reason?.name === 'TimeoutError' ? 'call deadline exceeded' : 'call aborted', { cause: signal.reason });
+}
+
+async function readLimited(body: Dispatcher.ResponseData['body'], max: number, signal?: AbortSignal): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -133,6 +175,7 @@ async function readLimited(body: Dispatcher.ResponseData['body'], max: number): 
     }
   } catch (err) {
     if (err instanceof BatonError) throw err;
+    if (signal?.aborted) throw abortFailure(signal);
     throw new RemoteFailure(true, (err as { code?: string }).code ?? 'response interrupted', { cause: err });
   }
   return Buffer.concat(chunks);

@@ -13,6 +13,7 @@ import type { Logger } from '../log.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
 import { BatonA2AHandler, binding, type RequestFacts } from './a2a-handler.ts';
 import type { Caller, CallerAuthenticator } from './callers.ts';
+import { bindCallerSignal } from './caller-scope.ts';
 import type { DelegateeRegistry } from './delegatees.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { ProxyCards } from './proxy-card.ts';
@@ -46,8 +47,8 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
     return { get isAuthenticated() { return f !== undefined; }, get userName() { return f?.caller.id ?? ''; } };
   };
   const mount = (base: string, handler: BatonA2AHandler) => {
-    router.use(`${base}/a2a/jsonrpc`, inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler, userBuilder }));
-    router.use(`${base}/a2a/rest`, inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), restHandler({ requestHandler: handler, userBuilder }));
+    router.use(`${base}/a2a/jsonrpc`, inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder }));
+    router.use(`${base}/a2a/rest`, inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), bindCallerSignal, restHandler({ requestHandler: handler, userBuilder }));
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
   mount('', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
@@ -103,6 +104,10 @@ function strictBody(limit: number, transport: 'jsonrpc' | 'rest') {
     if (!Buffer.isBuffer(req.body)) return next();
     try {
       req.body = req.body.length === 0 ? {} : parseStrictJson(req.body, { maxBytes: limit });
+      // A2A §11 (HTTP+JSON): every request body is a JSON object; a bare string or array is the caller's mistake, not ours.
+      if (transport === 'rest' && (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body))) {
+        throw new BatonError('invalid_request', 'request body must be a JSON object');
+      }
       next();
     } catch (err) {
       const e = err instanceof BatonError ? err : new BatonError('invalid_request', 'request body is not strict JSON');

@@ -48,9 +48,12 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, _req, res, _next) => {
     const e = fromExpress(err);
     if (e.code === 'storage_error') logger.error({ err: e.cause ?? e }, 'request failed');
-    res.status(WIRE_CODES[e.code].http).json(errorBody(e));
+    // An oversize body is limit_exceeded, but on HTTP it is 413 (RFC 9110 §15.5.14): 429 would tell the sender to retry the same bytes.
+    res.status(tooLarge(err) ? 413 : WIRE_CODES[e.code].http).json(errorBody(e));
   };
 }
+
+const tooLarge = (err: unknown): boolean => (err as { status?: unknown } | undefined)?.status === 413 && !(err instanceof BatonError);
 
 // Body-parser failures carry a status and a `type`; give them our vocabulary.
 function fromExpress(err: unknown): BatonError {

@@ -112,7 +112,7 @@ export function operatorRouter(deps: { service: OperatorService; operators: read
   route('get', '/admin/escalations', (req) => s.escalationList(req.query.state === 'open' || req.query.state === 'acknowledged' ? req.query.state : undefined, limitOf(req, 100)));
   route('post', '/admin/escalations/:id/acknowledge', (req, by) => s.acknowledge(p(req, 'id'), parse(bodies.ack, req.body).note, by));
   route('get', '/admin/push/deliveries', async (req) => {
-    const status = parse(z.enum(['pending', 'delivering', 'delivered', 'dead']).optional(), req.query.status);
+    const status = req.query.status === undefined ? undefined : parse(z.enum(['pending', 'delivering', 'delivered', 'dead']), req.query.status);
     const rows = await s.deliveries({ limit: limitOf(req, 100), ...(status ? { status } : {}), ...(typeof req.query.task === 'string' ? { task_id: req.query.task } : {}) });
     return rows.map(({ body: _b, ...rest }) => rest);
   });

@@ -4,6 +4,7 @@
  * credentials), and how a failed delivery is retried.
  */
 import { z } from 'zod';
+import { redactedUrl } from './webhook-url.ts';
 import { invalidRequest } from '../errors.ts';
 import type { PushConfigRow } from '../store/port.ts';
 
@@ -55,13 +56,14 @@ export const credentialContext = (taskId: string, configId: string) => `push-con
 
 /**
  * A config as Get/List return it (A2A v1.0 JSON): the token and credentials
- * are never returned, only whether they are set and which scheme is used.
+ * are never returned, only whether they are set and which scheme is used;
+ * the URL loses its query and userinfo, which may carry a token too.
  */
 export function presentConfig(row: PushConfigRow, scheme: string | undefined): Record<string, unknown> {
   return {
     id: row.config_id,
     taskId: row.task_id,
-    url: row.url,
+    url: redactedUrl(row.url),
     token: '',
     ...(scheme ? { authentication: { scheme, credentials: '' } } : {}),
   };

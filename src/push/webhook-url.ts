@@ -181,3 +181,17 @@ function blockListOf(cidrs: readonly string[]): BlockList {
   }
   return list;
 }
+
+/**
+ * A webhook URL as Baton shows it (Get/List/Create answers, CLI, logs): the
+ * stored URL keeps its query, which integrators often use for a token, but
+ * the query and any userinfo are never shown again.
+ */
+export function redactedUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(unparseable url)';
+  }
+}

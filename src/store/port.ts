@@ -19,6 +19,7 @@ import type {
 } from '../ledger/types.ts';
 import type { Envelope } from '../records/envelope.ts';
 import type { EventRow, RecordRow, WorkRow } from './programs/ops.ts';
+import type { MetaStore } from './meta.ts';
 
 export type PutResult = 'inserted' | 'exists';
 
@@ -272,6 +273,7 @@ export interface Store extends RecordStore {
   readonly work: WorkStore;
   readonly push: PushStore;
   readonly audit: AuditReads;
+  readonly meta: MetaStore;
   /** Cheap liveness probe for /readyz; throws storage_error when the store is unusable. */
   ping(): Promise<void>;
   close(): Promise<void>;

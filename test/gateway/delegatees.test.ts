@@ -37,8 +37,8 @@ afterAll(async () => {
 });
 
 /** A card for `name` and a key that signs it; re-signing the same content yields new bytes (ES256 is randomised). */
-async function partner(name: string) {
-  const base = (await signAgentCard(cardJson(buildCard({ name, baseUrl: origin })) as Json, name, origin)).card;
+async function partner(name: string, endpointBase = origin) {
+  const base = (await signAgentCard(cardJson(buildCard({ name, baseUrl: endpointBase })) as Json, name, origin)).card;
   const { signatures: _s, ...unsigned } = base;
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const kid = `${name}-es256`; // the kid the card's RW-003 signer block declares
@@ -47,11 +47,12 @@ async function partner(name: string) {
   return { jwks, sign };
 }
 
-async function registry(store: SqliteStore, jwks: unknown) {
+async function registry(store: SqliteStore, jwks: unknown, policy: { endpointOrigins?: string[]; allowHttp?: boolean } = {}) {
   const trust = new TrustStore();
   trust.pin(origin, await parseJwks(JSON.stringify(jwks)));
   const resolver = new CardResolver({ fetch: createDocumentFetcher(), trust });
-  return new DelegateeRegistry([{ id: 'p', cardUrl: `${origin}/card.json`, acceptance: {}, inboundAuth: 'token' }], { resolver, store, spaceId: 'sp', announcer });
+  const config = { id: 'p', cardUrl: `${origin}/card.json`, acceptance: {}, inboundAuth: 'token' as const, endpointOrigins: policy.endpointOrigins ?? [], allowHttp: policy.allowHttp ?? true };
+  return new DelegateeRegistry([config], { resolver, store, spaceId: 'sp', announcer });
 }
 
 describe('delegatee registry', () => {
@@ -76,6 +77,28 @@ describe('delegatee registry', () => {
     served = await p.sign();
     await expectCodeAsync((await registry(store, other.jwks)).resolve('p'), 'invalid_request');
     expect(await store.control.head({ space_id: 'sp', scope_kind: 'agent', scope_id: 'card_stranger' })).toBeUndefined();
+    await store.close();
+  });
+
+  it('refuses a correctly signed card that moves its endpoint to another origin, unless the operator lists it', async () => {
+    const store = SqliteStore.open(join(dir, 'c.db'), { create: true });
+    const p = await partner('mover', 'http://127.0.0.2:9');
+    served = await p.sign();
+    const err = await expectCodeAsync((await registry(store, p.jwks)).resolve('p'), 'deny');
+    expect(err.details).toMatchObject({ reason: 'endpoint_origin' });
+    expect(await store.control.head({ space_id: 'sp', scope_kind: 'agent', scope_id: 'card_mover' })).toBeUndefined();
+    const listed = await (await registry(store, p.jwks, { endpointOrigins: ['http://127.0.0.2:9'] })).resolve('p');
+    expect(listed.endpoint).toBe('http://127.0.0.2:9/a2a/jsonrpc');
+    await store.close();
+  });
+
+  it('refuses a plain http endpoint unless http is allowed for that delegatee', async () => {
+    const store = SqliteStore.open(join(dir, 'd.db'), { create: true });
+    const p = await partner('plain');
+    served = await p.sign();
+    const err = await expectCodeAsync((await registry(store, p.jwks, { allowHttp: false })).resolve('p'), 'deny');
+    expect(err.details).toMatchObject({ reason: 'endpoint_scheme' });
+    await (await registry(store, p.jwks, { allowHttp: true })).resolve('p');
     await store.close();
   });
 });

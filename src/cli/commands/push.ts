@@ -1,5 +1,6 @@
 /** `baton push deliveries` and `baton push requeue ID`: the outbox, dead letters included. */
 import type { Command } from 'commander';
+import { redactedUrl } from '../../push/webhook-url.ts';
 import { invalidRequest } from '../../errors.ts';
 import type { DeliveryRow, DeliveryStatus } from '../../store/port.ts';
 import { withStore } from '../with-store.ts';
@@ -15,12 +16,7 @@ export function renderDelivery(d: DeliveryRow, url?: string): string {
 }
 
 function safeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.origin}${u.pathname}${u.search ? '?…' : ''}`;
-  } catch {
-    return '(unparseable url)';
-  }
+  return `${redactedUrl(url)}${url.includes('?') ? '?…' : ''}`;
 }
 
 export function register(program: Command, ctx: CliContext): void {

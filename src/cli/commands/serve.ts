@@ -13,8 +13,10 @@ export function register(program: Command, ctx: CliContext): void {
       if (opts.port !== undefined) config.port = Number(opts.port);
       const gw = await startGateway(config);
       console.log(`baton: listening on ${gw.url}`);
+      // SIGTERM/SIGINT drain (see Gateway.close): bounded by shutdown.drainMs, plus a hard stop in case closing itself hangs.
       const stop = async (signal: string) => {
-        gw.logger.info({ signal }, 'shutting down');
+        gw.logger.info({ signal, drainMs: config.shutdown.drainMs }, 'shutting down: draining');
+        setTimeout(() => process.exit(1), config.shutdown.drainMs + 10_000).unref();
         await gw.close();
         process.exit(0);
       };

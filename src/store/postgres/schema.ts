@@ -4,6 +4,7 @@
  * starting together against one database migrate it exactly once.
  */
 import { CAPACITY_INDEXES } from '../capacity.ts';
+import { metaTableSql } from '../meta.ts';
 import { pushTablesSql } from '../push-sql.ts';
 import { workTablesSql } from '../work-sql.ts';
 
@@ -112,5 +113,6 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   },
   { version: 3, sql: CAPACITY_INDEXES },
   { version: 4, sql: pushTablesSql('') },
-  { version: 5, sql: workTablesSql('') },
+  { version: 5, sql: metaTableSql('') },
+  { version: 6, sql: workTablesSql('') },
 ];

@@ -5,8 +5,10 @@
  * racing insert of the same new head 23505) are retried from the start, so
  * the program re-reads everything it decided on.
  */
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { invalidRequest, storageError, unavailable } from '../../errors.ts';
+import { CONFLICT_CODES, codeOf, connectionLost, sessionEndedBeforeApplying, worthReconnecting, wrapPgError as wrap } from './failure.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
@@ -22,9 +24,12 @@ import type { TreeRow } from '../tree.ts';
 import { pgOps } from './ops.ts';
 import { pgDialect, pgPush } from './push.ts';
 import { PG_MIGRATIONS } from './schema.ts';
+import { tablesOf, type MetaStore } from '../meta.ts';
+import { pgMeta } from './meta.ts';
 
-const RETRYABLE = new Set(['40001', '40P01', '23505']);
 const MAX_ATTEMPTS = 25;
+/** Whole-transaction retries after a lost connection (only when COMMIT was never sent). */
+const MAX_RECONNECTS = 3;
 
 export interface PgStoreOptions {
   ids?: IdSource;
@@ -39,6 +44,7 @@ export class PgStore implements Store {
   readonly push: PushStore;
   readonly work: WorkStore;
   readonly audit: AuditReads;
+  readonly meta: MetaStore;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -49,27 +55,28 @@ export class PgStore implements Store {
     const reads: StoreReads = {
       head: (s) => this.one<HeadRow>('SELECT * FROM control_heads WHERE project_id = $1 AND branch_id = $2', [s.project_id, s.branch_id]),
       events: async (s, after, limit) =>
-        (await this.query<{ document: string }>(
+        (await this.read<{ document: string }>(
           'SELECT document FROM control_events WHERE project_id = $1 AND branch_id = $2 AND position > $3 ORDER BY position LIMIT $4',
           [s.project_id, s.branch_id, after, limit],
         )).map((r) => r.document),
       node: (id) => this.one<NodeRow>('SELECT * FROM ledger_nodes WHERE node_id = $1', [id]),
       reservation: (id) => this.one<ReservationRow>('SELECT * FROM ledger_reservations WHERE reservation_id = $1', [id]),
       unresolved: (limit) =>
-        this.query<ReservationRow>("SELECT * FROM ledger_reservations WHERE status IN ('held', 'unknown') ORDER BY created_at, reservation_id LIMIT $1", [limit]),
+        this.read<ReservationRow>("SELECT * FROM ledger_reservations WHERE status IN ('held', 'unknown') ORDER BY created_at, reservation_id LIMIT $1", [limit]),
       treeRows: (root) =>
-        this.query<TreeRow>(
+        this.read<TreeRow>(
           `SELECT n.node_id, n.parent_id, n.depth, n.not_after, b.dimension, b.ceiling, b.consumed, b.reserved
            FROM ledger_nodes n LEFT JOIN ledger_balances b ON b.node_id = n.node_id WHERE n.root_id = $1 ORDER BY n.depth, n.node_id, b.dimension`,
           [root],
         ),
-      balanceAudit: (root) => this.query<BalanceAuditRow>(balanceAuditSql('$1'), [root]),
+      balanceAudit: (root) => this.read<BalanceAuditRow>(balanceAuditSql('$1'), [root]),
     };
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = pgPush((sql, params) => this.query(sql, params));
     this.work = composeWork(pgDialect((sql, params) => this.query(sql, params)));
-    this.audit = composeAudit({ p: (n) => `$${n}`, all: (sql, params) => this.query(sql, [...params]) });
+    this.audit = composeAudit({ p: (n) => `$${n}`, all: (sql, params) => this.read(sql, [...params]) });
+    this.meta = pgMeta({ read: (sql, params) => this.read(sql, params), write: (sql, params) => this.query(sql, params), withClient: (fn) => this.inTransaction(fn) });
   }
 
   /** Connects, migrates (once, under an advisory lock) and returns the store. */
@@ -105,13 +112,13 @@ export class PgStore implements Store {
   }
 
   async listRevisions(recordId: string): Promise<Envelope[]> {
-    return (await this.query<RecordDocRow>('SELECT * FROM records WHERE record_id = $1 ORDER BY seq', [recordId])).map(decodeRecord);
+    return (await this.read<RecordDocRow>('SELECT * FROM records WHERE record_id = $1 ORDER BY seq', [recordId])).map(decodeRecord);
   }
 
   async listCurrent(schemaRef: string, opts: { limit: number; cursor?: string }): Promise<{ records: Envelope[]; cursor?: string }> {
     if (opts.cursor !== undefined && !/^\d{1,19}$/.test(opts.cursor)) throw invalidRequest('bad page cursor');
     const limit = Math.min(Math.max(opts.limit, 1), 1000);
-    const rows = await this.query<RecordDocRow & { seq: bigint }>(
+    const rows = await this.read<RecordDocRow & { seq: bigint }>(
       'SELECT r.* FROM record_heads h JOIN records r ON r.revision_id = h.revision_id WHERE r.schema_ref = $1 AND r.seq < $2 ORDER BY r.seq DESC LIMIT $3',
       [schemaRef, opts.cursor ?? String(1n << 62n), limit],
     );
@@ -120,7 +127,11 @@ export class PgStore implements Store {
   }
 
   async ping(): Promise<void> {
-    await this.query('SELECT 1', []);
+    try {
+      await this.pool.query('SELECT 1');
+    } catch (err) {
+      throw wrap(err);
+    }
   }
 
   async close(): Promise<void> {
@@ -128,7 +139,8 @@ export class PgStore implements Store {
   }
 
   private async migrate(): Promise<void> {
-    const client = await this.connect();
+    const lease = await this.connect();
+    const client = lease.client;
     try {
       await client.query('BEGIN');
       await client.query("SELECT pg_advisory_xact_lock(hashtext('baton-migrations'))");
@@ -141,64 +153,126 @@ export class PgStore implements Store {
         await client.query(m.sql);
         await client.query('INSERT INTO schema_migrations(version, applied_at) VALUES ($1, $2)', [m.version, new Date().toISOString()]);
       }
+      // ADR-0014: a schema that lost a table is incomplete state, not something to run on.
+      const present = new Set((await client.query<{ t: string }>('SELECT table_name AS t FROM information_schema.tables WHERE table_schema = current_schema()')).rows.map((r) => r.t));
+      const missing = tablesOf(PG_MIGRATIONS).filter((t) => !present.has(t));
+      if (missing.length > 0) throw storageError('database is missing tables', { reason: 'missing_table', tables: missing });
+      await client.query("INSERT INTO baton_meta(singleton, store_id, generation, created_at) VALUES (1, $1, 1, $2) ON CONFLICT (singleton) DO NOTHING", [
+        `sto_${randomUUID().replace(/-/g, '')}`,
+        new Date().toISOString(),
+      ]);
       await client.query('COMMIT');
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw wrap(err);
+      if (!lease.broken()) await client.query('ROLLBACK').catch(() => {});
+      lease.release(lease.broken() ?? (connectionLost(err) ? err : undefined));
+      throw wrap(lease.broken() ?? err);
     } finally {
-      client.release();
+      lease.release();
     }
   }
 
-  private async transaction<R>(make: () => Program<R>): Promise<R> {
+  /**
+   * One program in one transaction on one client. A conflict is retried from
+   * the start; so is a connection lost before COMMIT was sent (the server
+   * rolled the transaction back, so running it again is safe), a bounded
+   * number of times. A connection lost during COMMIT leaves the outcome
+   * unknown: that is never retried, it is `unavailable` with reason
+   * `commit_uncertain` and the caller must not act as if it committed.
+   */
+  private transaction<R>(make: () => Program<R>): Promise<R> {
+    return this.inTransaction((client) => runAsync(make(), pgOps(client)));
+  }
+
+  private async inTransaction<R>(body: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+    let reconnects = 0;
     for (let attempt = 1; ; attempt++) {
-      const client = await this.connect();
+      const lease = await this.connect();
+      let committing = false;
       try {
-        await client.query('BEGIN');
-        const result = await runAsync(make(), pgOps(client));
-        await client.query('COMMIT');
+        await lease.client.query('BEGIN');
+        const result = await body(lease.client);
+        committing = true;
+        await lease.client.query('COMMIT');
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        const code = (err as { code?: string }).code;
-        if (code && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) {
-          await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+        const lost = lease.broken() ?? (connectionLost(err) ? err : undefined);
+        if (!lost) await lease.client.query('ROLLBACK').catch(() => {});
+        lease.release(lost);
+        if (lost && committing) throw unavailable('database connection lost during commit; the outcome is unknown', { reason: 'commit_uncertain' }, lost);
+        if (lost && worthReconnecting(lost) && reconnects++ < MAX_RECONNECTS) {
+          await delay(50 * reconnects + Math.random() * 50);
           continue;
         }
-        throw wrap(err);
+        if (!lost && CONFLICT_CODES.has(codeOf(err)) && attempt < MAX_ATTEMPTS) {
+          await delay(Math.random() * 5 * attempt);
+          continue;
+        }
+        throw wrap(lost ?? err);
       } finally {
-        client.release();
+        lease.release();
       }
     }
   }
 
-  private async connect(): Promise<pg.PoolClient> {
+  /**
+   * A checked-out client with an 'error' listener for as long as we hold it:
+   * pg emits 'error' on a checked-out client whose connection dies (e.g.
+   * pg_terminate_backend, 57P01), and an unhandled 'error' ends the process.
+   * A broken client is destroyed on release, never returned to the pool.
+   */
+  private async connect(): Promise<{ client: pg.PoolClient; broken(): unknown; release(err?: unknown): void }> {
+    let client: pg.PoolClient;
     try {
-      return await this.pool.connect();
+      client = await this.pool.connect();
     } catch (err) {
       throw wrap(err);
     }
+    let failure: unknown;
+    let released = false;
+    const onError = (err: unknown) => void (failure ??= err);
+    client.on('error', onError);
+    return {
+      client,
+      broken: () => failure,
+      release: (err?: unknown) => {
+        if (released) return;
+        released = true;
+        // pg-pool adds its own idle listener on release; ours stays attached to swallow late errors of a destroyed client.
+        if (err === undefined && failure === undefined) client.removeListener('error', onError);
+        client.release(err === undefined && failure === undefined ? undefined : ((err ?? failure) as Error));
+      },
+    };
   }
 
+  /** A single statement that may write: run again only when the server said it was not applied. */
   private async query<T>(sql: string, params: unknown[]): Promise<T[]> {
-    try {
-      return (await this.pool.query(sql, params)).rows as T[];
-    } catch (err) {
-      throw wrap(err);
+    for (let reconnects = 0; ; reconnects++) {
+      try {
+        return (await this.pool.query(sql, params)).rows as T[];
+      } catch (err) {
+        if (!sessionEndedBeforeApplying(err) || reconnects >= MAX_RECONNECTS) throw wrap(err);
+        await delay(50 * (reconnects + 1) + Math.random() * 50);
+      }
+    }
+  }
+
+  /** A plain read: safe to run again on a fresh connection when the first one was lost (bounded). */
+  private async read<T>(sql: string, params: unknown[]): Promise<T[]> {
+    for (let reconnects = 0; ; reconnects++) {
+      try {
+        return (await this.pool.query(sql, params)).rows as T[];
+      } catch (err) {
+        if (!worthReconnecting(err) || reconnects >= MAX_RECONNECTS) throw wrap(err);
+        await delay(50 * (reconnects + 1) + Math.random() * 50);
+      }
     }
   }
 
   private async one<T>(sql: string, params: unknown[]): Promise<T | undefined> {
-    return (await this.query<T>(sql, params))[0];
+    return (await this.read<T>(sql, params))[0];
   }
 }
 
-/** Our errors pass through; an unreachable server is unavailable; anything else is storage_error. */
-function wrap(err: unknown): Error {
-  if (err instanceof Error && err.name === 'BatonError') return err;
-  const code = (err as { code?: string }).code ?? '';
-  if (code.startsWith('08') || code === 'ECONNREFUSED' || code === '57P03' || /timeout|terminated/i.test(String((err as Error).message))) {
-    return unavailable('database is unreachable', { reason: code || 'connect' }, err);
-  }
-  return storageError('database operation failed', { reason: code || 'unknown' }, err);
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

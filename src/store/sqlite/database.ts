@@ -3,11 +3,19 @@
  * WAL with synchronous=FULL so an acknowledged write survives power loss, and
  * writers take the lock up front (BEGIN IMMEDIATE) so two processes never
  * discover a conflict half-way through a transaction.
+ *
+ * ADR-0014: "Unreadable, corrupt or incomplete previously initialized state
+ * prevents affected admission; it is not an empty budget." The marker beside
+ * the file names the database's store id and schema generation; once it
+ * exists, a file that is missing, empty, lacks a table, is an older
+ * generation or carries another store id is storage_error, never a fresh start.
  */
-import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { storageError } from '../../errors.ts';
+import { markerMismatch, StoreMarker, tablesOf } from '../meta.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 export type Db = Database.Database;
@@ -19,22 +27,45 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
 }
 
+const LATEST = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+const TABLES = tablesOf(MIGRATIONS);
+
 /**
- * Opens (and migrates) the database at `path`. A missing file that was
- * initialised before, a file that is not SQLite, a failed integrity check or a
- * schema newer than this build are storage_error — never an empty state
- * (ADR-0014: unreadable state is not an empty budget).
+ * Opens (and migrates) the database at `path`. See the module comment for
+ * what counts as a previously initialised store.
  */
 export function openDatabase(path: string, opts: OpenOptions = {}): Db {
-  const marker = `${path}.initialized`;
+  const marker = readMarker(path);
   if (!existsSync(path)) {
-    if (existsSync(marker)) throw storageError('database file is missing but was initialised before', { path });
+    if (marker) throw storageError('database file is missing but was initialised before', { path });
     if (!opts.create) throw storageError('database file does not exist (run `baton init`)', { path });
-    mkdirSync(dirname(path), { recursive: true });
+    // Private by default: the ledger and sealed push credentials live here (0700 dir, 0600 file;
+    // SQLite gives its -wal and -shm files the mode of the database file).
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    closeSync(openSync(path, 'wx', 0o600));
+  } else if (marker && statSync(path).size === 0) {
+    throw storageError('database file is empty but was initialised before', { path, reason: 'empty' });
   }
-  let db: Db;
+  const db = connect(path, opts);
   try {
-    db = new Database(path, { fileMustExist: !opts.create });
+    if (marker) checkAgainst(db, marker, path);
+    migrate(db, path);
+    const { storeId, generation } = bumpGeneration(db);
+    const now = readMarker(path); // another process may have moved it meanwhile: never move it back
+    if (!now || now.store_id !== storeId || now.generation < generation || now.schema !== LATEST) {
+      writeMarker(path, { store_id: storeId, schema: LATEST, generation: Math.max(generation, now?.store_id === storeId ? now.generation : 0), created_at: marker?.created_at ?? new Date().toISOString() });
+    }
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+function connect(path: string, opts: OpenOptions): Db {
+  let db: Db | undefined;
+  try {
+    db = new Database(path, { fileMustExist: true });
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
@@ -42,12 +73,25 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
     db.defaultSafeIntegers(true);
     const check = db.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw new Error(`quick_check: ${String(check).slice(0, 200)}`);
+    return db;
   } catch (cause) {
+    db?.close();
     throw storageError('database file is unreadable or corrupt', { path }, cause);
   }
-  migrate(db, path);
-  if (!existsSync(marker)) writeFileSync(marker, `${new Date().toISOString()}\n`);
-  return db;
+}
+
+/** Before migrating: the file must still be the store the marker names (a lost WAL would otherwise be re-created empty). */
+function checkAgainst(db: Db, marker: StoreMarker, path: string): void {
+  const present = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((r) => r.name));
+  // Tables a newer migration adds than the marker's generation may legitimately be absent yet.
+  const expected = tablesOf(MIGRATIONS.filter((m) => m.version <= marker.schema));
+  const missingTables = present.has('schema_migrations') ? expected.filter((t) => !present.has(t)) : ['schema_migrations', ...expected];
+  const schema = present.has('schema_migrations') ? Number((db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: bigint | null }).v ?? 0n) : 0;
+  const meta = present.has('baton_meta') ? (db.prepare('SELECT store_id, generation FROM baton_meta').get() as { store_id: string; generation: bigint } | undefined) : undefined;
+  // A marker written before store ids existed binds to "an initialised store of generation 4".
+  const storeId = meta?.store_id ?? (marker.schema < 5 ? marker.store_id : undefined);
+  const why = markerMismatch(marker, { schema, storeId, generation: Number(meta?.generation ?? 0n), missingTables });
+  if (why) throw storageError(`database does not match its initialisation marker (${why})`, { path, reason: 'marker_mismatch' });
 }
 
 function migrate(db: Db, path: string): void {
@@ -55,18 +99,58 @@ function migrate(db: Db, path: string): void {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL) STRICT');
     const row = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: bigint | null };
     const current = Number(row.v ?? 0n);
-    const latest = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
-    if (current > latest) throw storageError('database schema is newer than this build', { path, current, latest });
+    if (current > LATEST) throw storageError('database schema is newer than this build', { path, current, latest: LATEST });
     for (const m of MIGRATIONS.filter((m) => m.version > current)) {
       immediate(db, () => {
         db.exec(m.sql);
         db.prepare('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)').run(m.version, new Date().toISOString());
       });
     }
+    const present = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((r) => r.name));
+    const missing = TABLES.filter((t) => !present.has(t));
+    if (missing.length > 0) throw storageError('database is missing tables', { path, reason: 'missing_table', tables: missing });
   } catch (cause) {
     if (cause instanceof Error && cause.name === 'BatonError') throw cause;
     throw storageError('database migration failed', { path }, cause);
   }
+}
+
+/** Creates the identity row on first open; every open bumps the generation (see StoreMarker). */
+function bumpGeneration(db: Db): { storeId: string; generation: number } {
+  return immediate(db, () => {
+    const row = db.prepare('SELECT store_id, generation FROM baton_meta').get() as { store_id: string; generation: bigint } | undefined;
+    if (!row) {
+      const id = `sto_${randomUUID().replace(/-/g, '')}`;
+      db.prepare('INSERT INTO baton_meta(singleton, store_id, generation, created_at) VALUES (1, ?, 1, ?)').run(id, new Date().toISOString());
+      return { storeId: id, generation: 1 };
+    }
+    db.prepare('UPDATE baton_meta SET generation = generation + 1').run();
+    return { storeId: row.store_id, generation: Number(row.generation) + 1 };
+  });
+}
+
+function markerPath(path: string): string {
+  return `${path}.initialized`;
+}
+
+/** The marker, if any. A pre-identity marker (a bare timestamp) binds to "some initialised store" of generation 4. */
+function readMarker(path: string): StoreMarker | undefined {
+  const file = markerPath(path);
+  if (!existsSync(file)) return undefined;
+  const text = readFileSync(file, 'utf8').trim();
+  if (!text.startsWith('{')) return { store_id: '(legacy)', schema: 4, generation: 0, created_at: text };
+  try {
+    return StoreMarker.parse(JSON.parse(text));
+  } catch (cause) {
+    throw storageError('database initialisation marker is unreadable', { path: file }, cause);
+  }
+}
+
+function writeMarker(path: string, marker: StoreMarker): void {
+  const file = markerPath(path);
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(marker)}\n`, { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+  chmodSync(file, 0o600);
 }
 
 /** Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back on any throw. */
@@ -76,6 +160,5 @@ export function immediate<T>(db: Db, fn: () => T): T {
 
 /** Reads the marker's creation time; used by `baton init` to report state. */
 export function initializedAt(path: string): string | undefined {
-  const marker = `${path}.initialized`;
-  return existsSync(marker) ? readFileSync(marker, 'utf8').trim() : undefined;
+  return readMarker(path)?.created_at;
 }

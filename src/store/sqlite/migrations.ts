@@ -4,6 +4,7 @@
  * integer is read back as a BigInt (see database.ts).
  */
 import { CAPACITY_INDEXES } from '../capacity.ts';
+import { metaTableSql } from '../meta.ts';
 import { pushTablesSql } from '../push-sql.ts';
 import { workTablesSql } from '../work-sql.ts';
 
@@ -125,5 +126,6 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 3, sql: CAPACITY_INDEXES },
   { version: 4, sql: pushTablesSql(' STRICT') },
-  { version: 5, sql: workTablesSql(' STRICT') },
+  { version: 5, sql: metaTableSql(' STRICT') },
+  { version: 6, sql: workTablesSql(' STRICT') },
 ];

@@ -15,6 +15,8 @@ import { immediate, openDatabase, type Db, type OpenOptions } from './database.t
 import { sqliteOps } from './ops.ts';
 import { sqliteDialect, sqlitePush } from './push.ts';
 import { composeWork } from '../work-sql.ts';
+import { sqliteMeta } from './meta.ts';
+import type { MetaStore } from '../meta.ts';
 import { recordReads } from './records.ts';
 
 export interface SqliteStoreOptions extends OpenOptions {
@@ -28,6 +30,7 @@ export class SqliteStore implements Store {
   readonly push: PushStore;
   readonly work: WorkStore;
   readonly audit: AuditReads;
+  readonly meta: MetaStore;
   private readonly records;
   private readonly ops;
 
@@ -63,6 +66,7 @@ export class SqliteStore implements Store {
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = sqlitePush(db, (fn) => this.guard(fn));
     this.work = composeWork(sqliteDialect(db, (fn) => this.guard(fn)));
+    this.meta = sqliteMeta(db, (fn) => this.guard(fn));
     const scans = new Map<string, Database.Statement>(); // a fixed handful of texts
     this.audit = composeAudit({
       p: () => '?',

@@ -1,0 +1,146 @@
+/**
+ * ADR-0014: "Unreadable, corrupt or incomplete previously initialized state
+ * prevents affected admission; it is not an empty budget." Real files, real
+ * worker processes killed with SIGKILL.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { expectCode, expectCodeAsync } from '../helpers/errors.ts';
+import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
+import { startWorker } from './support/processes.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-integrity-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => join(dir, `i${++n}`, 'baton.db');
+
+/** An initialised store with one chain, closed cleanly (everything checkpointed into the main file). */
+async function initialised(path: string) {
+  const store = SqliteStore.open(path, { create: true });
+  const space = freshSpace();
+  await publishAgent(store, space);
+  const c = await chain(store, space, { root: 100n });
+  await store.close();
+  return { space, ids: [c.root, c.child, c.leaf] };
+}
+
+/** Five worker processes each hold a reservation, then all die by SIGKILL: their writes live only in the WAL. */
+async function fiveHeldThenKill9(path: string, space: string, ids: string[]): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    const w = startWorker(['hold', 'sqlite', path, space, JSON.stringify(ids)]);
+    expect(await w.next()).toHaveProperty('reserved');
+    w.child.kill('SIGKILL');
+    await w.exited;
+  }
+}
+
+describe('sqlite: previously initialised state is never an empty store', () => {
+  it('a store with five held reservations reopens with all five after SIGKILL (the WAL is recovered)', async () => {
+    const path = fresh();
+    const { space, ids } = await initialised(path);
+    await fiveHeldThenKill9(path, space, ids);
+    const store = SqliteStore.open(path);
+    expect(await store.ledger.unresolved()).toHaveLength(5);
+    await store.close();
+  });
+
+  it('a WAL lost after SIGKILL is storage_error, not a store with 0 reservations', async () => {
+    const path = fresh();
+    const { space, ids } = await initialised(path);
+    await fiveHeldThenKill9(path, space, ids);
+    expect(existsSync(`${path}-wal`)).toBe(true);
+    rmSync(`${path}-wal`);
+    rmSync(`${path}-shm`, { force: true });
+    const err = expectCode(() => SqliteStore.open(path, { create: true }), 'storage_error');
+    expect(err.details).toMatchObject({ reason: 'marker_mismatch' });
+  });
+
+  it('a database file truncated to 0 bytes is storage_error, even with create', async () => {
+    const path = fresh();
+    await initialised(path);
+    truncateSync(path, 0);
+    const err = expectCode(() => SqliteStore.open(path, { create: true }), 'storage_error');
+    expect(err.details).toMatchObject({ reason: 'empty' });
+  });
+
+  it('a dropped table is storage_error', async () => {
+    const path = fresh();
+    await initialised(path);
+    const raw = new Database(path);
+    raw.exec('DROP TABLE ledger_entries');
+    raw.close();
+    expectCode(() => SqliteStore.open(path, { create: true }), 'storage_error');
+  });
+
+  it('another store\'s database file under the marker is storage_error', async () => {
+    const a = fresh();
+    const b = fresh();
+    await initialised(a);
+    await initialised(b);
+    rmSync(a);
+    const raw = new Database(b);
+    raw.exec(`VACUUM INTO '${a.replace(/'/g, "''")}'`);
+    raw.close();
+    const err = expectCode(() => SqliteStore.open(a), 'storage_error');
+    expect(err.message).toMatch(/another store/);
+  });
+
+  it('creates the data directory 0700 and the database and its marker 0600', async () => {
+    const path = fresh();
+    await initialised(path);
+    expect(statSync(join(path, '..')).mode & 0o777).toBe(0o700);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(`${path}.initialized`).mode & 0o777).toBe(0o600);
+    const store = SqliteStore.open(path);
+    expect(statSync(`${path}-wal`).mode & 0o777).toBe(0o600);
+    await store.close();
+  });
+
+  it('a store initialised before store ids existed (bare-timestamp marker, schema 4) opens, keeps its rows and gets an id', async () => {
+    const path = fresh();
+    const { space, ids } = await initialised(path);
+    await fiveHeldThenKill9(path, space, ids);
+    // Turn it into what the previous build left behind.
+    const raw = new Database(path);
+    raw.exec(`DROP TABLE baton_meta; DROP TABLE gateway_identity; DROP TABLE card_history;
+      DROP TABLE attempt_work; DROP TABLE preset_locks; DROP INDEX ledger_nodes_by_preset; ALTER TABLE ledger_nodes DROP COLUMN preset_id;
+      DELETE FROM schema_migrations WHERE version >= 5`);
+    raw.close();
+    writeFileSync(`${path}.initialized`, '2026-01-01T00:00:00.000Z\n');
+    const store = SqliteStore.open(path);
+    expect(await store.ledger.unresolved()).toHaveLength(5);
+    await store.close();
+    expect(JSON.parse(readFileSync(`${path}.initialized`, 'utf8'))).toMatchObject({ store_id: expect.stringMatching(/^sto_/), schema: MIGRATIONS[MIGRATIONS.length - 1]!.version, created_at: '2026-01-01T00:00:00.000Z' });
+  });
+
+  it('a full database (SQLITE_FULL) refuses admissions as storage_error and keeps what it had', async () => {
+    const path = fresh();
+    const { space, ids } = await initialised(path);
+    const store = SqliteStore.open(path);
+    const before = (await store.ledger.unresolved()).length;
+    // The same answer SQLite gives when the disk is full: no page can be added.
+    const pages = Number(store.handle.pragma('page_count', { simple: true }));
+    store.handle.pragma(`max_page_count = ${pages}`);
+    let refused = 0;
+    for (let i = 0; i < 50 && refused === 0; i++) {
+      try {
+        await store.ledger.admit(await admission(store, space, ids, ids[2]!, { units: 1n }));
+      } catch (err) {
+        expect((err as { code?: string }).code).toBe('storage_error');
+        refused++;
+      }
+    }
+    expect(refused).toBe(1);
+    await store.ping(); // still readable
+    await expectCodeAsync(store.ledger.admit(await admission(store, space, ids, ids[2]!, { units: 1n })), 'storage_error');
+    const held = (await store.ledger.unresolved()).length;
+    expect(held).toBeGreaterThanOrEqual(before);
+    for (const row of await store.ledger.balanceAudit(ids[0]!)) expect(row).toMatchObject({ consistent: true });
+    await store.close();
+  });
+});
