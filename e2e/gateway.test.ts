@@ -8,11 +8,11 @@ import type { AttemptBody } from '../src/gateway/attempt-record.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
 const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
-const OUTCOME = 'urn:baton:outcome:v1';
+const OUTCOME = 'urn:baton:outcome:v2';
 
 const message = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
 const send = (text: string) => ({ tenant: '', message: message(text), configuration: undefined, metadata: undefined });
-const outcomeOf = (t: Task) => (t.metadata?.[OUTCOME] ?? {}) as { outcome: string | null; verified: boolean; attempt_id: string; delegation_id: string; root_delegation_id?: string };
+const outcomeOf = (t: Task) => (t.metadata?.[OUTCOME] ?? {}) as { outcome: string | null; verified: boolean; attemptId: string; delegationId: string; rootDelegationId?: string };
 
 /** The newest revision of every attempt Baton recorded for a delegatee. */
 async function attemptsOf(store: ReturnType<World['store']>, delegatee: string): Promise<AttemptBody[]> {
@@ -39,7 +39,7 @@ describe('Baton gateway, end to end with real SDK agents', () => {
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(task.id).toMatch(/^att_/);
     expect(partsText(task.artifacts[0]!.parts)).toBe('notab olleh');
-    expect(outcomeOf(task)).toMatchObject({ outcome: 'succeeded', verified: true, attempt_id: task.id });
+    expect(outcomeOf(task)).toMatchObject({ outcome: 'succeeded', verified: true, attemptId: task.id });
 
     const log = await world.agents.honest!.log();
     const sent = log.requests.find((r) => r.method === 'SendMessage')!;
@@ -133,7 +133,7 @@ describe('interrupted tasks', () => {
       const revisions = await store.listRevisions(first.id);
       const effects = new Set(revisions.map((r) => (r.body as AttemptBody).effect_id));
       expect(effects.size).toBe(2); // two admitted turns, one Baton task
-      const tree = await store.ledger.tree(outcomeOf(done).root_delegation_id as string);
+      const tree = await store.ledger.tree(outcomeOf(done).rootDelegationId as string);
       expect(tree!.balances.find((b) => b.dimension === 'invocations')!.consumed).toBe('2');
     } finally {
       await store.close();
@@ -199,7 +199,7 @@ describe('outcomes Baton refuses to call success', () => {
     const store = world.store();
     try {
       const held = await store.ledger.unresolved(1000);
-      expect(held.some((r) => r.chain.includes(outcomeOf(task).delegation_id))).toBe(true);
+      expect(held.some((r) => r.chain.includes(outcomeOf(task).delegationId))).toBe(true);
     } finally {
       await store.close();
     }

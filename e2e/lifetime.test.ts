@@ -21,7 +21,7 @@ import type { LedgerTreeNode } from '../src/ledger/types.ts';
 import { streamOf } from '../src/control/scope.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
-const OUTCOME = 'urn:baton:outcome:v1';
+const OUTCOME = 'urn:baton:outcome:v2';
 /** The short-lived preset's lifetime: long enough to admit, short enough to outlive. */
 const LIFETIME_S = 2;
 /** slowpoke: SUBMITTED, then three steps to COMPLETED, i.e. it finishes ~3 steps after its admission, well past the horizon. */
@@ -30,7 +30,7 @@ const STEADY_KEY = 'e2e-steady-key-not-a-secret';
 
 const message = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
 const send = (text: string) => ({ tenant: '', message: message(text), configuration: undefined, metadata: undefined });
-type OutcomeMeta = { outcome: string | null; verified: boolean; attempt_id: string; delegation_id: string; root_delegation_id: string };
+type OutcomeMeta = { outcome: string | null; verified: boolean; attemptId: string; delegationId: string; rootDelegationId: string; cancelCause?: { cause: string } };
 const metaOf = (t: { metadata?: Record<string, unknown> | undefined }) => (t.metadata?.[OUTCOME] ?? {}) as OutcomeMeta;
 const stateOf = (ev: StreamResponse | undefined) => {
   const p = ev?.payload;
@@ -149,7 +149,7 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     const stream = client.sendMessageStream(send('outlive my authority'));
     const first = (await stream.next()).value as StreamResponse;
     expect(first.payload?.$case).toBe('task');
-    const { attempt_id: attemptId, root_delegation_id: root } = metaOf(first.payload!.value as Task);
+    const { attemptId, rootDelegationId: root } = metaOf(first.payload!.value as Task);
     expect(attemptId).toMatch(/^att_/);
 
     const horizon = await waitForExpiry(root);
@@ -165,7 +165,7 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     const last = events[events.length - 1]!;
     expect(stateOf(last)).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(last.payload?.$case).toBe('statusUpdate');
-    expect(metaOf(last.payload!.value as { metadata?: Record<string, unknown> })).toMatchObject({ outcome: 'succeeded', verified: true, attempt_id: attemptId });
+    expect(metaOf(last.payload!.value as { metadata?: Record<string, unknown> })).toMatchObject({ outcome: 'succeeded', verified: true, attemptId });
 
     // Baton never asked the delegatee to stop.
     const log = await world.agents.slowpoke!.log();
@@ -184,7 +184,7 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     const client = await world.client('asker');
     const asked = (await client.sendMessage(send('ask me later'))) as Task;
     expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    const { root_delegation_id: root } = metaOf(asked);
+    const { rootDelegationId: root } = metaOf(asked);
     await waitForExpiry(root);
     const before = (await world.agents.asker!.log()).counts.SendMessage ?? 0;
     const reservationsBefore = await reservationsOfRoot(root);
@@ -227,7 +227,7 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     const client = await world.client('asker');
     const asked = (await client.sendMessage(send('ask me, then check the codes'))) as Task;
     expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    await waitForExpiry(metaOf(asked).root_delegation_id);
+    await waitForExpiry(metaOf(asked).rootDelegationId);
     const followUp = () => ({ message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: asked.id, contextId: asked.contextId, parts: [{ text: 'late answer' }] } });
     const refused = await rpc('asker', 'SendMessage', followUp());
     expect(refused.error).toMatchObject({ code: -32053, data: [{ reason: 'CONTEXT_INVALIDATED', domain: 'baton', metadata: { baton: 'context_invalidated' } }] });
@@ -256,7 +256,7 @@ async function runningSlowTask(client: Client) {
   const drain = async () => {
     for (let i = 0; i < 20; i++) if ((await stream.next()).done) return;
   };
-  return { attemptId: task.id, root: metaOf(task).root_delegation_id, drain };
+  return { attemptId: task.id, root: metaOf(task).rootDelegationId, drain };
 }
 
 const revoke = async (root: string, reason: string) => {
@@ -296,7 +296,7 @@ describe('cancellation preserves its first cause', () => {
     expect((await world.agents.worker!.log()).counts.CancelTask ?? 0).toBe(cancelsBefore); // no second stop request
     // The caller reads the same first cause back.
     const read = await client.getTask({ tenant: '', id: attemptId });
-    expect(metaOf(read)).toMatchObject({ outcome: 'cancelled', cancel_cause: { cause: 'caller' } });
+    expect(metaOf(read)).toMatchObject({ outcome: 'cancelled', cancelCause: { cause: 'caller' } });
   }, 30_000);
 
   it('a revocation, then a caller cancel: the attempt still says it was revoked', async () => {
@@ -367,7 +367,7 @@ describe('finalization uses its existing budget', () => {
     expect(sent.error).toBeUndefined();
     const task = sent.result!.task as { id: string; status: { state: string }; metadata: Record<string, unknown> };
     expect(task.status.state).not.toBe('TASK_STATE_COMPLETED');
-    const { attempt_id: attemptId, root_delegation_id: root } = metaOf(task);
+    const { attemptId, rootDelegationId: root } = metaOf(task);
     const admitted = (await latestAttempt(attemptId))!;
     const horizon = await waitForExpiry(root);
     expect((await latestAttempt(attemptId))?.state).not.toBe('closed');

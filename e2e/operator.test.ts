@@ -107,7 +107,7 @@ describe('operator actions, API and CLI', () => {
 
   it('repeated tool failures trip the agent breaker automatically', async () => {
     const card = await cardOf('flaky');
-    for (let i = 0; i < 2; i++) expect((await send('flaky', 'please fail')).result?.task.metadata['urn:baton:outcome:v1']?.outcome).toBe('failed');
+    for (let i = 0; i < 2; i++) expect((await send('flaky', 'please fail')).result?.task.metadata['urn:baton:outcome:v2']?.outcome).toBe('failed');
     await pollUntil(async () => (await admin<Array<{ body: { kind: string; subject: { scope?: string }; reasons: string[] } }>>('GET', '/admin/escalations')).json, (l) => l.some((e) => e.body.subject.scope === `agent:${card}` && e.body.reasons.some((r) => r.includes('repeated_tool_failure'))), { polls: 100, what: 'automatic trip' });
     expect((await send('flaky', 'now blocked')).error).toBeDefined();
     await admin('POST', `/admin/breakers/agent/${card}/reset`, { reason: 'fixed upstream' });

@@ -88,7 +88,7 @@ describe('push notifications through Baton', () => {
     expect(all).toHaveLength(1);
     expect(all[0]).toMatchObject({ valid: true, kind: 'task', state: 'TASK_STATE_COMPLETED', outcome: 'succeeded', verified: true, attemptId: taskId });
     // The closing revision, for ordering against a later reconciled outcome (another delivery id).
-    expect(all[0]!.batonOutcome).toMatchObject({ revision_id: expect.stringMatching(/^rev_/) });
+    expect(all[0]!.batonOutcome).toMatchObject({ revisionId: expect.stringMatching(/^rev_/) });
     // The agent notified Baton's inbound webhook and nothing else; the integrator's URL never left Baton.
     const log = await world.agents.honest!.log();
     expect(log.pushes.length).toBeGreaterThan(0);

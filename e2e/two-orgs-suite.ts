@@ -8,7 +8,7 @@ import { A_AT_B_KEY, startTwoOrgs, type TwoOrgs } from './gateway/two-orgs.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
 const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
-const OUTCOME = 'urn:baton:outcome:v1';
+const OUTCOME = 'urn:baton:outcome:v2';
 const send = (text: string) => ({
   tenant: '',
   message: { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] },
@@ -30,7 +30,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
       const task = (await client.sendMessage(send('across two orgs'))) as Task;
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(partsText(task.artifacts[0]!.parts)).toBe('sgro owt ssorca');
-      const meta = task.metadata?.[OUTCOME] as { outcome: string; root_delegation_id: string };
+      const meta = task.metadata?.[OUTCOME] as { outcome: string; rootDelegationId: string };
       expect(meta.outcome).toBe('succeeded');
 
       // The agent received a three-contract chain: A's root, A's child for B, B's child for it.
@@ -38,7 +38,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
       const sent = log.requests.find((r) => r.method === 'SendMessage')!;
       const chain = (sent.messageMetadata as Record<string, { chain: Array<{ record_id: string; body: { lineage: { depth: number }; limits: { not_after: string }; delegatee_agent_ref: { actor_ref: { object_id: string } } } }> }>)[CONTRACT_EXT]!.chain;
       expect(chain.map((c) => c.body.lineage.depth)).toEqual([0, 1, 2]);
-      expect(chain[0]!.record_id).toBe(meta.root_delegation_id);
+      expect(chain[0]!.record_id).toBe(meta.rootDelegationId);
       expect(chain.map((c) => c.body.delegatee_agent_ref.actor_ref.object_id)).toEqual(['actor_baton_a', 'actor_baton_b', 'actor_xagent']);
       const horizons = chain.map((c) => Date.parse(c.body.limits.not_after));
       expect(horizons[1]).toBeLessThanOrEqual(horizons[0]!);
@@ -46,7 +46,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
 
       const store = await orgs.store();
       try {
-        const tree = (await store.ledger.tree(meta.root_delegation_id))!;
+        const tree = (await store.ledger.tree(meta.rootDelegationId))!;
         const units = (n: typeof tree) => n.balances.find((b) => b.dimension === 'invocations')!;
         // A admitted one effect (root + A's child), B admitted one (root + A's child + B's child).
         expect(units(tree)).toMatchObject({ ceiling: '5', consumed: '2', reserved: '0' });
