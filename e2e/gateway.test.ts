@@ -3,6 +3,7 @@ import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textPart, partsText } from './agents/card.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
+import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import type { AttemptBody } from '../src/gateway/attempt-record.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
@@ -57,7 +58,7 @@ describe('Baton gateway, end to end with real SDK agents', () => {
 
 describe('bindings and extensions', () => {
   it('serves HTTP+JSON too, and echoes the contract extension when the caller asks for it', async () => {
-    const res = await fetch(`${world.url}/agents/honest/a2a/rest/message:send`, {
+    const res = await world.fetch(`${world.url}/agents/honest/a2a/rest/message:send`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY, 'a2a-extensions': CONTRACT_EXT },
       body: JSON.stringify({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'rest call' }] } }),
@@ -80,17 +81,23 @@ describe('bindings and extensions', () => {
   it('refuses duplicate JSON keys and oversize bodies at the front door, before anything is forwarded', async () => {
     const before = (await world.agents.honest!.log()).counts.SendMessage ?? 0;
     const post = (body: string) =>
-      fetch(`${world.url}/agents/honest/a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY }, body });
+      world.fetch(`${world.url}/agents/honest/a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY }, body });
     const dup = await post('{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a"}],"parts":[{"text":"b"}]}}}');
-    expect(((await dup.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    type RpcError = { error: { code: number; data: Array<{ '@type': string; reason: string; domain: string }> } };
+    // A2A §9.5: error.data is an array of details with a v1.0 ErrorInfo, for Baton's own middleware too.
+    const dupError = ((await dup.json()) as RpcError).error;
+    expect(dupError.code).toBe(-32700);
+    expect(dupError.data[0]).toMatchObject({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'INVALID_PARAMS', domain: 'a2a-protocol.org' });
     const big = await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x'.repeat(1_100_000) }] } } }));
-    expect(((await big.json()) as { error: { data: { baton: string } } }).error.data.baton).toBe('limit_exceeded');
+    const bigError = ((await big.json()) as RpcError).error;
+    expect(bigError.code).toBe(-32055);
+    expect(bigError.data[0]).toMatchObject({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'LIMIT_EXCEEDED', domain: 'baton', metadata: { baton: 'limit_exceeded' } });
     expect((await world.agents.honest!.log()).counts.SendMessage ?? 0).toBe(before);
   });
 
   it("Baton's own card is honest: its /a2a door routes by message metadata and serves the extended card to callers", async () => {
     const rpc = (body: unknown, key?: string) =>
-      fetch(`${world.url}/a2a/jsonrpc`, {
+      world.fetch(`${world.url}/a2a/jsonrpc`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...(key ? { 'x-api-key': key } : {}) },
         body: JSON.stringify(body),
@@ -106,14 +113,19 @@ describe('bindings and extensions', () => {
     expect((await rpc({ jsonrpc: '2.0', id: 4, method: 'GetExtendedAgentCard', params: {} })).status).toBe(401);
   });
 
-  it('refuses a request without A2A-Version 1.0 the way any v1.0 agent would', async () => {
-    const res = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }] } } }),
-    });
-    const body = (await res.json()) as { error?: { code: number } };
-    expect(body.error?.code).toBe(-32009);
+  it('answers an unsupported A2A-Version with VersionNotSupportedError; no header means v0.3 (A2A §3.2.6)', async () => {
+    const call = (headers: Record<string, string>) =>
+      world.fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }] } } }),
+      });
+    const unsupported = (await (await call({ 'a2a-version': '0.5' })).json()) as { error?: { code: number; data: Array<{ reason: string }> } };
+    expect(unsupported.error?.code).toBe(-32009);
+    expect(unsupported.error?.data[0]?.reason).toBe('VERSION_NOT_SUPPORTED');
+    // Without the header the request is read as v0.3, where `SendMessage` is no method.
+    const legacy = (await (await call({})).json()) as { error?: { code: number } };
+    expect(legacy.error?.code).toBe(-32601);
   });
 });
 
@@ -237,13 +249,20 @@ describe('outcomes Baton refuses to call success', () => {
   });
 
   it('refuses callers without valid credentials before any A2A processing', async () => {
-    const res = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
+    const res = await world.fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} }),
     });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/Bearer/);
+    const refused = (await res.json()) as { id: null; error: { code: number; data: Array<Record<string, unknown>> } };
+    expect(refused.error.code).toBe(-32052);
+    expect(refused.error.data).toEqual([{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'AUTHENTICATION_REQUIRED', domain: 'baton', metadata: { baton: 'authentication_required' } }]);
+    const rest = await world.fetch(`${world.url}/agents/honest/a2a/rest/message:send`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' }, body: '{}' });
+    expect(rest.status).toBe(401);
+    expect(rest.headers.get('content-type')).toBe('application/a2a+json; charset=utf-8');
+    expect(((await rest.json()) as { error: { status: string; details: Array<{ reason: string }> } }).error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED', details: [{ reason: 'AUTHENTICATION_REQUIRED' }] });
     const bad = await world.client('honest', { key: 'wrong-key' });
     await expect(bad.sendMessage(send('x'))).rejects.toThrow();
     const before = (await world.agents.honest!.log()).counts.SendMessage ?? 0;
@@ -318,4 +337,10 @@ describe('baton reconcile', () => {
       await after.close();
     }
   }, 60_000);
+});
+
+describe('what callers receive', () => {
+  it('no response body any caller received in this suite names a delegatee task/context id or the contract extension', async () => {
+    await assertNoDownstreamLeaks(world);
+  });
 });

@@ -140,7 +140,7 @@ function assertUnique(cards: readonly PublishedCard[]): void {
 }
 
 /** Serialises once; the ETag and digest name exactly these bytes. */
-function document(value: unknown, lastModified: Date): PublishedDocument {
+export function document(value: unknown, lastModified: Date): PublishedDocument {
   const bytes = Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
   const digest = sha256Digest(bytes);
   // HTTP dates have one-second resolution (RFC 9110 §5.6.7).

@@ -1,0 +1,57 @@
+/**
+ * The caller-side leak check (issue #14): no response body a caller ever
+ * received may name a delegatee's task or context id, or carry the
+ * Delegation Contract extension Baton attaches downstream (RW-003 §10.3:
+ * remote ids never stand in for Baton's; the chain is for the delegatee).
+ */
+import { expect } from 'vitest';
+import type { AttemptBody } from '../../src/gateway/attempt-record.ts';
+import type { SqliteStore } from '../../src/store/sqlite/store.ts';
+
+export const CONTRACT_EXTENSION_KEY = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
+
+/** Every downstream id Baton recorded for any attempt (task and context ids). */
+export function downstreamIds(store: SqliteStore): string[] {
+  const rows = store.handle.prepare("SELECT r.document FROM records r WHERE r.schema_ref LIKE '%#execution_attempt'").all() as Array<{ document: string }>;
+  const ids = new Set<string>();
+  for (const r of rows) {
+    const remote = (JSON.parse(r.document) as { body: AttemptBody }).body.remote;
+    if (remote.task_id) ids.add(remote.task_id);
+    if (remote.context_id) ids.add(remote.context_id);
+  }
+  return [...ids];
+}
+
+/** The hits of `needles` in `bodies`: `[needle, body excerpt]` pairs (empty when clean). */
+export function leaks(bodies: readonly string[], needles: readonly string[]): Array<[string, string]> {
+  const hits: Array<[string, string]> = [];
+  for (const body of bodies) {
+    for (const n of needles) {
+      const at = body.indexOf(n);
+      if (at >= 0) hits.push([n, body.slice(Math.max(0, at - 120), at + n.length + 40)]);
+    }
+  }
+  return hits;
+}
+
+/**
+ * Fails on any recorded body naming a downstream id or the contract
+ * extension; also insists the check saw something (a silent recorder
+ * would otherwise pass it vacuously).
+ */
+export async function assertNoDownstreamLeaks(world: { bodies: string[]; pending: Array<Promise<unknown>>; store(): SqliteStore }): Promise<void> {
+  // A body is recorded once its stream ends; one still open after 15 s is not checked (bounded wait, no sleep).
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(world.pending), new Promise((r) => (timer = setTimeout(r, 15_000)))]);
+  clearTimeout(timer);
+  const store = world.store();
+  let ids: string[];
+  try {
+    ids = downstreamIds(store);
+  } finally {
+    await store.close();
+  }
+  expect(world.bodies.length).toBeGreaterThan(0);
+  expect(ids.length).toBeGreaterThan(0);
+  expect(leaks(world.bodies, [...ids, CONTRACT_EXTENSION_KEY])).toEqual([]);
+}
