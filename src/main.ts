@@ -19,7 +19,8 @@ import { Dispatcher, type PushHooks } from './gateway/dispatcher.ts';
 import { delegateeOf, ownerActorRef } from './gateway/identity.ts';
 import { buildPreset } from './gateway/preset.ts';
 import { ProxyCards } from './gateway/proxy-card.ts';
-import { RemoteClient } from './gateway/remote.ts';
+import type { RemoteClient } from './gateway/remote.ts';
+import { VersionedRemoteClient } from './gateway/legacy-remote.ts';
 import { gatewayRouter } from './gateway/router.ts';
 import { createApp } from './http/app.ts';
 import { extendedCardFor, wellKnownRouter } from './http/well-known.ts';
@@ -72,7 +73,8 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, '');
-  const remote = new RemoteClient({ limits: config.remote });
+  // v1.0 and, through the SDK's compatibility layer, v0.3 delegatees (gateway/legacy-remote.ts).
+  const remote = new VersionedRemoteClient({ limits: config.remote });
 
   let outbox: Outbox | undefined;
   let admin: Server | undefined;

@@ -9,6 +9,7 @@ import type { Outcome } from '../control/event.ts';
 import type { Digest } from '../records/digest.ts';
 import type { RevisionRef } from '../records/revision-ref.ts';
 import type { TaskFingerprint } from '../attempts/task-view.ts';
+import type { CardObservation } from './delegatee-identity.ts';
 
 export interface AttemptBody {
   [key: string]: unknown;
@@ -24,9 +25,12 @@ export interface AttemptBody {
   remote: {
     endpoint: string;
     protocol: 'a2a';
-    protocol_version: '1.0';
+    /** RW-003 §10.3: the exact protocol version spoken (0.3 through the SDK's compatibility layer). */
+    protocol_version: '1.0' | '0.3';
     binding: 'JSONRPC';
     card_ref: RevisionRef;
+    /** The card observation the attempt was admitted on: form, digests, signed or not, identity source. */
+    card?: CardObservation;
     extensions: string[];
     task_id?: string;
     context_id?: string;

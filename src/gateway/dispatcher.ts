@@ -595,7 +595,7 @@ export class Dispatcher {
           root_ref: refOf(root),
           caller_id: caller.id,
           ...effect,
-          remote: { endpoint: target.endpoint, protocol: 'a2a', protocol_version: '1.0', binding: 'JSONRPC', card_ref: target.option.card_ref, extensions: [CONTRACT_EXTENSION], ...(typeof message.messageId === 'string' ? { message_id: message.messageId } : {}) },
+          remote: { endpoint: target.endpoint, protocol: 'a2a', protocol_version: target.protocolVersion, binding: 'JSONRPC', card_ref: target.option.card_ref, card: target.observation, extensions: [CONTRACT_EXTENSION], ...(typeof message.messageId === 'string' ? { message_id: message.messageId } : {}) },
           context_id: this.deps.ids.next('ctx'),
           state: 'dispatching',
           input_ref: refOf(input),
