@@ -94,10 +94,10 @@ export class VersionedRemoteClient extends RemoteClient {
 }
 
 /** RemoteClient names a stream's JSON-RPC id after the method; the v0.3 transport checks its own. */
-async function* rewriteIds(body: AsyncIterable<Uint8Array>, id: number | string): AsyncGenerator<string> {
+async function* rewriteIds(body: AsyncIterable<Uint8Array>, id: number | string): AsyncGenerator<Uint8Array> {
   for await (const ev of parseSse(body)) {
     const env = JSON.parse(ev.data) as Json;
-    yield `${ev.event !== 'message' ? `event: ${ev.event}\n` : ''}data: ${JSON.stringify({ ...env, id })}\n\n`;
+    yield Buffer.from(`${ev.event !== 'message' ? `event: ${ev.event}\n` : ''}data: ${JSON.stringify({ ...env, id })}\n\n`);
   }
 }
 
