@@ -9,6 +9,7 @@
  * uses for its own errors.
  */
 import {
+  A2A_ERROR_CODE,
   ERROR_INFO_TYPE,
   fromJsonRpcErrorResponse,
   JsonRpcRequestMalformedError,
@@ -50,7 +51,7 @@ export class ParseError extends Error {
 export function toA2AError(err: unknown, transport: Binding | undefined = binding.getStore()): Error {
   if (err instanceof TaskNotFound) return new TaskNotFoundError('task not found');
   if (err instanceof ParseError) return new JsonRpcRequestMalformedError({ message: err.message, envelopeCode: -32700 } as never) as unknown as Error;
-  if (err instanceof RemoteRpcError) return relayed(err);
+  if (err instanceof RemoteRpcError) return relayed(err, transport);
   if (!(err instanceof BatonError)) return err instanceof Error ? err : new Error(String(err));
   if (err.code === 'invalid_request') return new RequestMalformedError(err.message);
   if (err.code === 'unsupported') return new UnsupportedOperationError(err.message);
@@ -74,12 +75,14 @@ export function toA2AError(err: unknown, transport: Binding | undefined = bindin
  * identifiers (RW-003 §10.3). A code that is no A2A error is the
  * delegatee failing, which to the caller is Baton's `unavailable`.
  */
-function relayed(err: RemoteRpcError): Error {
+function relayed(err: RemoteRpcError, transport: Binding | undefined): Error {
   const message = `the delegatee refused the request (A2A error ${err.code})`;
-  const known = fromJsonRpcErrorResponse({ jsonrpc: '2.0', id: null, error: { code: err.code, message } } as never) as unknown as Error & { toErrorInfo?: unknown };
-  if (typeof known.toErrorInfo === 'function') return known;
-  return toA2AError(new BatonError('unavailable', message, { remote_code: err.code }));
+  if (!A2A_CODES.has(err.code)) return toA2AError(new BatonError('unavailable', message, { remote_code: err.code }), transport);
+  return fromJsonRpcErrorResponse({ jsonrpc: '2.0', id: null, error: { code: err.code, message } } as never) as unknown as Error;
 }
+
+/** The A2A and JSON-RPC error codes a delegatee may answer with meaningfully (an internal error is not one). */
+const A2A_CODES = new Set<number>(Object.values(A2A_ERROR_CODE).filter((c) => c !== A2A_ERROR_CODE.INTERNAL_ERROR));
 
 /** Status, Content-Type and body of an error on a binding — exactly what the SDK's adapters send. */
 export function renderA2AError(err: unknown, transport: Binding, id: string | number | null = null): { status: number; contentType: string; body: unknown } {
