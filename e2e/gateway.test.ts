@@ -113,7 +113,7 @@ describe('bindings and extensions', () => {
     expect((await rpc({ jsonrpc: '2.0', id: 4, method: 'GetExtendedAgentCard', params: {} })).status).toBe(401);
   });
 
-  it('answers an unsupported A2A-Version with VersionNotSupportedError; no header means v0.3 (A2A §3.2.6)', async () => {
+  it('answers an unsupported A2A-Version with VersionNotSupportedError; no header means v0.3 (A2A §3.6.1)', async () => {
     const call = (headers: Record<string, string>) =>
       world.fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
         method: 'POST',

@@ -8,7 +8,7 @@
  * not-transmitted / lost, which outcome projection depends on.
  *
  * A call is v0.3 when the delegatee registry marked its headers with
- * `A2A-Version: 0.3` (A2A §3.2.6), so one client serves both versions.
+ * `A2A-Version: 0.3` (A2A §3.6.1), so one client serves both versions.
  */
 import { CancelTaskRequest, GetTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';

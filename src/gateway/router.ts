@@ -46,7 +46,7 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
     const f = facts.get(req.headers);
     return { get isAuthenticated() { return f !== undefined; }, get userName() { return f?.caller.id ?? ''; } };
   };
-  // v0.3 callers go through the SDK's compatibility layer (A2A-Version 0.3, or none: A2A §3.2.6) into the same handler.
+  // v0.3 callers go through the SDK's compatibility layer (A2A-Version 0.3, or none: A2A §3.6.1) into the same handler.
   const legacyCompat = { enabled: true };
   const mount = (base: string, handler: BatonA2AHandler) => {
     router.use(`${base}/a2a/jsonrpc`, inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
@@ -131,7 +131,7 @@ function stash(facts: WeakMap<object, RequestFacts>, transport: Binding) {
   };
 }
 
-/** The SDK's rule for routing into its v0.3 layer: `A2A-Version` 0.3, or absent (A2A §3.2.6). */
+/** The SDK's rule for routing into its v0.3 layer: `A2A-Version` 0.3, or absent (A2A §3.6.1). */
 export function isLegacyRequest(req: Request): boolean {
   return (req.header('a2a-version') || '0.3') === '0.3';
 }
