@@ -52,3 +52,11 @@ describe('renderA2AError', () => {
     expect(withStatusName(structuredClone(body))).toEqual(body);
   });
 });
+
+describe('a downstream Baton’s refusal', () => {
+  it('keeps its ADR-0014 code from the ErrorInfo reason, not its text or metadata', () => {
+    const data = [{ '@type': INFO, reason: 'LIMIT_EXCEEDED', domain: 'baton', metadata: { baton: 'limit_exceeded', node_id: 'dlg_downstream' } }];
+    const r = renderA2AError(new RemoteRpcError(-32055, 'budget exhausted on dlg_downstream', data), 'rest');
+    expect(r).toEqual({ status: 429, contentType: 'application/a2a+json', body: { error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: 'the delegatee refused the request (LIMIT_EXCEEDED)', details: [{ '@type': INFO, reason: 'LIMIT_EXCEEDED', domain: 'baton', metadata: { baton: 'limit_exceeded' } }] } } });
+  });
+});
