@@ -127,6 +127,8 @@ describe('A2A v0.3', () => {
     expect(log.counts.SendMessage ?? 0).toBe(0);
     const sent = log.requests.find((r) => r.method === 'message/send')!;
     expect(Object.keys(sent.messageMetadata as object)).toContain(CONTRACT);
+    expect(sent.messageRole).toBe('user'); // v0.3's wire shape
+    expect(sent.a2aVersion).toBe('0.3');
   });
 
   it('streams from a v0.3 delegatee end verified', async () => {
@@ -149,6 +151,7 @@ describe('A2A v0.3', () => {
     const log = await world.agents.modern!.log();
     expect(log.counts.SendMessage).toBe(before + 1);
     const sent = log.requests.filter((r) => r.method === 'SendMessage').at(-1)!;
+    expect(sent.messageRole).toBe('ROLE_USER'); // translated to v1.0, not the v0.3 params passed through
     const chain = (sent.messageMetadata as Record<string, { chain: Array<{ body: { lineage: unknown } }> }>)[CONTRACT]!.chain;
     expect(chain[1]!.body.lineage).toMatchObject({ kind: 'child', depth: 1 });
     expect((await legacy.getTask({ tenant: '', id: task.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
