@@ -14,6 +14,7 @@ import { Role, TaskState, type Message, type StreamResponse, type Task } from '@
 import type { Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textPart, partsText } from './agents/card.ts';
+import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { pollUntil } from './harness/process.ts';
 import type { AttemptBody, ReceiptBody } from '../src/gateway/attempt-record.ts';
@@ -115,7 +116,7 @@ const receiptOf = (a: AttemptBody) => withStore(async (s) => (await s.getRecord(
 
 /** Raw JSON-RPC to a delegatee's door, so the wire error code is visible. */
 async function rpc(delegatee: string, method: string, params: unknown, key = API_KEY): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string; data?: { baton?: string } } }> {
-  const res = await fetch(`${world.url}/agents/${delegatee}/a2a/jsonrpc`, {
+  const res = await world.fetch(`${world.url}/agents/${delegatee}/a2a/jsonrpc`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': key },
     body: JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method, params }),
@@ -196,7 +197,7 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     expect(refused.error?.code).toBe(-32053); // context_invalidated (src/http/error-map.ts)
     expect(refused.error?.message).toMatch(/expired/);
     // The HTTP+JSON binding refuses it too.
-    const rest = await fetch(`${world.url}/agents/asker/a2a/rest/message:send`, {
+    const rest = await world.fetch(`${world.url}/agents/asker/a2a/rest/message:send`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
       body: JSON.stringify({ message: { ...followUp.message, messageId: randomUUID() } }),
@@ -231,7 +232,7 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     const followUp = () => ({ message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: asked.id, contextId: asked.contextId, parts: [{ text: 'late answer' }] } });
     const refused = await rpc('asker', 'SendMessage', followUp());
     expect(refused.error).toMatchObject({ code: -32053, data: [{ reason: 'CONTEXT_INVALIDATED', domain: 'baton', metadata: { baton: 'context_invalidated' } }] });
-    const rest = await fetch(`${world.url}/agents/asker/a2a/rest/message:send`, {
+    const rest = await world.fetch(`${world.url}/agents/asker/a2a/rest/message:send`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
       body: JSON.stringify(followUp()),
@@ -394,4 +395,10 @@ describe('finalization uses its existing budget', () => {
     for (const b of await balances(root)) expect(b).toMatchObject({ consumed: '1', reserved: '0' });
     expect((await world.agents.slowpoke!.log()).counts.CancelTask ?? 0).toBe(0);
   }, 30_000);
+});
+
+describe('what callers receive', () => {
+  it('no response body any caller received in this suite names a delegatee task/context id or the contract extension', async () => {
+    await assertNoDownstreamLeaks(world);
+  });
 });

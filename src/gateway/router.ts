@@ -83,8 +83,8 @@ function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFac
       facts.set(req.headers, { caller });
       next();
     } catch (err) {
-      const e = err instanceof BatonError ? err : new BatonError('authentication_required', 'credentials were not accepted');
-      sendA2AError(res, e.code === 'authentication_required' ? e : new BatonError('authentication_required', 'credentials were not accepted'), transport);
+      // A refused credential is 401; a failure behind the check (e.g. the store) keeps its own code.
+      sendA2AError(res, err instanceof BatonError ? err : new BatonError('authentication_required', 'credentials were not accepted'), transport);
     }
   };
 }
