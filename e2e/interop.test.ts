@@ -6,9 +6,10 @@
  * gateway process, the stock SDK client and the SDK's v0.3 client.
  */
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Role, TaskState, verifyAgentCardSignature, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
+import { LegacyJsonRpcTransport, LegacyRestTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { importJWK, type CryptoKey, type JWK } from 'jose';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AttemptBody } from '../src/gateway/attempt-record.ts';
 import { digestOf } from '../src/records/digest.ts';
 import { partsText, textPart } from './agents/card.ts';
@@ -89,7 +90,28 @@ describe('a plain A2A v1.0 agent (signed card, pinned key, no RW-003 extension)'
     expect(card.headers.get('cache-control')).toBe('no-store');
     expect(card.headers.get('content-type')).toBe('application/a2a+json; charset=utf-8');
     expect(((await card.json()) as { error: unknown }).error).toMatchObject({ status: 'FAILED_PRECONDITION', details: [{ reason: 'UNSUPPORTED_OPERATION' }] });
+    const rest = await world.fetch(`${world.url}/agents/bare/a2a/rest/message:send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
+      body: JSON.stringify({ message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }] } }),
+    });
+    expect(rest.status).toBe(400); // not a 500
+    expect(rest.headers.get('content-type')).toBe('application/a2a+json; charset=utf-8');
+    expect(((await rest.json()) as { error: unknown }).error).toMatchObject({ code: 400, status: 'FAILED_PRECONDITION', details: [{ '@type': INFO, reason: 'UNSUPPORTED_OPERATION', domain: 'a2a-protocol.org' }] });
     expect((await world.agents.bare!.log()).counts.SendMessage ?? 0).toBe(0);
+  });
+
+  it('the card Baton serves for it (and for every other delegatee here) verifies with the SDK verifier', async () => {
+    const jwks = (await (await world.fetch(`${world.url}/.well-known/jwks.json`)).json()) as { keys: JWK[] };
+    const spy = vi.spyOn(console, 'debug').mockImplementation(() => undefined);
+    try {
+      for (const id of ['plain', 'loose', 'legacy', 'modern']) {
+        const card = (await (await world.fetch(`${world.url}/agents/${id}/.well-known/agent-card.json`)).json()) as AgentCard;
+        await expect(verifyAgentCardSignature(async (kid) => (await importJWK(jwks.keys.find((k) => k.kid === kid)!, 'ES256')) as CryptoKey)(card), id).resolves.toBeUndefined();
+      }
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 
@@ -155,6 +177,15 @@ describe('A2A v0.3', () => {
     const chain = (sent.messageMetadata as Record<string, { chain: Array<{ body: { lineage: unknown } }> }>)[CONTRACT]!.chain;
     expect(chain[1]!.body.lineage).toMatchObject({ kind: 'child', depth: 1 });
     expect((await legacy.getTask({ tenant: '', id: task.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('a v0.3 HTTP+JSON client is served too', async () => {
+    const fetchImpl: typeof fetch = (input, init) => recordingFetch(world.bodies, world.pending)(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': API_KEY } });
+    const legacy = new LegacyRestTransport({ endpoint: `${world.url}/agents/modern/a2a/rest`, fetchImpl });
+    const task = (await legacy.sendMessage(send('v03 rest'))) as Task;
+    expect(task.id).toMatch(/^att_/);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(partsText(task.artifacts[0]!.parts)).toBe('tser 30v');
   });
 
   it('speaks v0.3’s own wire shape to v0.3 callers (kind discriminators, lowercase states)', async () => {
