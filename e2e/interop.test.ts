@@ -119,7 +119,16 @@ describe('unsigned cards', () => {
   it('are used only where the operator allowed them, and every attempt records signed: false', async () => {
     const task = (await (await world.client('loose')).sendMessage(send('unsigned ok'))) as Task;
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect((await attempt(task.id)).remote.card).toMatchObject({ signed: false, identity: 'operator_attested' });
+    const a = await attempt(task.id);
+    expect(a.remote.card).toMatchObject({ signed: false, identity: 'operator_attested' });
+    // …and so does the VerificationReceipt that verified it.
+    const store = world.store();
+    try {
+      const receipt = (await store.getRecord(a.receipt_ref!.object_id)) as unknown as { body: { card?: unknown; outcome: string } };
+      expect(receipt.body).toMatchObject({ outcome: 'succeeded', card: { signed: false, identity: 'operator_attested', attested_by: 'principal_baton_operator' } });
+    } finally {
+      await store.close();
+    }
   });
 
   it('are refused otherwise, facts or not', async () => {

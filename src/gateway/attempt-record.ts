@@ -67,6 +67,8 @@ export interface ReceiptBody {
   profile: 'a2a-readback/1';
   attempt_id: string;
   delegation_ref: RevisionRef;
+  /** The card observation the verified attempt ran on (RW-003 §10.3): signed or not, identity source. */
+  card?: CardObservation;
   expected?: TaskFingerprint;
   observed?: TaskFingerprint;
   readback: 'agreed' | 'disagreed' | 'unavailable' | 'not_applicable';

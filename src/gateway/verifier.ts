@@ -90,6 +90,7 @@ export async function verifyAttempt(
         profile: 'a2a-readback/1',
         attempt_id: attempt.body.attempt_id,
         delegation_ref: attempt.body.delegation_ref,
+        ...(attempt.body.remote.card ? { card: attempt.body.remote.card } : {}),
         ...(observation.kind === 'task' ? { expected: observation.fingerprint } : {}),
         ...(back?.kind === 'task' ? { observed: back.fingerprint } : {}),
         readback: back === undefined ? 'not_applicable' : back.kind === 'unavailable' ? 'unavailable' : projection.outcome === 'succeeded' || projection.outcome === 'failed' || projection.outcome === 'cancelled' ? 'agreed' : 'disagreed',
