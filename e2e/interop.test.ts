@@ -188,6 +188,17 @@ describe('A2A v0.3', () => {
     expect((await legacy.getTask({ tenant: '', id: task.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
+  it('a v0.3 client’s stream is relayed and ends verified', async () => {
+    const fetchImpl: typeof fetch = (input, init) => recordingFetch(world.bodies, world.pending)(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': API_KEY } });
+    const legacy = new LegacyJsonRpcTransport({ endpoint: `${world.url}/agents/modern/a2a/jsonrpc`, fetchImpl });
+    const states: Array<TaskState | undefined> = [];
+    for await (const ev of legacy.sendMessageStream(send('v03 stream'))) {
+      if (ev.payload?.$case === 'task') states.push(ev.payload.value.status?.state);
+      if (ev.payload?.$case === 'statusUpdate') states.push(ev.payload.value.status?.state);
+    }
+    expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
   it('a v0.3 HTTP+JSON client is served too', async () => {
     const fetchImpl: typeof fetch = (input, init) => recordingFetch(world.bodies, world.pending)(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': API_KEY } });
     const legacy = new LegacyRestTransport({ endpoint: `${world.url}/agents/modern/a2a/rest`, fetchImpl });
