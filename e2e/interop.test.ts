@@ -6,6 +6,8 @@
  * gateway process, the stock SDK client and the SDK's v0.3 client.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { Role, TaskState, verifyAgentCardSignature, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
 import { LegacyJsonRpcTransport, LegacyRestTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { importJWK, type CryptoKey, type JWK } from 'jose';
@@ -29,6 +31,14 @@ const facts = (name: string) => ({
   accountable_operator: { operator_principal_ref: `principal_${name}_vendor`, resolution: 'declared', evidence_ref: 'contract_2026_041', effective_from: '2026-01-01T00:00:00Z' },
 });
 
+/** The `rw003` block of the README's first example under "Putting an agent behind Baton". */
+function readmePlainFacts(): unknown {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## Putting an agent behind Baton'));
+  const yaml = /```yaml\n([\s\S]*?)```/.exec(section)![1]!;
+  return (parse(yaml) as { delegatees: Array<{ rw003: unknown }> }).delegatees[0]!.rw003;
+}
+
 let world: World;
 beforeAll(async () => {
   world = await startWorld({
@@ -41,7 +51,8 @@ beforeAll(async () => {
       modern: { behaviour: 'honest', stepMs: 10 },
     },
     delegatees: {
-      plain: { rw003: facts('plain') },
+      // Exactly the README's plain-agent example (only the card URL and pin are this agent's).
+      plain: { rw003: readmePlainFacts() },
       loose: { rw003: facts('loose'), allowUnsigned: true },
       unvouched: { rw003: facts('unvouched') },
     },
@@ -69,8 +80,8 @@ describe('a plain A2A v1.0 agent (signed card, pinned key, no RW-003 extension)'
     expect(partsText(task.artifacts[0]!.parts)).toBe('tnega nialp');
     expect(task.metadata?.[OUTCOME]).toMatchObject({ outcome: 'succeeded', verified: true });
     const a = await attempt(task.id);
-    expect(a.remote.card).toMatchObject({ form: 'public', signed: true, identity: 'operator_attested', attested_by: 'principal_baton_operator', payload_digest: expect.stringMatching(/^sha256:/), facts_digest: expect.stringMatching(/^sha256:/) });
-    expect(a.remote.card_ref).toMatchObject({ object_id: 'card_plain', content_digest: a.remote.card!.payload_digest });
+    expect(a.remote.card).toMatchObject({ form: 'public', signed: true, identity: 'operator_attested', attested_by: 'principal_our_ops', payload_digest: expect.stringMatching(/^sha256:/), facts_digest: expect.stringMatching(/^sha256:/) });
+    expect(a.remote.card_ref).toMatchObject({ object_id: 'card_partner_summariser', content_digest: a.remote.card!.payload_digest });
     const sent = (await world.agents.plain!.log()).requests.find((r) => r.method === 'SendMessage')!;
     expect(Object.keys(sent.messageMetadata as object)).toContain(CONTRACT);
   });

@@ -13,14 +13,12 @@ const section = readme.slice(readme.indexOf('## Putting an agent behind Baton'),
 const blocks = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
 
 describe('README: putting an agent behind Baton', () => {
-  it('has the plain, RW-003 and unsigned examples', () => {
-    expect(blocks.length).toBeGreaterThanOrEqual(3);
+  it('has the plain, RW-003, unsigned and v0.3 examples', () => {
+    expect(blocks.length).toBe(4);
   });
 
-  it('every complete example parses as configuration', () => {
-    const complete = blocks.filter((b) => !b.includes('{…}'));
-    expect(complete.length).toBeGreaterThanOrEqual(2);
-    for (const b of complete) {
+  it('every example parses as configuration as written', () => {
+    for (const b of blocks) {
       const result = Config.safeParse(parse(b));
       expect(result.error?.issues ?? []).toEqual([]);
     }
@@ -29,5 +27,6 @@ describe('README: putting an agent behind Baton', () => {
   it('the plain-agent example declares operator-attested facts', () => {
     const plain = Config.parse(parse(blocks[0]!));
     expect(plain.delegatees[0]!.rw003).toMatchObject({ attested_by: 'principal_our_ops', lifecycle: { state: 'active' } });
+    expect(Config.parse(parse(blocks[2]!)).delegatees[0]).toMatchObject({ allowUnsigned: true, rw003: { lifecycle: { state: 'active' } } });
   });
 });
