@@ -238,7 +238,8 @@ describe('expiry blocks new admissions without killing admitted work', () => {
       body: JSON.stringify(followUp()),
     });
     expect(rest.status).toBe(409);
-    expect(await rest.json()).toMatchObject({ error: { code: 409, details: [{ reason: 'CONTEXT_INVALIDATED', metadata: { baton: 'context_invalidated' } }] } });
+    // google.rpc.Status named after the HTTP status (409 ABORTED), not after the carrier class.
+    expect(await rest.json()).toMatchObject({ error: { code: 409, status: 'ABORTED', details: [{ reason: 'CONTEXT_INVALIDATED', metadata: { baton: 'context_invalidated' } }] } });
   }, 30_000);
 });
 

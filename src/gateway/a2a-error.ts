@@ -57,7 +57,8 @@ export function toA2AError(err: unknown, transport: Binding | undefined = bindin
   if (err.code === 'unsupported') return new UnsupportedOperationError(err.message);
   // ErrorInfo metadata is a string map: Baton's code, plus the details that are plain values.
   const metadata: Record<string, string> = { baton: err.code };
-  for (const [k, v] of Object.entries(err.details)) if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') metadata[k] = String(v).slice(0, 256);
+  // camelCase keys, as everything else in A2A's JSON (detail names are snake_case inside Baton).
+  for (const [k, v] of Object.entries(err.details)) if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') metadata[camel(k)] = String(v).slice(0, 256);
   const info = { '@type': ERROR_INFO_TYPE, reason: err.code.toUpperCase(), domain: 'baton', metadata };
   const wire = WIRE_CODES[err.code];
   const e =
@@ -68,6 +69,8 @@ export function toA2AError(err: unknown, transport: Binding | undefined = bindin
   Object.defineProperty(e, 'toErrorInfo', { value: () => info });
   return e;
 }
+
+const camel = (k: string) => k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 
 /**
  * A delegatee's own A2A error, passed on with its meaning but never its

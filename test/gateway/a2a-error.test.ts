@@ -44,7 +44,7 @@ describe('renderA2AError', () => {
   it('a delegatee’s error keeps its meaning, never its text; a non-A2A code is Baton’s unavailable', () => {
     const known = renderA2AError(new RemoteRpcError(-32001, 'Task 7f0c2a9e-1d2b not found'), 'jsonrpc').body as { error: { code: number; message: string } };
     expect(known.error).toMatchObject({ code: -32001, message: 'the delegatee refused the request (A2A error -32001)' });
-    expect(renderA2AError(new RemoteRpcError(-32099, 'secret-ish detail'), 'rest')).toMatchObject({ status: 503, body: { error: { status: 'UNAVAILABLE', message: 'the delegatee refused the request (A2A error -32099)', details: [{ reason: 'UNAVAILABLE', metadata: { remote_code: '-32099' } }] } } });
+    expect(renderA2AError(new RemoteRpcError(-32099, 'secret-ish detail'), 'rest')).toMatchObject({ status: 503, body: { error: { status: 'UNAVAILABLE', message: 'the delegatee refused the request (A2A error -32099)', details: [{ reason: 'UNAVAILABLE', metadata: { baton: 'unavailable', remoteCode: '-32099' } }] } } });
   });
 
   it('withStatusName leaves A2A-domain errors to the SDK’s names', () => {
