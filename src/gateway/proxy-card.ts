@@ -96,7 +96,7 @@ export class ProxyCards {
       securityRequirements: [{ schemes: { apiKey: { list: ['a2a'] } } }, { schemes: { bearer: { list: ['a2a'] } } }],
       defaultInputModes: (remote.defaultInputModes as JsonValue) ?? ['text/plain'],
       defaultOutputModes: (remote.defaultOutputModes as JsonValue) ?? ['text/plain'],
-      skills: (remote.skills as JsonValue) ?? [],
+      skills: skillsOf(remote.skills),
     });
     assertServable(card);
     const signed = await signCard(card, this.deps.keyring.signingKeys(new Date()), { jku: `${root}/.well-known/jwks.json` });
@@ -107,4 +107,18 @@ export class ProxyCards {
     const doc = { ...document(signed, new Date()), etag: `W/"${payloadDigest.slice(7, 39)}"` };
     return { json: signed, doc, internal: AgentCard.fromJSON(signed), option };
   }
+}
+
+/**
+ * The remote's skills as Baton offers them: a skill's own security
+ * requirements name the delegatee's schemes, not Baton's, so they are
+ * dropped (Baton's card-level requirements apply at its door).
+ */
+function skillsOf(skills: JsonValue | undefined): JsonValue {
+  if (!Array.isArray(skills)) return [];
+  return skills.map((s) => {
+    if (!s || typeof s !== 'object' || Array.isArray(s)) return s;
+    const { securityRequirements: _theirs, ...rest } = s;
+    return rest;
+  });
 }
