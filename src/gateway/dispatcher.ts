@@ -24,7 +24,7 @@ import type { AttemptBody } from './attempt-record.ts';
 import type { DelegationAuthority } from './authority.ts';
 import type { Caller } from './callers.ts';
 import type { DelegateeRegistry, ResolvedDelegatee } from './delegatees.ts';
-import { CONTRACT_EXTENSION, presentTask, withIds } from './present.ts';
+import { CONTRACT_EXTENSION, presentMessage, presentTask, withIds } from './present.ts';
 import { parseSse } from './sse.ts';
 import { chainOf, lostOrRefused, mergeArtifact, parseEnvelope, placeholderTask, stateOf, textOf, toCallerError } from './wire.ts';
 import type { ProxyCards } from './proxy-card.ts';
@@ -208,7 +208,7 @@ export class Dispatcher {
     if (body.task === undefined) {
       // A bare Message has no task to read back: its effect stays unknown (RW-003 §10.1).
       await this.observe(attempt, target, { kind: 'lost', reason: 'remote answered with a message, no task to read back' });
-      return body;
+      return { message: presentMessage(body.message ?? null, attempt.body) };
     }
     const final = await this.observeTask(attempt, target, body.task);
     return { task: final };
