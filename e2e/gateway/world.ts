@@ -51,14 +51,20 @@ export interface WorldOptions {
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /**
- * A fetch that records every response body it hands back (streams
- * included: the recorder reads a clone to its end).
+ * A fetch that records every response body it hands back, as it arrives:
+ * a stream still open is checked on what it delivered so far.
  */
 export function recordingFetch(bodies: string[], pending: Array<Promise<unknown>>, base: typeof fetch = fetch): typeof fetch {
   return async (input, init) => {
     const res = await base(input, init);
     const copy = res.clone();
-    pending.push(copy.text().then((t) => bodies.push(t), () => undefined));
+    const at = bodies.push('') - 1;
+    const decoder = new TextDecoder();
+    const read = async () => {
+      if (!copy.body) return;
+      for await (const chunk of copy.body as unknown as AsyncIterable<Uint8Array>) bodies[at] += decoder.decode(chunk, { stream: true });
+    };
+    pending.push(read().catch(() => undefined));
     return res;
   };
 }
