@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { partsText, textPart } from './agents/card.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { computeContentDigest } from '../src/records/envelope.ts';
@@ -55,6 +56,14 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
       } finally {
         await store.close();
       }
+    });
+
+    it("A's caller never sees B's task ids, the agent's, or the contract chain", async () => {
+      const client = await orgs.client();
+      const task = (await client.sendMessage(send('no ids from downstream'))) as Task;
+      await client.getTask({ tenant: '', id: task.id, historyLength: 10 });
+      // Both hops' attempts sit in the one ledger: B's task ids (att_… at B) and the agent's are all downstream of A's caller.
+      await assertNoDownstreamLeaks(orgs);
     });
   });
 

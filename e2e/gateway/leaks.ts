@@ -7,7 +7,7 @@
 import { expect } from 'vitest';
 import type { AttemptBody } from '../../src/gateway/attempt-record.ts';
 import { schemaRefFor } from '../../src/records/schema-ref.ts';
-import type { SqliteStore } from '../../src/store/sqlite/store.ts';
+import type { Store } from '../../src/store/port.ts';
 
 export const CONTRACT_EXTENSION_KEY = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
 /**
@@ -16,14 +16,20 @@ export const CONTRACT_EXTENSION_KEY = 'urn:rw-agent-delegation:0.1.1:delegation-
  */
 const CONTRACT_KEY_NEEDLE = `"${CONTRACT_EXTENSION_KEY}":`;
 
-/** Every downstream id Baton recorded for any attempt (task and context ids). */
-export function downstreamIds(store: SqliteStore): string[] {
-  const rows = store.handle.prepare("SELECT r.document FROM records r WHERE r.schema_ref LIKE '%#execution_attempt'").all() as Array<{ document: string }>;
+/** Every downstream id Baton recorded for any attempt (task and context ids), through the store port (SQLite or PostgreSQL). */
+export async function downstreamIds(store: Store): Promise<string[]> {
   const ids = new Set<string>();
-  for (const r of rows) {
-    const remote = (JSON.parse(r.document) as { body: AttemptBody }).body.remote;
-    if (remote.task_id) ids.add(remote.task_id);
-    if (remote.context_id) ids.add(remote.context_id);
+  let cursor: string | undefined;
+  // Bounded: 50 pages of 200 attempts is far more than any suite runs.
+  for (let page = 0; page < 50; page++) {
+    const { records, cursor: next } = await store.listCurrent(schemaRefFor('execution_attempt'), { limit: 200, ...(cursor ? { cursor } : {}) });
+    for (const r of records) {
+      const remote = (r.body as unknown as AttemptBody).remote;
+      if (remote.task_id) ids.add(remote.task_id);
+      if (remote.context_id) ids.add(remote.context_id);
+    }
+    if (!next) break;
+    cursor = next;
   }
   return [...ids];
 }
@@ -45,15 +51,15 @@ export function leaks(bodies: readonly string[], needles: readonly string[]): Ar
  * extension; also insists the check saw something (a silent recorder
  * would otherwise pass it vacuously).
  */
-export async function assertNoDownstreamLeaks(world: { bodies: string[]; pending: Array<Promise<unknown>>; store(): SqliteStore }): Promise<void> {
+export async function assertNoDownstreamLeaks(world: { bodies: string[]; pending: Array<Promise<unknown>>; store(): Store | Promise<Store> }): Promise<void> {
   // Bodies are recorded as they arrive; give reads in flight a bounded moment to land (a stream still open is checked as far as it got).
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([Promise.allSettled(world.pending), new Promise((r) => (timer = setTimeout(r, 5_000)))]);
   clearTimeout(timer);
-  const store = world.store();
+  const store = await world.store();
   let ids: string[];
   try {
-    ids = downstreamIds(store);
+    ids = await downstreamIds(store);
   } finally {
     await store.close();
   }
