@@ -9,6 +9,7 @@
  * uses for its own errors.
  */
 import {
+  A2AError,
   A2A_ERROR_CODE,
   ERROR_INFO_TYPE,
   fromJsonRpcErrorResponse,
@@ -25,7 +26,7 @@ import {
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Response } from 'express';
 import { BatonError, ERROR_CODES, type ErrorCode } from '../errors.ts';
-import { WIRE_CODES } from '../http/error-map.ts';
+import { toBatonError, WIRE_CODES } from '../http/error-map.ts';
 import { TaskNotFound } from './dispatcher.ts';
 import { RemoteRpcError } from './remote.ts';
 
@@ -52,7 +53,9 @@ export function toA2AError(err: unknown, transport: Binding | undefined = bindin
   if (err instanceof TaskNotFound) return new TaskNotFoundError('task not found');
   if (err instanceof ParseError) return new JsonRpcRequestMalformedError({ message: err.message, envelopeCode: -32700 } as never) as unknown as Error;
   if (err instanceof RemoteRpcError) return relayed(err, transport);
-  if (!(err instanceof BatonError)) return err instanceof Error ? err : new Error(String(err));
+  if (err instanceof A2AError) return err;
+  // Anything else is a fault whose text may say anything (a stack, a remote's words): opaque on the wire.
+  if (!(err instanceof BatonError)) return toA2AError(toBatonError(err), transport);
   if (err.code === 'invalid_request') return new RequestMalformedError(err.message);
   if (err.code === 'unsupported') return new UnsupportedOperationError(err.message);
   // ErrorInfo metadata is a string map: Baton's code, plus the details that are plain values.

@@ -116,6 +116,7 @@ async function legacyErrors<T>(fn: () => Promise<T>): Promise<T> {
     if (cause instanceof RemoteFailure || cause instanceof RemoteRpcError) throw cause;
     const code = (err as { code?: unknown }).code;
     if (typeof code === 'number') throw new RemoteRpcError(code, err instanceof Error ? err.message.slice(0, 500) : 'remote error');
-    throw new RemoteFailure(true, `delegatee answered outside A2A v0.3: ${err instanceof Error ? err.message.slice(0, 200) : 'malformed'}`, { cause: err });
+    // The translator's text may quote the delegatee's answer: it stays in `cause`, never in the reason a caller can see.
+    throw new RemoteFailure(true, 'delegatee answered outside A2A v0.3', { cause: err });
   }
 }

@@ -60,3 +60,10 @@ describe('a downstream Baton’s refusal', () => {
     expect(r).toEqual({ status: 429, contentType: 'application/a2a+json', body: { error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: 'the delegatee refused the request (LIMIT_EXCEEDED)', details: [{ '@type': INFO, reason: 'LIMIT_EXCEEDED', domain: 'baton', metadata: { baton: 'limit_exceeded' } }] } } });
   });
 });
+
+describe('faults that are no A2A or Baton error', () => {
+  it('are opaque on the wire: no message text, a storage_error ErrorInfo', () => {
+    const r = renderA2AError(new TypeError('cannot read properties of undefined (reading "7f0c2a9e-remote")'), 'jsonrpc');
+    expect(r.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'internal error', data: [{ '@type': INFO, reason: 'STORAGE_ERROR', domain: 'baton', metadata: { baton: 'storage_error' } }] } });
+  });
+});
