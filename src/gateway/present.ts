@@ -146,11 +146,13 @@ export function withIds(value: JsonValue, attempt: AttemptBody): JsonValue {
 /** The downstream identifiers of an attempt, each mapped to Baton's stand-in. */
 export function idSwaps(attempt: AttemptBody): Array<[string, string]> {
   const swaps: Array<[string, string]> = [];
-  // Short ids could collide with ordinary text; A2A ids are UUID-like, and a too-short one is not replaced inside text.
+  // A2A ids are UUID-like; an id shorter than MIN_SCRUBBED could be ordinary text and is only replaced in the id fields themselves.
   if (attempt.remote.task_id) swaps.push([attempt.remote.task_id, attempt.attempt_id]);
   if (attempt.remote.context_id && attempt.remote.context_id !== attempt.remote.task_id) swaps.push([attempt.remote.context_id, attempt.context_id]);
   return swaps;
 }
+
+const MIN_SCRUBBED = 8;
 
 /** Replaces every occurrence of a downstream id in every string of `value` (keys included). */
 export function scrub(value: JsonValue, swaps: ReadonlyArray<[string, string]>): JsonValue {
@@ -165,7 +167,7 @@ export function scrub(value: JsonValue, swaps: ReadonlyArray<[string, string]>):
 
 function swapText(s: string, swaps: ReadonlyArray<[string, string]>): string {
   let out = s;
-  for (const [from, to] of swaps) if (from.length >= 8 || out === from) out = out.split(from).join(to);
+  for (const [from, to] of swaps) if (from.length >= MIN_SCRUBBED) out = out.split(from).join(to);
   return out;
 }
 
