@@ -15,7 +15,7 @@ import { startTwoOrgs } from '../e2e/gateway/two-orgs.ts';
 import { renderLedgerTree } from '../src/ledger/render.ts';
 import type { Store } from '../src/store/port.ts';
 
-const OUTCOME = 'urn:baton:outcome:v1';
+const OUTCOME = 'urn:baton:outcome:v2';
 const say = (s = '') => process.stdout.write(`${s}\n`);
 
 async function ask(client: Client, text: string): Promise<Task> {
@@ -28,14 +28,14 @@ async function ask(client: Client, text: string): Promise<Task> {
 }
 
 async function report(task: Task, store: Store): Promise<void> {
-  const meta = task.metadata?.[OUTCOME] as { outcome: string; verified: boolean; root_delegation_id: string };
+  const meta = task.metadata?.[OUTCOME] as { outcome: string; verified: boolean; rootDelegationId: string };
   say(`  Baton task ${task.id}: ${TaskState[task.status!.state]}, outcome ${meta.outcome} (verified: ${meta.verified})`);
   if (task.artifacts[0]) say(`  artifact ${JSON.stringify(partsText(task.artifacts[0].parts))}`);
   say('  delegation tree and budget (root first):');
-  for (const line of renderLedgerTree((await store.ledger.tree(meta.root_delegation_id))!).split('\n')) say(`    ${line}`);
+  for (const line of renderLedgerTree((await store.ledger.tree(meta.rootDelegationId))!).split('\n')) say(`    ${line}`);
   const receipts = (await store.listCurrent('rw-agent-delegation/0.1.1#verification_receipt', { limit: 50 })).records;
   const chain = new Set<string>();
-  for (let n = (await store.ledger.tree(meta.root_delegation_id))!; n; n = n.children[0]!) {
+  for (let n = (await store.ledger.tree(meta.rootDelegationId))!; n; n = n.children[0]!) {
     chain.add(n.node_id);
     if (n.children.length === 0) break;
   }

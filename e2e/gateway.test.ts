@@ -3,17 +3,18 @@ import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textPart, partsText } from './agents/card.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
+import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import type { AttemptBody } from '../src/gateway/attempt-record.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import { until } from '../test/helpers/until.ts';
 
 const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
-const OUTCOME = 'urn:baton:outcome:v1';
+const OUTCOME = 'urn:baton:outcome:v2';
 
 const message = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
 const send = (text: string) => ({ tenant: '', message: message(text), configuration: undefined, metadata: undefined });
-const outcomeOf = (t: Task) => (t.metadata?.[OUTCOME] ?? {}) as { outcome: string | null; verified: boolean; attempt_id: string; delegation_id: string; root_delegation_id?: string };
+const outcomeOf = (t: Task) => (t.metadata?.[OUTCOME] ?? {}) as { outcome: string | null; verified: boolean; attemptId: string; delegationId: string; rootDelegationId?: string };
 
 /** The newest revision of every attempt Baton recorded for a delegatee. */
 async function attemptsOf(store: ReturnType<World['store']>, delegatee: string): Promise<AttemptBody[]> {
@@ -42,7 +43,7 @@ describe('Baton gateway, end to end with real SDK agents', () => {
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(task.id).toMatch(/^att_/);
     expect(partsText(task.artifacts[0]!.parts)).toBe('notab olleh');
-    expect(outcomeOf(task)).toMatchObject({ outcome: 'succeeded', verified: true, attempt_id: task.id });
+    expect(outcomeOf(task)).toMatchObject({ outcome: 'succeeded', verified: true, attemptId: task.id });
 
     const log = await world.agents.honest!.log();
     // The honest agent's card streams: Baton forwards non-blocking and waits itself (DESIGN: block at Baton).
@@ -61,7 +62,7 @@ describe('Baton gateway, end to end with real SDK agents', () => {
 
 describe('bindings and extensions', () => {
   it('serves HTTP+JSON too, and echoes the contract extension when the caller asks for it', async () => {
-    const res = await fetch(`${world.url}/agents/honest/a2a/rest/message:send`, {
+    const res = await world.fetch(`${world.url}/agents/honest/a2a/rest/message:send`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY, 'a2a-extensions': CONTRACT_EXT },
       body: JSON.stringify({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'rest call' }] } }),
@@ -84,17 +85,23 @@ describe('bindings and extensions', () => {
   it('refuses duplicate JSON keys and oversize bodies at the front door, before anything is forwarded', async () => {
     const before = (await world.agents.honest!.log()).counts.SendMessage ?? 0;
     const post = (body: string) =>
-      fetch(`${world.url}/agents/honest/a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY }, body });
+      world.fetch(`${world.url}/agents/honest/a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY }, body });
     const dup = await post('{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a"}],"parts":[{"text":"b"}]}}}');
-    expect(((await dup.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    type RpcError = { error: { code: number; data: Array<{ '@type': string; reason: string; domain: string }> } };
+    // A2A §9.5: error.data is an array of details with a v1.0 ErrorInfo, for Baton's own middleware too.
+    const dupError = ((await dup.json()) as RpcError).error;
+    expect(dupError.code).toBe(-32700);
+    expect(dupError.data[0]).toMatchObject({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'INVALID_PARAMS', domain: 'a2a-protocol.org' });
     const big = await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x'.repeat(1_100_000) }] } } }));
-    expect(((await big.json()) as { error: { data: { baton: string } } }).error.data.baton).toBe('limit_exceeded');
+    const bigError = ((await big.json()) as RpcError).error;
+    expect(bigError.code).toBe(-32055);
+    expect(bigError.data[0]).toMatchObject({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'LIMIT_EXCEEDED', domain: 'baton', metadata: { baton: 'limit_exceeded' } });
     expect((await world.agents.honest!.log()).counts.SendMessage ?? 0).toBe(before);
   });
 
   it("Baton's own card is honest: its /a2a door routes by message metadata and serves the extended card to callers", async () => {
     const rpc = (body: unknown, key?: string) =>
-      fetch(`${world.url}/a2a/jsonrpc`, {
+      world.fetch(`${world.url}/a2a/jsonrpc`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...(key ? { 'x-api-key': key } : {}) },
         body: JSON.stringify(body),
@@ -110,14 +117,19 @@ describe('bindings and extensions', () => {
     expect((await rpc({ jsonrpc: '2.0', id: 4, method: 'GetExtendedAgentCard', params: {} })).status).toBe(401);
   });
 
-  it('refuses a request without A2A-Version 1.0 the way any v1.0 agent would', async () => {
-    const res = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }] } } }),
-    });
-    const body = (await res.json()) as { error?: { code: number } };
-    expect(body.error?.code).toBe(-32009);
+  it('answers an unsupported A2A-Version with VersionNotSupportedError; no header means v0.3 (A2A §3.6.1)', async () => {
+    const call = (headers: Record<string, string>) =>
+      world.fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }] } } }),
+      });
+    const unsupported = (await (await call({ 'a2a-version': '0.5' })).json()) as { error?: { code: number; data: Array<{ reason: string }> } };
+    expect(unsupported.error?.code).toBe(-32009);
+    expect(unsupported.error?.data[0]?.reason).toBe('VERSION_NOT_SUPPORTED');
+    // Without the header the request is read as v0.3, where `SendMessage` is no method.
+    const legacy = (await (await call({})).json()) as { error?: { code: number } };
+    expect(legacy.error?.code).toBe(-32601);
   });
 });
 
@@ -137,7 +149,7 @@ describe('interrupted tasks', () => {
       const revisions = await store.listRevisions(first.id);
       const effects = new Set(revisions.map((r) => (r.body as AttemptBody).effect_id));
       expect(effects.size).toBe(2); // two admitted turns, one Baton task
-      const tree = await store.ledger.tree(outcomeOf(done).root_delegation_id as string);
+      const tree = await store.ledger.tree(outcomeOf(done).rootDelegationId as string);
       expect(tree!.balances.find((b) => b.dimension === 'invocations')!.consumed).toBe('2');
     } finally {
       await store.close();
@@ -210,7 +222,7 @@ describe('outcomes Baton refuses to call success', () => {
     const store = world.store();
     try {
       const held = await store.ledger.unresolved(1000);
-      expect(held.some((r) => r.chain.includes(outcomeOf(task).delegation_id))).toBe(true);
+      expect(held.some((r) => r.chain.includes(outcomeOf(task).delegationId))).toBe(true);
     } finally {
       await store.close();
     }
@@ -265,14 +277,20 @@ describe('outcomes Baton refuses to call success', () => {
   }, 30_000);
 
   it('refuses callers without valid credentials before any A2A processing', async () => {
-    const res = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
+    const res = await world.fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} }),
     });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/Bearer/);
-    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32052); // authentication_required
+    const refused = (await res.json()) as { id: null; error: { code: number; data: Array<Record<string, unknown>> } };
+    expect(refused.error.code).toBe(-32052);
+    expect(refused.error.data).toEqual([{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'AUTHENTICATION_REQUIRED', domain: 'baton', metadata: { baton: 'authentication_required' } }]);
+    const rest = await world.fetch(`${world.url}/agents/honest/a2a/rest/message:send`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' }, body: '{}' });
+    expect(rest.status).toBe(401);
+    expect(rest.headers.get('content-type')).toBe('application/a2a+json; charset=utf-8');
+    expect(((await rest.json()) as { error: { status: string; details: Array<{ reason: string }> } }).error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED', details: [{ reason: 'AUTHENTICATION_REQUIRED' }] });
     const sends = async () => {
       const c = (await world.agents.honest!.log()).counts;
       return (c.SendMessage ?? 0) + (c.SendStreamingMessage ?? 0);
@@ -365,4 +383,10 @@ describe('baton reconcile', () => {
     expect(shown.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(outcomeOf(shown).verified).toBe(false);
   }, 60_000);
+});
+
+describe('what callers receive', () => {
+  it('no response body any caller received in this suite names a delegatee task/context id or the contract extension', async () => {
+    await assertNoDownstreamLeaks(world);
+  });
 });

@@ -16,7 +16,7 @@ import { verifyDetached } from '../src/records/signature.ts';
 import { forgeToken, TOKEN_HEADER, type PushMode } from './agents/push.ts';
 import { pollUntil, spawnAgent, spawnIntegrator, stopAll, type SpawnedAgent, type SpawnedIntegrator } from './harness/process.ts';
 
-const OUTCOME = 'urn:baton:outcome:v1';
+const OUTCOME = 'urn:baton:outcome:v2';
 const TOKEN = 'integrator-token-123';
 
 const listen = (server: Server): Promise<string> =>
@@ -73,7 +73,7 @@ const taskBody = (taskId: string, outcome = 'succeeded'): string =>
       id: taskId,
       contextId: 'ctx-1',
       status: { state: 'TASK_STATE_COMPLETED' },
-      metadata: { [OUTCOME]: { attempt_id: taskId, outcome, receipt: 'rcpt-1', verified: outcome === 'succeeded' } },
+      metadata: { [OUTCOME]: { attemptId: taskId, outcome, receipt: 'rcpt-1', verified: outcome === 'succeeded' } },
     },
   });
 

@@ -14,6 +14,7 @@ import { Role, TaskState, type Message, type StreamResponse, type Task } from '@
 import type { Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textPart, partsText } from './agents/card.ts';
+import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { pollUntil } from './harness/process.ts';
 import type { AttemptBody, ReceiptBody } from '../src/gateway/attempt-record.ts';
@@ -21,7 +22,7 @@ import type { LedgerTreeNode } from '../src/ledger/types.ts';
 import { streamOf } from '../src/control/scope.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
-const OUTCOME = 'urn:baton:outcome:v1';
+const OUTCOME = 'urn:baton:outcome:v2';
 /** The short-lived preset's lifetime: long enough to admit, short enough to outlive. */
 const LIFETIME_S = 2;
 /** slowpoke: SUBMITTED, then three steps to COMPLETED, i.e. it finishes ~3 steps after its admission, well past the horizon. */
@@ -30,7 +31,7 @@ const STEADY_KEY = 'e2e-steady-key-not-a-secret';
 
 const message = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
 const send = (text: string) => ({ tenant: '', message: message(text), configuration: undefined, metadata: undefined });
-type OutcomeMeta = { outcome: string | null; verified: boolean; attempt_id: string; delegation_id: string; root_delegation_id: string };
+type OutcomeMeta = { outcome: string | null; verified: boolean; attemptId: string; delegationId: string; rootDelegationId: string; cancelCause?: { cause: string } };
 const metaOf = (t: { metadata?: Record<string, unknown> | undefined }) => (t.metadata?.[OUTCOME] ?? {}) as OutcomeMeta;
 const stateOf = (ev: StreamResponse | undefined) => {
   const p = ev?.payload;
@@ -115,7 +116,7 @@ const receiptOf = (a: AttemptBody) => withStore(async (s) => (await s.getRecord(
 
 /** Raw JSON-RPC to a delegatee's door, so the wire error code is visible. */
 async function rpc(delegatee: string, method: string, params: unknown, key = API_KEY): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string; data?: { baton?: string } } }> {
-  const res = await fetch(`${world.url}/agents/${delegatee}/a2a/jsonrpc`, {
+  const res = await world.fetch(`${world.url}/agents/${delegatee}/a2a/jsonrpc`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': key },
     body: JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method, params }),
@@ -150,7 +151,7 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     const stream = client.sendMessageStream(send('outlive my authority'));
     const first = (await stream.next()).value as StreamResponse;
     expect(first.payload?.$case).toBe('task');
-    const { attempt_id: attemptId, root_delegation_id: root } = metaOf(first.payload!.value as Task);
+    const { attemptId, rootDelegationId: root } = metaOf(first.payload!.value as Task);
     expect(attemptId).toMatch(/^att_/);
 
     const horizon = await waitForExpiry(root);
@@ -166,7 +167,7 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     const last = events[events.length - 1]!;
     expect(stateOf(last)).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(last.payload?.$case).toBe('statusUpdate');
-    expect(metaOf(last.payload!.value as { metadata?: Record<string, unknown> })).toMatchObject({ outcome: 'succeeded', verified: true, attempt_id: attemptId });
+    expect(metaOf(last.payload!.value as { metadata?: Record<string, unknown> })).toMatchObject({ outcome: 'succeeded', verified: true, attemptId });
 
     // Baton never asked the delegatee to stop.
     const log = await world.agents.slowpoke!.log();
@@ -185,7 +186,7 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     const client = await world.client('asker');
     const asked = (await client.sendMessage(send('ask me later'))) as Task;
     expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    const { root_delegation_id: root } = metaOf(asked);
+    const { rootDelegationId: root } = metaOf(asked);
     await waitForExpiry(root);
     const sends = (counts: Record<string, number>) => (counts.SendMessage ?? 0) + (counts.SendStreamingMessage ?? 0);
     const before = sends((await world.agents.asker!.log()).counts);
@@ -198,7 +199,7 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     expect(refused.error?.code).toBe(-32053); // context_invalidated (src/http/error-map.ts)
     expect(refused.error?.message).toMatch(/expired/);
     // The HTTP+JSON binding refuses it too.
-    const rest = await fetch(`${world.url}/agents/asker/a2a/rest/message:send`, {
+    const rest = await world.fetch(`${world.url}/agents/asker/a2a/rest/message:send`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
       body: JSON.stringify({ message: { ...followUp.message, messageId: randomUUID() } }),
@@ -228,17 +229,18 @@ describe('expiry blocks new admissions without killing admitted work', () => {
     const client = await world.client('asker');
     const asked = (await client.sendMessage(send('ask me, then check the codes'))) as Task;
     expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    await waitForExpiry(metaOf(asked).root_delegation_id);
+    await waitForExpiry(metaOf(asked).rootDelegationId);
     const followUp = () => ({ message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: asked.id, contextId: asked.contextId, parts: [{ text: 'late answer' }] } });
     const refused = await rpc('asker', 'SendMessage', followUp());
     expect(refused.error).toMatchObject({ code: -32053, data: [{ reason: 'CONTEXT_INVALIDATED', domain: 'baton', metadata: { baton: 'context_invalidated' } }] });
-    const rest = await fetch(`${world.url}/agents/asker/a2a/rest/message:send`, {
+    const rest = await world.fetch(`${world.url}/agents/asker/a2a/rest/message:send`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
       body: JSON.stringify(followUp()),
     });
     expect(rest.status).toBe(409);
-    expect(await rest.json()).toMatchObject({ error: { code: 409, details: [{ reason: 'CONTEXT_INVALIDATED', metadata: { baton: 'context_invalidated' } }] } });
+    // google.rpc.Status named after the HTTP status (409 ABORTED), not after the carrier class.
+    expect(await rest.json()).toMatchObject({ error: { code: 409, status: 'ABORTED', details: [{ reason: 'CONTEXT_INVALIDATED', metadata: { baton: 'context_invalidated' } }] } });
   }, 30_000);
 });
 
@@ -257,7 +259,7 @@ async function runningSlowTask(client: Client) {
   const drain = async () => {
     for (let i = 0; i < 20; i++) if ((await stream.next()).done) return;
   };
-  return { attemptId: task.id, root: metaOf(task).root_delegation_id, drain };
+  return { attemptId: task.id, root: metaOf(task).rootDelegationId, drain };
 }
 
 const revoke = async (root: string, reason: string) => {
@@ -297,7 +299,7 @@ describe('cancellation preserves its first cause', () => {
     expect((await world.agents.worker!.log()).counts.CancelTask ?? 0).toBe(cancelsBefore); // no second stop request
     // The caller reads the same first cause back.
     const read = await client.getTask({ tenant: '', id: attemptId });
-    expect(metaOf(read)).toMatchObject({ outcome: 'cancelled', cancel_cause: { cause: 'caller' } });
+    expect(metaOf(read)).toMatchObject({ outcome: 'cancelled', cancelCause: { cause: 'caller' } });
   }, 30_000);
 
   it('a revocation, then a caller cancel: the attempt still says it was revoked', async () => {
@@ -368,7 +370,7 @@ describe('finalization uses its existing budget', () => {
     expect(sent.error).toBeUndefined();
     const task = sent.result!.task as { id: string; status: { state: string }; metadata: Record<string, unknown> };
     expect(task.status.state).not.toBe('TASK_STATE_COMPLETED');
-    const { attempt_id: attemptId, root_delegation_id: root } = metaOf(task);
+    const { attemptId, rootDelegationId: root } = metaOf(task);
     const admitted = (await latestAttempt(attemptId))!;
     const horizon = await waitForExpiry(root);
     expect((await latestAttempt(attemptId))?.state).not.toBe('closed');
@@ -395,4 +397,10 @@ describe('finalization uses its existing budget', () => {
     for (const b of await balances(root)) expect(b).toMatchObject({ consumed: '1', reserved: '0' });
     expect((await world.agents.slowpoke!.log()).counts.CancelTask ?? 0).toBe(0);
   }, 30_000);
+});
+
+describe('what callers receive', () => {
+  it('no response body any caller received in this suite names a delegatee task/context id or the contract extension', async () => {
+    await assertNoDownstreamLeaks(world);
+  });
 });

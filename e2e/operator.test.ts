@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { base64url, createRemoteJWKSet, decodeProtectedHeader, flattenedVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from './harness/process.ts';
+import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import type { AttemptBody } from '../src/gateway/attempt-record.ts';
@@ -54,7 +55,7 @@ async function admin<T = Record<string, unknown>>(method: 'GET' | 'POST', path: 
 }
 let rpcId = 0;
 async function send(agent: string, text: string, immediately = false) {
-  const res = await fetch(`${world.url}/agents/${agent}/a2a/jsonrpc`, {
+  const res = await world.fetch(`${world.url}/agents/${agent}/a2a/jsonrpc`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'a2a-version': '1.0' },
     body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] }, ...(immediately ? { configuration: { returnImmediately: true } } : {}) } }),
@@ -107,7 +108,7 @@ describe('operator actions, API and CLI', () => {
 
   it('repeated tool failures trip the agent breaker automatically', async () => {
     const card = await cardOf('flaky');
-    for (let i = 0; i < 2; i++) expect((await send('flaky', 'please fail')).result?.task.metadata['urn:baton:outcome:v1']?.outcome).toBe('failed');
+    for (let i = 0; i < 2; i++) expect((await send('flaky', 'please fail')).result?.task.metadata['urn:baton:outcome:v2']?.outcome).toBe('failed');
     await pollUntil(async () => (await admin<Array<{ body: { kind: string; subject: { scope?: string }; reasons: string[] } }>>('GET', '/admin/escalations')).json, (l) => l.some((e) => e.body.subject.scope === `agent:${card}` && e.body.reasons.some((r) => r.includes('repeated_tool_failure'))), { polls: 100, what: 'automatic trip' });
     expect((await send('flaky', 'now blocked')).error).toBeDefined();
     await admin('POST', `/admin/breakers/agent/${card}/reset`, { reason: 'fixed upstream' });
@@ -158,5 +159,11 @@ describe('operator actions, API and CLI', () => {
     expect(verify.json).toMatchObject({ break_count: 0 });
     expect(verify.json.records_checked).toBeGreaterThan(10);
     expect((await batonCli(['audit', 'verify'], env)).code).toBe(0);
+  });
+});
+
+describe('what callers receive', () => {
+  it('no response body any caller received in this suite names a delegatee task/context id or the contract extension', async () => {
+    await assertNoDownstreamLeaks(world);
   });
 });

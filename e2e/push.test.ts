@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil, spawnIntegrator, spawnReady, type ReadyProcess, type SpawnedIntegrator } from './harness/process.ts';
 import type { DeliveryRecord } from './integrator/receiver.ts';
+import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, BATON_MAIN, startWorld, type World } from './gateway/world.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
@@ -57,7 +58,7 @@ afterAll(async () => {
 
 let rpcId = 0;
 async function rpc(agent: string, method: string, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
-  const res = await fetch(`${world.url}/agents/${agent}/a2a/jsonrpc`, {
+  const res = await world.fetch(`${world.url}/agents/${agent}/a2a/jsonrpc`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'a2a-version': '1.0' },
     body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }),
@@ -88,7 +89,7 @@ describe('push notifications through Baton', () => {
     expect(all).toHaveLength(1);
     expect(all[0]).toMatchObject({ valid: true, kind: 'task', state: 'TASK_STATE_COMPLETED', outcome: 'succeeded', verified: true, attemptId: taskId });
     // The closing revision, for ordering against a later reconciled outcome (another delivery id).
-    expect(all[0]!.batonOutcome).toMatchObject({ revision_id: expect.stringMatching(/^rev_/) });
+    expect(all[0]!.batonOutcome).toMatchObject({ revisionId: expect.stringMatching(/^rev_/) });
     // The agent notified Baton's inbound webhook and nothing else; the integrator's URL never left Baton.
     const log = await world.agents.honest!.log();
     expect(log.pushes.length).toBeGreaterThan(0);
@@ -216,4 +217,10 @@ describe('push notifications through Baton', () => {
       await holder.stop();
     }
   }, 60_000);
+});
+
+describe('what callers receive', () => {
+  it('no response body any caller received in this suite names a delegatee task/context id or the contract extension', async () => {
+    await assertNoDownstreamLeaks(world);
+  });
 });

@@ -9,6 +9,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from './harness/process.ts';
+import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import { sealRecord } from '../src/records/envelope.ts';
@@ -37,7 +38,7 @@ async function admin<T = Record<string, unknown>>(method: 'GET' | 'POST', path: 
 
 let rpcId = 0;
 async function rpc(agent: string, method: string, params: Record<string, unknown>) {
-  const res = await fetch(`${world.url}/agents/${agent}/a2a/jsonrpc`, {
+  const res = await world.fetch(`${world.url}/agents/${agent}/a2a/jsonrpc`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'a2a-version': '1.0' },
     body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }),
@@ -62,7 +63,7 @@ describe('RW-003 §11.4 mid-execution reassignment', () => {
     const res = await fetch(`${world.adminUrl}/admin/trees`);
     expect(res.status).toBe(401);
     // And the operator API is not on the front door.
-    expect((await fetch(`${world.url}/admin/trees`, { headers: { 'x-api-key': OPS_KEY } })).status).toBe(404);
+    expect((await world.fetch(`${world.url}/admin/trees`, { headers: { 'x-api-key': OPS_KEY } })).status).toBe(404);
   });
 
   it('checkpoint, revoke, D@r2 for another agent with the remaining budget, ATT-2 from the checkpoint under fresh fences', async () => {
@@ -202,5 +203,11 @@ describe('RW-003 §11.4 mid-execution reassignment', () => {
     expect(headAfter).toBe(headBefore); // not revoked
     const esc = await batonCli(['escalations', '--state', 'open'], { BATON_CONFIG: world.configFile, BATON_LOG_LEVEL: 'silent' });
     expect(esc.stdout).toMatch(/reassignment_refused/);
+  });
+});
+
+describe('what callers receive', () => {
+  it('no response body any caller received in this suite names a delegatee task/context id or the contract extension', async () => {
+    await assertNoDownstreamLeaks(world);
   });
 });

@@ -15,10 +15,10 @@ import { API_KEY, BATON_MAIN, startWorld, type World } from './gateway/world.ts'
 import { spawnReady, type ReadyProcess } from './harness/process.ts';
 
 const TINY_KEY = 'e2e-path-tiny-key-not-a-secret';
-const OUTCOME = 'urn:baton:outcome:v1';
+const OUTCOME = 'urn:baton:outcome:v2';
 
 type RpcAnswer = { result?: { task?: Task; message?: unknown }; error?: { code: number; message: string; data?: unknown } };
-type Task = { id: string; contextId: string; status: { state: string; message?: unknown }; artifacts?: unknown[]; history?: unknown[]; metadata: Record<string, { outcome: string | null; verified: boolean; root_delegation_id: string }> };
+type Task = { id: string; contextId: string; status: { state: string; message?: unknown }; artifacts?: unknown[]; history?: unknown[]; metadata: Record<string, { outcome: string | null; verified: boolean; rootDelegationId: string }> };
 
 export interface PathSetup {
   /** The store config both gateway nodes run with; undefined for the world's own SQLite file. */
@@ -209,7 +209,7 @@ export function requestPathSuite(name: string, setup: () => Promise<PathSetup>):
     it('#8 concurrent turns on one task, on two nodes, each settle their own reservation: none is refused after its effect, none is left held', async () => {
       const asked = (await rpc('asker', 'SendMessage', msg('ask me twice'))).result!.task!;
       expect(asked.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-      const root = asked.metadata[OUTCOME]!.root_delegation_id;
+      const root = asked.metadata[OUTCOME]!.rootDelegationId;
       const turns = await Promise.all([0, 1, 2, 3].map((i) => rpc('asker', 'SendMessage', msg(`answer ${i}`, { taskId: asked.id }), { node: nodes()[i % 2] })));
       for (const t of turns) expect([-32602, -32600]).not.toContain(t.error?.code); // never invalid_request after dispatch
       const quiet = await until(async () => {

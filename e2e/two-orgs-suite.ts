@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { partsText, textPart } from './agents/card.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { computeContentDigest } from '../src/records/envelope.ts';
@@ -9,7 +10,7 @@ import { A_AT_B_KEY, startTwoOrgs, type TwoOrgs } from './gateway/two-orgs.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
 const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
-const OUTCOME = 'urn:baton:outcome:v1';
+const OUTCOME = 'urn:baton:outcome:v2';
 const send = (text: string) => ({
   tenant: '',
   message: { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] },
@@ -31,7 +32,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
       const task = (await client.sendMessage(send('across two orgs'))) as Task;
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(partsText(task.artifacts[0]!.parts)).toBe('sgro owt ssorca');
-      const meta = task.metadata?.[OUTCOME] as { outcome: string; root_delegation_id: string };
+      const meta = task.metadata?.[OUTCOME] as { outcome: string; rootDelegationId: string };
       expect(meta.outcome).toBe('succeeded');
 
       // The agent received a three-contract chain: A's root, A's child for B, B's child for it.
@@ -39,7 +40,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
       const sent = log.requests.find((r) => r.method === 'SendStreamingMessage' || r.method === 'SendMessage')!;
       const chain = (sent.messageMetadata as Record<string, { chain: Array<{ record_id: string; body: { lineage: { depth: number }; limits: { not_after: string }; delegatee_agent_ref: { actor_ref: { object_id: string } } } }> }>)[CONTRACT_EXT]!.chain;
       expect(chain.map((c) => c.body.lineage.depth)).toEqual([0, 1, 2]);
-      expect(chain[0]!.record_id).toBe(meta.root_delegation_id);
+      expect(chain[0]!.record_id).toBe(meta.rootDelegationId);
       expect(chain.map((c) => c.body.delegatee_agent_ref.actor_ref.object_id)).toEqual(['actor_baton_a', 'actor_baton_b', 'actor_xagent']);
       const horizons = chain.map((c) => Date.parse(c.body.limits.not_after));
       expect(horizons[1]).toBeLessThanOrEqual(horizons[0]!);
@@ -47,7 +48,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
 
       const store = await orgs.store();
       try {
-        const tree = (await store.ledger.tree(meta.root_delegation_id))!;
+        const tree = (await store.ledger.tree(meta.rootDelegationId))!;
         const units = (n: typeof tree) => n.balances.find((b) => b.dimension === 'invocations')!;
         // A admitted one effect (root + A's child), B admitted one (root + A's child + B's child).
         expect(units(tree)).toMatchObject({ ceiling: '5', consumed: '2', reserved: '0' });
@@ -56,6 +57,14 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
       } finally {
         await store.close();
       }
+    });
+
+    it("A's caller never sees B's task ids, the agent's, or the contract chain", async () => {
+      const client = await orgs.client();
+      const task = (await client.sendMessage(send('no ids from downstream'))) as Task;
+      await client.getTask({ tenant: '', id: task.id, historyLength: 10 });
+      // Both hops' attempts sit in the one ledger: B's task ids (att_… at B) and the agent's are all downstream of A's caller.
+      await assertNoDownstreamLeaks(orgs);
     });
   });
 
@@ -118,7 +127,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
 
     it('a root allowing one invocation is exhausted by A\'s hop, so B refuses its own and nothing reaches the agent', async () => {
       const client = await tight.client();
-      await expect(client.sendMessage(send('too little budget'))).rejects.toThrow(/budget exhausted/);
+      await expect(client.sendMessage(send('too little budget'))).rejects.toThrow(/the delegatee refused the request \(LIMIT_EXCEEDED\)/); // B's code relayed, never B's text
       const log = await tight.agent.log();
       expect(log.counts.SendMessage ?? 0).toBe(0);
     });
@@ -130,7 +139,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
         (async () => {
           for await (const ev of client.sendMessageStream(send('stream with too little budget'))) seen.push(ev.payload?.$case ?? '');
         })(),
-      ).rejects.toThrow(/budget exhausted|stream failed/);
+      ).rejects.toThrow(/the delegatee refused the request \((LIMIT_EXCEEDED|A2A error -32603)\)/);
       expect(seen.filter((k) => k === 'artifactUpdate')).toEqual([]);
       expect((await tight.agent.log()).counts.SendStreamingMessage ?? 0).toBe(0);
       const store = await tight.store();

@@ -22,7 +22,8 @@ import type { BreakerSignal } from './control/breaker.ts';
 import { delegateeOf, ownerActorRef } from './gateway/identity.ts';
 import { buildPreset } from './gateway/preset.ts';
 import { ProxyCards } from './gateway/proxy-card.ts';
-import { RemoteClient } from './gateway/remote.ts';
+import type { RemoteClient } from './gateway/remote.ts';
+import { VersionedRemoteClient } from './gateway/legacy-remote.ts';
 import { gatewayRouter } from './gateway/router.ts';
 import { createApp } from './http/app.ts';
 import { createListener, drain, listen } from './http/listener.ts';
@@ -76,7 +77,8 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
   const server = createListener(config.server);
   const early = config.port === 0 && !config.publicUrl;
   const starting = (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' }).end(STARTING);
-  const remote = new RemoteClient({ limits: config.remote });
+  // v1.0 and, through the SDK's compatibility layer, v0.3 delegatees (gateway/legacy-remote.ts).
+  const remote = new VersionedRemoteClient({ limits: config.remote });
 
   let outbox: Outbox | undefined;
   let admin: Server | undefined;

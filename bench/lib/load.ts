@@ -127,7 +127,7 @@ export function completedTask(opts: { verified?: boolean } = {}): (status: numbe
     if (body.error) return `JSON-RPC error: ${JSON.stringify(body.error).slice(0, 250)}`;
     const task = body.result?.task;
     if (task?.status?.state !== 'TASK_STATE_COMPLETED') return `task state ${task?.status?.state ?? '(no task)'}`;
-    if (opts.verified && task.metadata?.['urn:baton:outcome:v1']?.outcome !== 'succeeded') return `outcome ${JSON.stringify(task.metadata?.['urn:baton:outcome:v1'] ?? null)}`;
+    if (opts.verified && task.metadata?.['urn:baton:outcome:v2']?.outcome !== 'succeeded') return `outcome ${JSON.stringify(task.metadata?.['urn:baton:outcome:v2'] ?? null)}`;
     return undefined;
   };
 }

@@ -12,8 +12,8 @@ import {
   type ServerCallContext,
 } from '@a2a-js/sdk/server';
 import { UserBuilder, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
-import { buildCard, cardJson } from './card.ts';
-import { signAgentCard } from './signed-card.ts';
+import { buildCard, cardJson, legacyCardJson } from './card.ts';
+import { signAgentCard, type CardKind } from './signed-card.ts';
 import type { JWK } from 'jose';
 import type { JsonValue } from '../../src/records/strict-json.ts';
 import { ReverseExecutor } from './executor.ts';
@@ -42,6 +42,10 @@ export interface AgentOptions {
   pushMode?: PushMode | undefined;
   /** Also attach the Bearer JWT in modes other than `jwt` (e.g. a signed replay). */
   pushJwt?: boolean | undefined;
+  /** What the card carries (default `rw003`); see signed-card.ts. */
+  cardKind?: CardKind | undefined;
+  /** The A2A version spoken (default 1.0); `0.3` runs the SDK's v0.3 compatibility layer only. */
+  protocol?: '1.0' | '0.3' | undefined;
 }
 
 /** A running agent. */
@@ -98,9 +102,10 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const server = await listen(app, opts.port ?? 0);
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
-  const card = buildCard({ name: opts.name, baseUrl: url, requireExtension: opts.requireExtension });
-  // Signed once at start-up and served as exact bytes, like a published card.
-  const signed = await signAgentCard(cardJson(card) as { [key: string]: JsonValue }, opts.name, url);
+  const card = buildCard({ name: opts.name, baseUrl: url, requireExtension: opts.requireExtension, protocol: opts.protocol });
+  // Signed once at start-up and served as exact bytes, like a published card (a v0.3 agent publishes v0.3's shape).
+  const published = opts.protocol === '0.3' ? legacyCardJson({ name: opts.name, baseUrl: url }) : cardJson(card);
+  const signed = await signAgentCard(published as { [key: string]: JsonValue }, opts.name, url, opts.cardKind);
   const cardBody = JSON.stringify(signed.card);
   const log = new TestLog();
   const store = new InMemoryPushNotificationStore();
@@ -120,7 +125,8 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     if (opts.behaviour === 'reset-on-send') app.use(path, resetOnSend(transport));
     if (opts.behaviour === 'refuse-sends') app.use(path, refuseSends(transport));
     const sdk = transport === 'jsonrpc' ? jsonRpcHandler : restHandler;
-    app.use(path, sdk({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+    // A v0.3 agent: its card declares only 0.3 interfaces, so the SDK answers v0.3 requests only.
+    app.use(path, sdk({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, ...(opts.protocol === '0.3' ? { legacyCompat: { enabled: true } } : {}) }));
   };
   mount('/a2a/jsonrpc', 'jsonrpc');
   mount('/a2a/rest', 'rest');

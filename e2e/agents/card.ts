@@ -8,6 +8,8 @@ export interface CardOptions {
   baseUrl: string;
   /** Extension URI the agent requires; advertised as `required: true`. */
   requireExtension?: string | undefined;
+  /** A2A version the agent speaks (default 1.0); a 0.3 agent serves a v0.3-shaped card. */
+  protocol?: '1.0' | '0.3' | undefined;
 }
 
 /**
@@ -16,13 +18,14 @@ export interface CardOptions {
  */
 export function buildCard(opts: CardOptions): AgentCard {
   const { name, baseUrl, requireExtension } = opts;
+  const version = opts.protocol ?? '1.0';
   return {
     name,
     description: `Baton e2e delegatee (${name})`,
     version: '1.0.0',
     supportedInterfaces: [
-      { url: `${baseUrl}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
-      { url: `${baseUrl}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0', tenant: '' },
+      { url: `${baseUrl}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: version, tenant: '' },
+      { url: `${baseUrl}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: version, tenant: '' },
     ],
     provider: undefined,
     capabilities: {
@@ -56,6 +59,27 @@ export function buildCard(opts: CardOptions): AgentCard {
 /** Serialises a card to spec ProtoJSON (agentCardHandler would leak `$case` oneofs; brief gotcha 5). */
 export function cardJson(card: AgentCard): unknown {
   return AgentCard.toJSON(card);
+}
+
+/**
+ * The same card in A2A v0.3's shape, as a v0.3 agent publishes it: `url` +
+ * `preferredTransport`, card-level `protocolVersion`, `kind`-free skills. No
+ * empty values, so every canonicaliser agrees on what its signature covers.
+ */
+export function legacyCardJson(opts: CardOptions): { [key: string]: unknown } {
+  return {
+    protocolVersion: '0.3.0',
+    name: opts.name,
+    description: `Baton e2e delegatee (${opts.name}), A2A v0.3`,
+    url: `${opts.baseUrl}/a2a/jsonrpc`,
+    preferredTransport: 'JSONRPC',
+    additionalInterfaces: [{ url: `${opts.baseUrl}/a2a/rest`, transport: 'HTTP+JSON' }],
+    version: '1.0.0',
+    capabilities: { streaming: true, pushNotifications: false },
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [{ id: 'reverse', name: 'Reverse', description: 'Echoes the input text reversed', tags: ['test'] }],
+  };
 }
 
 /** A text Part in the SDK's internal shape (all non-optional fields present). */

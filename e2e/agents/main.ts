@@ -2,13 +2,15 @@
  * Process entry for one test delegatee:
  *   tsx e2e/agents/main.ts --behaviour honest --name alice [--port 0] [--step-ms 50]
  *     [--require-extension URI] [--lie-state failed|working]
- *     [--push-mode token|jwt|forge|replay|drop] [--push-jwt] [--watch-stdin]
+ *     [--push-mode token|jwt|forge|replay|drop] [--push-jwt] [--card rw003|plain|unsigned]
+ *     [--protocol 1.0|0.3] [--watch-stdin]
  * Prints exactly one JSON line `{"url":...,"name":...}` on stdout once it serves, then
  * nothing else on stdout (the harness treats stdout as the ready channel).
  */
 import { parseArgs } from 'node:util';
 import { BEHAVIOURS, startAgent, type Behaviour } from './agent.ts';
 import { PUSH_MODES, type PushMode } from './push.ts';
+import type { CardKind } from './signed-card.ts';
 
 const { values } = parseArgs({
   options: {
@@ -20,6 +22,8 @@ const { values } = parseArgs({
     'lie-state': { type: 'string', default: 'failed' },
     'push-mode': { type: 'string', default: 'token' },
     'push-jwt': { type: 'boolean', default: false },
+    card: { type: 'string', default: 'rw003' },
+    protocol: { type: 'string', default: '1.0' },
     // Exit when the parent's stdin pipe closes, so a crashed test runner leaves no orphans.
     'watch-stdin': { type: 'boolean', default: false },
   },
@@ -42,6 +46,11 @@ if (lieState !== 'failed' && lieState !== 'working') fail(`bad --lie-state ${lie
 const pushMode = values['push-mode'] as PushMode;
 if (!PUSH_MODES.includes(pushMode)) fail(`unknown --push-mode ${values['push-mode']}; want one of ${PUSH_MODES.join(', ')}`);
 
+const cardKind = values.card as CardKind;
+if (!['rw003', 'plain', 'unsigned'].includes(cardKind)) fail(`bad --card ${values.card}`);
+const protocol = values.protocol;
+if (protocol !== '1.0' && protocol !== '0.3') fail(`bad --protocol ${protocol}`);
+
 const name = values.name ?? behaviour;
 const agent = await startAgent({
   behaviour,
@@ -52,6 +61,8 @@ const agent = await startAgent({
   lieState: lieState === 'working' ? 'working' : 'failed',
   pushMode,
   pushJwt: values['push-jwt'],
+  cardKind,
+  protocol: protocol === '0.3' ? '0.3' : '1.0',
 });
 
 let stopping = false;

@@ -26,8 +26,15 @@ export interface SignedCard {
   signingKey: AgentSigningKey;
 }
 
-/** Adds the RW-003 extension for agent `name` and signs the card with a fresh ES256 key. */
-export async function signAgentCard(card: Json, name: string, baseUrl: string): Promise<SignedCard> {
+/**
+ * What the card carries: the RW-003 extension signed (`rw003`), no extension
+ * but signed (`plain`: a stock A2A agent), or no extension and no signature
+ * (`unsigned`).
+ */
+export type CardKind = 'rw003' | 'plain' | 'unsigned';
+
+/** Adds the RW-003 extension for agent `name` (unless `kind` says otherwise) and signs the card with a fresh ES256 key. */
+export async function signAgentCard(card: Json, name: string, baseUrl: string, kind: CardKind = 'rw003'): Promise<SignedCard> {
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const kid = `${name}-es256`;
   const jwk = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
@@ -52,7 +59,9 @@ export async function signAgentCard(card: Json, name: string, baseUrl: string): 
   };
   const caps = (card.capabilities ?? {}) as Json;
   const extensions = [...((caps.extensions as JsonValue[] | undefined) ?? []), { uri: RW003_CARD_EXTENSION_URI, description: 'RW-003 card fields', params }];
-  const withExt: Json = { ...card, capabilities: { ...caps, extensions } };
+  const withExt: Json = kind === 'rw003' ? { ...card, capabilities: { ...caps, extensions } } : card;
+  const signingKey: AgentSigningKey = { kid, alg: 'ES256', privateKey };
+  if (kind === 'unsigned') return { card: withExt, jwks: { keys: [jwk] }, signingKey };
   const signed = await signCard(withExt, [{ kid, alg: 'ES256', privateKey }]);
-  return { card: signed, jwks: { keys: [jwk] }, signingKey: { kid, alg: 'ES256', privateKey } };
+  return { card: signed, jwks: { keys: [jwk] }, signingKey };
 }

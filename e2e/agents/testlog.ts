@@ -15,6 +15,8 @@ export interface LoggedRequest {
   a2aVersion: string | undefined;
   /** `message.metadata` as sent on the wire (JSON), e.g. the child delegation contract. */
   messageMetadata: unknown;
+  /** `message.role` as sent: `ROLE_USER` from a v1.0 sender, `user` in v0.3's shape. */
+  messageRole: unknown;
   /** Request-level `metadata` (SendMessageRequest.metadata / CancelTask metadata). */
   requestMetadata: unknown;
 }
@@ -123,6 +125,7 @@ export class TestLog {
         a2aExtensions: header(req, 'a2a-extensions'),
         a2aVersion: header(req, 'a2a-version'),
         messageMetadata: isRecord(message) ? message.metadata : undefined,
+        messageRole: isRecord(message) ? message.role : undefined,
         requestMetadata: params.metadata,
       });
       this.counts[method] = (this.counts[method] ?? 0) + 1;

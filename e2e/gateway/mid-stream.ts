@@ -2,7 +2,7 @@
 import { TaskState, type StreamResponse, type Task, type TaskState as State } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 
-const OUTCOME = 'urn:baton:outcome:v1';
+const OUTCOME = 'urn:baton:outcome:v2';
 
 export interface MidStreamRun {
   events: StreamResponse[];
@@ -30,7 +30,7 @@ export async function streamActingAtWorking(client: Client, params: Parameters<C
 /** The root delegation id Baton reported on the stream's first task event. */
 function rootOf(events: readonly StreamResponse[]): string {
   const first = events.find((e) => e.payload?.$case === 'task')?.payload?.value as Task | undefined;
-  const meta = first?.metadata?.[OUTCOME] as { root_delegation_id?: string } | undefined;
-  if (!meta?.root_delegation_id) throw new Error('no task event carried Baton metadata');
-  return meta.root_delegation_id;
+  const meta = first?.metadata?.[OUTCOME] as { rootDelegationId?: string } | undefined;
+  if (!meta?.rootDelegationId) throw new Error('no task event carried Baton metadata');
+  return meta.rootDelegationId;
 }

@@ -13,6 +13,7 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Clie
 import { PgStore } from '../../src/store/postgres/store.ts';
 import type { Store } from '../../src/store/port.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { recordingFetch } from './world.ts';
 import { spawnAgent, spawnReady, type ReadyProcess, type SpawnedAgent } from '../harness/process.ts';
 
 const BATON_MAIN = fileURLToPath(new URL('../harness/baton-main.ts', import.meta.url));
@@ -28,6 +29,9 @@ export interface TwoOrgs {
   b: ReadyProcess<{ url: string }>;
   client(): Promise<Client>;
   store(): Promise<Store>;
+  /** Every response body org A's caller received (for the leak check). */
+  bodies: string[];
+  pending: Array<Promise<unknown>>;
   close(): Promise<void>;
 }
 
@@ -83,13 +87,18 @@ export async function startTwoOrgs(opts: { presetA?: Record<string, unknown>; pg
   const a = await spawnReady<{ url: string }>(BATON_MAIN, [join(dir, 'a.json')], { ...process.env, BATON_E2E_PARTNER_KEY: A_AT_B_KEY });
   await jwksOf(a.ready.url, aJwks);
 
+  const bodies: string[] = [];
+  const pending: Array<Promise<unknown>> = [];
+  const callerFetch = recordingFetch(bodies, pending);
   return {
+    bodies,
+    pending,
     dir,
     agent,
     a,
     b,
     async client() {
-      const fetchImpl: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': A_KEY } });
+      const fetchImpl: typeof fetch = (input, init) => callerFetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': A_KEY } });
       const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] }));
       return factory.createFromUrl(`${a.ready.url}/agents/partner/`);
     },

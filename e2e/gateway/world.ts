@@ -28,6 +28,12 @@ export interface World {
   client(id: string, opts?: { key?: string; transport?: 'JSONRPC' | 'HTTP+JSON' }): Promise<Client>;
   /** A read-only view of the gateway's ledger, opened beside the running process. */
   store(): SqliteStore;
+  /** `fetch` as a caller: the response body is recorded for {@link assertNoDownstreamLeaks}. */
+  fetch: typeof fetch;
+  /** Every response body a caller received through `client()` or `fetch`, in order. */
+  bodies: string[];
+  /** Reads of recorded bodies still in progress (a stream is recorded once it ends). */
+  pending: Array<Promise<unknown>>;
   close(): Promise<void>;
 }
 
@@ -43,6 +49,25 @@ export interface WorldOptions {
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/**
+ * A fetch that records every response body it hands back, as it arrives:
+ * a stream still open is checked on what it delivered so far.
+ */
+export function recordingFetch(bodies: string[], pending: Array<Promise<unknown>>, base: typeof fetch = fetch): typeof fetch {
+  return async (input, init) => {
+    const res = await base(input, init);
+    const copy = res.clone();
+    const at = bodies.push('') - 1;
+    const decoder = new TextDecoder();
+    const read = async () => {
+      if (!copy.body) return;
+      for await (const chunk of copy.body as unknown as AsyncIterable<Uint8Array>) bodies[at] += decoder.decode(chunk, { stream: true });
+    };
+    pending.push(read().catch(() => undefined));
+    return res;
+  };
+}
 
 export async function startWorld(opts: WorldOptions): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-e2e-'));
@@ -72,7 +97,13 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   writeFileSync(configFile, JSON.stringify(config));
   const baton = await spawnReady<{ url: string; adminUrl?: string }>(BATON_MAIN, [configFile]);
   const url = baton.ready.url;
+  const bodies: string[] = [];
+  const pending: Array<Promise<unknown>> = [];
+  const callerFetch = recordingFetch(bodies, pending);
   return {
+    bodies,
+    pending,
+    fetch: callerFetch,
     dir,
     configFile,
     agents,
@@ -81,7 +112,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
     ...(baton.ready.adminUrl ? { adminUrl: baton.ready.adminUrl } : {}),
     async client(id, o = {}) {
       const key = o.key ?? API_KEY;
-      const fetchImpl: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': key } });
+      const fetchImpl: typeof fetch = (input, init) => callerFetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': key } });
       const factory = new ClientFactory(
         ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
           transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],

@@ -139,6 +139,10 @@ export interface SpawnAgentOptions {
   pushMode?: PushMode;
   /** `--push-jwt`: attach the Bearer JWT in any push mode, not only `jwt`. */
   pushJwt?: boolean;
+  /** `--card`: rw003 (default) | plain (signed, no RW-003 extension) | unsigned. */
+  card?: 'rw003' | 'plain' | 'unsigned';
+  /** `--protocol`: 1.0 (default) | 0.3. */
+  protocol?: '1.0' | '0.3';
 }
 
 /** A delegatee agent running in its own OS process. */
@@ -165,6 +169,8 @@ export async function spawnAgent(opts: SpawnAgentOptions): Promise<SpawnedAgent>
   if (opts.lieState !== undefined) flags.push('--lie-state', opts.lieState);
   if (opts.pushMode !== undefined) flags.push('--push-mode', opts.pushMode);
   if (opts.pushJwt) flags.push('--push-jwt');
+  if (opts.card !== undefined) flags.push('--card', opts.card);
+  if (opts.protocol !== undefined) flags.push('--protocol', opts.protocol);
   const proc = await spawnReady<{ url: string; name: string; jwks: { keys: Array<Record<string, unknown>> } }>(AGENT_MAIN, flags);
   const { url, name, jwks } = proc.ready;
   return {

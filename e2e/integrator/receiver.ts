@@ -11,7 +11,7 @@
  *   Idempotency-Key:   the same value again
  *   X-A2A-Notification-Token: the integrator's token, when it registered one
  * and a JSON StreamResponse body (`{"task":…}` / `{"statusUpdate":…}` …) whose payload
- * `metadata["urn:baton:outcome:v1"]` is Baton's projected outcome.
+ * `metadata["urn:baton:outcome:v2"]` is Baton's projected outcome.
  *
  * Every request to /hook is recorded on arrival, valid or not, and listed by
  * `GET /_deliveries`.
@@ -29,7 +29,7 @@ export const TOKEN_HEADER = 'X-A2A-Notification-Token';
 export const DELIVERY_CLAIM = 'baton_delivery';
 /** Protected-header claim that must equal the URL the receiver was reached at. */
 export const AUDIENCE_CLAIM = 'baton_aud';
-export const OUTCOME_METADATA = 'urn:baton:outcome:v1';
+export const OUTCOME_METADATA = 'urn:baton:outcome:v2';
 export const ALGORITHMS = ['ES256', 'EdDSA'];
 
 /** At most this many deliveries are kept (oldest dropped); counts stay cumulative. */
@@ -64,13 +64,13 @@ export interface DeliveryRecord {
   reason?: string;
   /** Task id of the StreamResponse payload (Baton's attempt-level task id). */
   taskId: string | null;
-  /** `metadata["urn:baton:outcome:v1"].outcome`. */
+  /** `metadata["urn:baton:outcome:v2"].outcome`. */
   outcome: string | null;
-  /** `metadata["urn:baton:outcome:v1"].verified`. */
+  /** `metadata["urn:baton:outcome:v2"].verified`. */
   verified: boolean | null;
-  /** `metadata["urn:baton:outcome:v1"].attempt_id`. */
+  /** `metadata["urn:baton:outcome:v2"].attemptId`. */
   attemptId: string | null;
-  /** The whole `urn:baton:outcome:v1` object, if present. */
+  /** The whole `urn:baton:outcome:v2` object, if present. */
   batonOutcome: unknown;
   /** StreamResponse payload case (`task`, `statusUpdate`, …). */
   kind: string | null;
@@ -164,7 +164,7 @@ function summarise(json: unknown): Pick<DeliveryRecord, 'taskId' | 'outcome' | '
     taskId: str(kind === 'task' ? value.id : value.taskId),
     outcome: isRecord(bo) ? str(bo.outcome) : null,
     verified: isRecord(bo) && typeof bo.verified === 'boolean' ? bo.verified : null,
-    attemptId: isRecord(bo) ? str(bo.attempt_id) : null,
+    attemptId: isRecord(bo) ? str(bo.attemptId) : null,
     batonOutcome: bo,
     kind,
     state: str(status.state),

@@ -18,6 +18,7 @@ import type { AgentCardJson } from './a2a-card.ts';
 import { buildCards } from './card-builder.ts';
 import type { Rw003CardParams } from './extension.ts';
 import { parseJwks } from './jwks.ts';
+import { assertServable, servableForm } from './served-card.ts';
 import { signCard } from './signer.ts';
 import { loadCardSources, type CardSource } from './source.ts';
 import { TrustStore } from './trust-store.ts';
@@ -92,7 +93,10 @@ export async function loadCardPublisher(opts: CardPublisherOptions): Promise<Car
   const cards: PublishedCard[] = [];
   for (const source of sources) {
     const built = await buildCards(source, { publicUrl: base, jwksUrl, signingKeys: keys });
-    const sign = async (card: { [key: string]: JsonValue }, form: CardForm) => {
+    const sign = async (built: { [key: string]: JsonValue }, form: CardForm) => {
+      // The served form (served-card.ts): one signing payload under every §8.4.1 reading.
+      const card = servableForm(built);
+      assertServable(card);
       const signed = await signCard(card, keys, { jku: jwksUrl });
       const doc = document(signed, now);
       // Self-check through the remote-card verifier, trusting only the JWKS.
@@ -140,7 +144,7 @@ function assertUnique(cards: readonly PublishedCard[]): void {
 }
 
 /** Serialises once; the ETag and digest name exactly these bytes. */
-function document(value: unknown, lastModified: Date): PublishedDocument {
+export function document(value: unknown, lastModified: Date): PublishedDocument {
   const bytes = Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
   const digest = sha256Digest(bytes);
   // HTTP dates have one-second resolution (RFC 9110 §5.6.7).

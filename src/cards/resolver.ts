@@ -45,26 +45,26 @@ export class CardResolver {
   }
 
   /** Fetches (or revalidates) and verifies the card at `url`; throws on any failure, never returns stale trust. */
-  async resolve(url: string, form: CardForm = 'public'): Promise<CardVerification> {
+  async resolve(url: string, form: CardForm = 'public', opts: { allowUnsigned?: boolean } = {}): Promise<CardVerification> {
     // Trust follows the URL Baton was asked for, not where a redirect led: a
     // redirect can move the bytes, never whose keys must have signed them.
     const origin = originOf(url);
     const now = this.clock.now().getTime();
     const cached = this.entries.get(url);
-    if (cached && now < cached.freshUntil) return this.verify(cached.bytes, url, origin, form);
+    if (cached && now < cached.freshUntil) return this.verify(cached.bytes, url, origin, form, opts);
     const res = await this.deps.fetch(url, cached ? { etag: cached.etag, lastModified: cached.lastModified } : undefined);
     const fresh = freshnessOf(res.cacheControl, res.status === 200 ? res.age : undefined, this.deps.freshness ?? DEFAULT_FRESHNESS);
     if (res.status === 304 && cached) {
       cached.freshUntil = now + fresh.lifetimeMs;
       if (res.etag) cached.etag = res.etag;
-      return this.verify(cached.bytes, url, origin, form);
+      return this.verify(cached.bytes, url, origin, form, opts);
     }
     if (res.status === 304) {
       // A 304 to an unconditional request is a broken server, not a card.
       throw unavailable('remote answered 304 to an unconditional card request');
     }
     this.entries.delete(url);
-    const verification = await this.verify(res.bytes, res.url, origin, form);
+    const verification = await this.verify(res.bytes, res.url, origin, form, opts);
     if (fresh.storable) this.store(url, { bytes: res.bytes, etag: res.etag, lastModified: res.lastModified, freshUntil: now + fresh.lifetimeMs });
     return verification;
   }
@@ -74,9 +74,9 @@ export class CardResolver {
     this.entries.clear();
   }
 
-  private verify(bytes: Uint8Array, source: string, origin: string, form: CardForm): Promise<CardVerification> {
+  private verify(bytes: Uint8Array, source: string, origin: string, form: CardForm, opts: { allowUnsigned?: boolean }): Promise<CardVerification> {
     return verifyCardBytes(
-      { bytes, origin, source, form },
+      { bytes, origin, source, form, ...(opts.allowUnsigned ? { allowUnsigned: true } : {}) },
       { trust: this.deps.trust, clock: this.clock, history: this.history, verifiedSignatures: this.memo, maxBytes: this.deps.maxBytes },
     );
   }

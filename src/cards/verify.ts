@@ -23,6 +23,7 @@ import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
 import { utc, type Clock, type UtcTime } from '../records/time.ts';
 import { LooseAgentCard, type AgentCardJson } from './a2a-card.ts';
 import { cardSigningBytes } from './canonical-card.ts';
+import { isLegacyCard, v1ViewOf } from './legacy-card.ts';
 import { assertActorContinuity, type CardHistory } from './continuity.ts';
 import { readRw003Params, type Rw003CardParams } from './extension.ts';
 import { assertNoSecrets } from './secrets.ts';
@@ -53,6 +54,8 @@ export interface CardVerification {
   /** The parsed raw card (not a normalised copy). */
   card: AgentCardJson;
   rw003?: Rw003CardParams;
+  /** False only for a card accepted unsigned because the operator allowed exactly that. */
+  signed: boolean;
 }
 
 export interface VerifyCardInput {
@@ -60,6 +63,8 @@ export interface VerifyCardInput {
   origin: string;
   source: string;
   form?: CardForm;
+  /** Accept a card without signatures (an operator's explicit, recorded choice); a present signature must still verify. */
+  allowUnsigned?: boolean;
 }
 
 export interface VerifyCardDeps {
@@ -74,13 +79,18 @@ export interface VerifyCardDeps {
 /** Verifies raw card bytes; throws invalid_request / limit_exceeded, never returns an unverified card. */
 export async function verifyCardBytes(input: VerifyCardInput, deps: VerifyCardDeps): Promise<CardVerification> {
   const raw = parseStrictJson(input.bytes, { maxBytes: deps.maxBytes ?? MAX_CARD_BYTES });
-  const parsed = LooseAgentCard.safeParse(raw);
+  // A v0.3 card is validated (and read) in its v1.0 translation; its signatures cover the raw bytes.
+  const parsed = LooseAgentCard.safeParse(isLegacyCard(raw) ? v1ViewOf(raw) : raw);
   if (!parsed.success) throw invalidRequest('Agent Card does not match the A2A v1.0 schema', { issues: summariseIssues(parsed.error) });
   assertNoSecrets(raw, 'Agent Card');
   const signatures = parsed.data.signatures ?? [];
-  if (signatures.length === 0) throw invalidRequest('Agent Card is unsigned');
   const payload = cardSigningBytes(raw);
   const payloadDigest = sha256Digest(payload);
+  if (signatures.length === 0) {
+    if (!input.allowUnsigned) throw invalidRequest('Agent Card is unsigned');
+    // Unsigned: nothing on it is evidence, so its RW-003 claims are not read as identity.
+    return { ...observation(input, payloadDigest, deps), verified_keys: [], skipped_signatures: [], card: parsed.data, signed: false };
+  }
   const verified: CardVerification['verified_keys'] = [];
   const skipped: CardVerification['skipped_signatures'] = [];
   for (const [index, sig] of signatures.entries()) {
@@ -99,17 +109,18 @@ export async function verifyCardBytes(input: VerifyCardInput, deps: VerifyCardDe
   const rw003 = readRw003Params(parsed.data);
   if (rw003) await checkRw003(rw003, verified, input.origin, deps);
   return {
-    form: input.form ?? 'public',
-    source: input.source,
-    origin: input.origin,
-    raw_digest: sha256Digest(input.bytes),
-    payload_digest: payloadDigest,
+    ...observation(input, payloadDigest, deps),
     verified_keys: verified,
     skipped_signatures: skipped,
-    verified_at: utc(deps.clock.now()),
     ...(rw003 ? { agent_card_id: rw003.agent_card_id, agent_actor_ref: rw003.agent_actor_ref, rw003 } : {}),
     card: parsed.data,
+    signed: true,
   };
+}
+
+/** RW-003 §10.3: which form, from where, and the exact digests observed. */
+function observation(input: VerifyCardInput, payloadDigest: Digest, deps: VerifyCardDeps) {
+  return { form: input.form ?? 'public', source: input.source, origin: input.origin, raw_digest: sha256Digest(input.bytes), payload_digest: payloadDigest, verified_at: utc(deps.clock.now()) };
 }
 
 async function verifyOnce(

@@ -5,26 +5,16 @@
  * Baton's ADR-0014 codes onto A2A errors. Nothing here decides authority.
  */
 import { ListTasksResponse, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig, type AgentCard, type Message } from '@a2a-js/sdk';
-import {
-  ERROR_INFO_TYPE,
-  fromJsonRpcErrorResponse,
-  JsonRpcUnsupportedOperationError,
-  RestUnsupportedOperationError,
-  PushNotificationNotSupportedError,
-  RequestMalformedError,
-  TaskNotFoundError,
-  UnsupportedOperationError,
-} from '@a2a-js/sdk/errors';
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { PushNotificationNotSupportedError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { BatonError } from '../errors.ts';
-import { WIRE_CODES } from '../http/error-map.ts';
 import type { JsonValue } from '../records/strict-json.ts';
+import { toA2AError } from './a2a-error.ts';
 import type { Caller } from './callers.ts';
 import type { PushRegistry } from '../push/registry.ts';
 import { TaskNotFound, type Attempt, type Dispatcher } from './dispatcher.ts';
-import { RemoteRpcError } from './remote.ts';
-import { CONTRACT_EXTENSION } from './present.ts';
+import { CONTRACT_EXTENSION, stateForOutcome } from './present.ts';
+
+export { binding, toA2AError } from './a2a-error.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -55,13 +45,22 @@ export class BatonA2AHandler implements A2ARequestHandler {
     private readonly facts: WeakMap<object, RequestFacts>,
   ) {}
 
+  /** The SDK asks for the card on every request (version check); a card that cannot be built is an A2A error, not a 500. */
   getAgentCard(): Promise<AgentCard> {
-    return this.opts.card();
+    return guard(() => this.opts.card());
   }
 
+  /**
+   * A2A §3.1.11: only an agent whose card declares `capabilities.extendedAgentCard`
+   * serves one; any other answers UnsupportedOperationError, never its public card.
+   */
   async getAuthenticatedExtendedAgentCard(_params: unknown, ctx: ServerCallContext): Promise<AgentCard> {
     const { caller } = this.factsOf(ctx);
-    return guard(() => (this.opts.extendedCard ? this.opts.extendedCard(caller) : this.opts.card()));
+    const extended = this.opts.extendedCard;
+    if (!extended || (await this.opts.card()).capabilities?.extendedAgentCard !== true) {
+      throw new UnsupportedOperationError('this agent declares no extended Agent Card');
+    }
+    return guard(() => extended(caller));
   }
 
   /** Which delegatee a send is for: the door's, or the one the message names on Baton's own door. */
@@ -114,6 +113,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
 
   async *resubscribe(params: Parameters<A2ARequestHandler['resubscribe']>[0], ctx: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const { caller } = this.factsOf(ctx);
+    await this.refuseTerminal(caller, params.id);
     try {
       for await (const ev of this.dispatcher.resubscribe(caller, params.id)) yield StreamResponse.fromJSON(ev);
     } catch (err) {
@@ -173,6 +173,19 @@ export class BatonA2AHandler implements A2ARequestHandler {
     if (requested !== undefined && requested !== null) throw new PushNotificationNotSupportedError('push notifications are not enabled on this gateway');
   }
 
+  /**
+   * A2A §3.1.6: subscribing to a task in a terminal state is
+   * UnsupportedOperationError. Terminal as the caller sees it: a closed
+   * attempt whose projected outcome shows as COMPLETED, FAILED or CANCELED
+   * (an unverified one is still WORKING and may be watched).
+   */
+  private async refuseTerminal(caller: Caller, taskId: string): Promise<void> {
+    const attempt = await guard(() => this.dispatcher.attemptFor(caller, taskId));
+    if (!attempt || attempt.body.state !== 'closed') return;
+    const shown = stateForOutcome(attempt.body.outcome);
+    if (shown !== undefined && TERMINAL.has(shown)) throw new UnsupportedOperationError('the task is in a terminal state; there is nothing to subscribe to');
+  }
+
   private pushOrRefuse(): PushRegistry {
     if (!this.opts.push) throw new PushNotificationNotSupportedError('push notifications are not enabled on this gateway');
     return this.opts.push;
@@ -196,6 +209,8 @@ export class BatonA2AHandler implements A2ARequestHandler {
   }
 }
 
+const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
+
 /** Fallback only: the raw body is preferred, so fields the SDK's codec drops survive forwarding. */
 const SendMessageRequestJson = (params: SendMessageRequest): unknown => SendMessageRequest.toJSON(params);
 
@@ -205,36 +220,4 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     throw toA2AError(err);
   }
-}
-
-/** The binding the current request came in on (set by the router around the SDK adapters). */
-export const binding = new AsyncLocalStorage<'jsonrpc' | 'rest'>();
-
-/**
- * ADR-0014 codes onto A2A errors. Malformed and unsupported have A2A
- * equivalents; every other code keeps Baton's wire mapping (src/http/error-map.ts)
- * — its JSON-RPC code and HTTP status — and names itself in a v1.0
- * ErrorInfo detail `{reason: CODE, domain: "baton", metadata: {baton: code}}`.
- */
-export function toA2AError(err: unknown): Error {
-  if (err instanceof TaskNotFound) return new TaskNotFoundError('task not found');
-  if (err instanceof RemoteRpcError) {
-    // The delegatee's own A2A error (e.g. -32001), passed on with its code.
-    return fromJsonRpcErrorResponse({ jsonrpc: '2.0', id: null, error: { code: err.code, message: err.message } } as never) as unknown as Error;
-  }
-  if (!(err instanceof BatonError)) return err instanceof Error ? err : new Error(String(err));
-  if (err.code === 'invalid_request') return new RequestMalformedError(err.message);
-  if (err.code === 'unsupported') return new UnsupportedOperationError(err.message);
-  // ErrorInfo metadata is a string map: Baton's code, plus the details that are plain values.
-  const metadata: Record<string, string> = { baton: err.code };
-  for (const [k, v] of Object.entries(err.details)) if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') metadata[k] = String(v).slice(0, 256);
-  const info = { '@type': ERROR_INFO_TYPE, reason: err.code.toUpperCase(), domain: 'baton', metadata };
-  const wire = WIRE_CODES[err.code];
-  const e =
-    binding.getStore() === 'rest'
-      ? new RestUnsupportedOperationError({ message: err.message, statusCode: wire.http, metadata })
-      : new JsonRpcUnsupportedOperationError({ message: err.message, envelopeCode: wire.jsonRpc, metadata });
-  // The SDK serialises the detail through toErrorInfo(); ours names Baton's code, not an A2A reason it is not.
-  Object.defineProperty(e, 'toErrorInfo', { value: () => info });
-  return e;
 }

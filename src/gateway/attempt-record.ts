@@ -11,6 +11,7 @@ import { Digest } from '../records/digest.ts';
 import { Identifier } from '../records/ids.ts';
 import { RevisionRef } from '../records/revision-ref.ts';
 import type { TaskFingerprint } from '../attempts/task-view.ts';
+import type { CardObservation } from './delegatee-identity.ts';
 
 /**
  * The part of the remote task Baton keeps as its own task view (DESIGN:
@@ -39,9 +40,12 @@ export interface AttemptBody {
   remote: {
     endpoint: string;
     protocol: 'a2a';
-    protocol_version: '1.0';
+    /** RW-003 §10.3: the exact protocol version spoken (0.3 through the SDK's compatibility layer). */
+    protocol_version: '1.0' | '0.3';
     binding: 'JSONRPC';
     card_ref: RevisionRef;
+    /** The card observation the attempt was admitted on: form, digests, signed or not, identity source. */
+    card?: CardObservation;
     extensions: string[];
     task_id?: string;
     context_id?: string;
@@ -127,6 +131,8 @@ export interface ReceiptBody {
   profile: 'a2a-readback/1';
   attempt_id: string;
   delegation_ref: RevisionRef;
+  /** The card observation the verified attempt ran on (RW-003 §10.3): signed or not, identity source. */
+  card?: CardObservation;
   expected?: TaskFingerprint;
   observed?: TaskFingerprint;
   readback: 'agreed' | 'disagreed' | 'unavailable' | 'not_applicable';

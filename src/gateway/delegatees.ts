@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { assertEndpointAllowed } from '../cards/endpoint-policy.ts';
+import { A2A_LEGACY_PROTOCOL_VERSION } from '@a2a-js/sdk/compat/v0_3';
 import { assertCardUsableForDelegation } from '../cards/lifecycle.ts';
 import type { CardResolver } from '../cards/resolver.ts';
 import type { CardVerification } from '../cards/verify.ts';
@@ -16,7 +17,8 @@ import { invalidRequest, unsupported } from '../errors.ts';
 import { Identifier } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import type { Store } from '../store/port.ts';
-import { delegateeOf } from './identity.ts';
+import { LEGACY_VERSION } from './legacy-remote.ts';
+import { identityOf, OperatorFacts, type CardObservation } from './delegatee-identity.ts';
 
 export const DelegateeConfig = z.strictObject({
   /** Path segment Baton serves this delegatee under: /agents/<id>. */
@@ -38,6 +40,13 @@ export const DelegateeConfig = z.strictObject({
   endpointOrigins: z.array(z.url()).default([]),
   /** Allow plain http endpoints for this delegatee (https only by default). */
   allowHttp: z.boolean().default(false),
+  /**
+   * The RW-003 facts its card does not carry (a plain A2A agent), attested by
+   * the operator (delegatee-identity.ts). A signed card's own extension wins.
+   */
+  rw003: OperatorFacts.optional(),
+  /** Accept this delegatee's card unsigned (never the default); every attempt records `signed: false`. */
+  allowUnsigned: z.boolean().optional(),
 });
 export type DelegateeConfig = z.infer<typeof DelegateeConfig>;
 
@@ -47,9 +56,13 @@ export interface ResolvedDelegatee {
   headers: Record<string, string>;
   verification: CardVerification;
   option: DelegateeOption;
-  /** The remote JSON-RPC endpoint for A2A v1.0. */
+  /** The remote JSON-RPC endpoint. */
   endpoint: string;
+  /** The A2A version spoken there: 1.0, or 0.3 through the SDK's compatibility layer. */
+  protocolVersion: '1.0' | '0.3';
   agentScope: ControlScopeRef;
+  /** RW-003 §10.3: the card form, digests and identity source this delegation used. */
+  observation: CardObservation;
 }
 
 export class DelegateeRegistry {
@@ -74,32 +87,38 @@ export class DelegateeRegistry {
     return this.byId.get(id);
   }
 
-  /** The credential headers for a delegatee, from configuration alone (no card verification). */
+  /**
+   * The headers every call to a delegatee carries: its credential, from
+   * configuration alone (no card verification), and `A2A-Version: 0.3` when
+   * its card offered only v0.3 — which routes the call through the SDK's
+   * compatibility layer (legacy-remote.ts).
+   */
   credentialsOf(id: string): Record<string, string> {
     const config = this.byId.get(id);
-    return config ? credentialHeaders(config) : {};
+    if (!config) return {};
+    return { ...credentialHeaders(config), ...(this.versions.get(id) === '0.3' ? { 'a2a-version': LEGACY_VERSION } : {}) };
   }
+
+  /** The A2A version each delegatee's card last offered (a wire-format choice, not authority). */
+  private readonly versions = new Map<string, '1.0' | '0.3'>();
 
   /** Verifies the delegatee's card now (HTTP caching applies) and announces it on its agent stream. */
   async resolve(id: string): Promise<ResolvedDelegatee> {
     const config = this.byId.get(id);
     if (!config) throw invalidRequest('no such delegatee', { delegatee: id });
-    const verification = await this.deps.resolver.resolve(config.cardUrl);
-    const option = delegateeOf(verification.rw003, verification.payload_digest, verification.source);
+    const verification = await this.deps.resolver.resolve(config.cardUrl, 'public', { allowUnsigned: config.allowUnsigned });
+    const { option, lifecycle, observation } = identityOf(config.id, verification, config.rw003);
     // RW-003 §4.3: a card asserting anything but active refuses new delegation.
-    assertCardUsableForDelegation({
-      agent_card_id: option.card_ref.object_id,
-      state: verification.rw003?.lifecycle.state ?? 'proposed',
-      head: option.card_ref,
-      card_payload_digest: verification.payload_digest,
-    });
-    const endpoint = jsonRpcEndpoint(verification);
+    assertCardUsableForDelegation({ ...lifecycle, state: lifecycle.state as 'active', head: option.card_ref, card_payload_digest: verification.payload_digest });
+    const { endpoint, protocolVersion } = jsonRpcEndpoint(verification);
     assertEndpointAllowed(endpoint, config);
     const agentScope: ControlScopeRef = { space_id: this.deps.spaceId, scope_kind: 'agent', scope_id: option.card_ref.object_id };
     // Idempotent in the store; remembered here so an unchanged card costs no write per request.
-    if (!this.announced.has(verification.payload_digest)) await this.announce(agentScope, option, verification);
+    const key = announcementKey(observation);
+    if (!this.announced.has(key)) await this.announce(agentScope, option, observation, key);
     this.lastCard.set(id, option.card_ref.object_id);
-    return { config, verification, option, endpoint, agentScope, headers: credentialHeaders(config) };
+    this.versions.set(id, protocolVersion);
+    return { config, verification, option, endpoint, protocolVersion, agentScope, observation, headers: this.credentialsOf(id) };
   }
 
   private readonly announced = new Set<string>();
@@ -110,17 +129,21 @@ export class DelegateeRegistry {
     return this.lastCard.get(id);
   }
 
-  private async announce(agentScope: ControlScopeRef, option: DelegateeOption, verification: CardVerification): Promise<void> {
+  private async announce(agentScope: ControlScopeRef, option: DelegateeOption, o: CardObservation, key: string): Promise<void> {
     await this.deps.store.control.appendControl({
       event_type: 'rw003.agent_card.published',
       control_scope_ref: agentScope,
       actor_ref: this.deps.announcer,
-      idempotency_key: `verified:${verification.payload_digest}`,
+      idempotency_key: key,
       // Only what the idempotency key stands for: the same signed content may arrive
       // with fresh signatures (ES256 is randomised) after the agent restarts.
-      payload: { card_ref: option.card_ref, form: verification.form },
+      payload: {
+        card_ref: option.card_ref,
+        form: o.form,
+        ...(o.identity === 'operator_attested' ? { identity: o.identity, attested_by: o.attested_by ?? null, facts_digest: o.facts_digest ?? null, signed: o.signed } : {}),
+      },
     });
-    this.announced.add(verification.payload_digest);
+    this.announced.add(key);
   }
 }
 
@@ -131,8 +154,17 @@ function credentialHeaders(config: DelegateeConfig): Record<string, string> {
   return { [config.auth.header]: config.auth.scheme ? `${config.auth.scheme} ${value}` : value };
 }
 
-function jsonRpcEndpoint(v: CardVerification): string {
-  const iface = v.card.supportedInterfaces.find((i) => i.protocolBinding === 'JSONRPC' && (i.protocolVersion ?? '1.0').startsWith('1.'));
-  if (!iface) throw unsupported('delegatee offers no A2A 1.x JSON-RPC interface', { source: v.source.slice(0, 512) });
-  return iface.url;
+/** A card's content with its identity facts: a changed fact is a new announcement. */
+function announcementKey(o: CardObservation): string {
+  return o.identity === 'card_extension' ? `verified:${o.payload_digest}` : `verified:${o.payload_digest}:${o.facts_digest}:${o.signed ? 'signed' : 'unsigned'}`;
+}
+
+/** The JSON-RPC interface Baton talks to: v1.x preferred, else v0.3 through the SDK's compatibility layer. */
+function jsonRpcEndpoint(v: CardVerification): { endpoint: string; protocolVersion: '1.0' | '0.3' } {
+  const jsonRpc = v.card.supportedInterfaces.filter((i) => i.protocolBinding === 'JSONRPC');
+  const current = jsonRpc.find((i) => i.protocolVersion.startsWith('1.'));
+  if (current) return { endpoint: current.url, protocolVersion: '1.0' };
+  const legacy = jsonRpc.find((i) => i.protocolVersion.startsWith(A2A_LEGACY_PROTOCOL_VERSION));
+  if (legacy) return { endpoint: legacy.url, protocolVersion: '0.3' };
+  throw unsupported('delegatee offers no A2A JSON-RPC interface Baton speaks (1.x, or 0.3)', { source: v.source.slice(0, 512) });
 }

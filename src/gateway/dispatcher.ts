@@ -33,7 +33,7 @@ import { complete, completeQuietly, noteRemoteTask, send, type TurnEnd } from '.
 import type { Json, Turn } from './path/turn.ts';
 import { validateSend, type ValidSend } from './path/validate.ts';
 import { verdictReleased } from './path/verify.ts';
-import { presentTask, withIds } from './present.ts';
+import { presentMessage, presentTask, withIds } from './present.ts';
 import { Reconciler } from './reconciler.ts';
 import { RemoteRpcError } from './remote.ts';
 import { Stopper, type StopCause } from './stopper.ts';
@@ -252,7 +252,7 @@ export class Dispatcher {
 
   /** The caller's answer once a turn ended or was handed to the follower. */
   private answer(turn: Turn, end: TurnEnd, historyLength?: number): Json {
-    if (end.kind === 'message') return { message: withIds(end.message as JsonValue, end.attempt.body) as Json };
+    if (end.kind === 'message') return { message: presentMessage(end.message as JsonValue, end.attempt.body) as Json };
     if (end.kind === 'pending') return { task: this.pending(turn, end.view, end.lost) };
     return { task: presentAttempt(end.attempt.body, historyLength) };
   }
@@ -263,7 +263,7 @@ export class Dispatcher {
    * up with GetTask instead of sending the effect again.
    */
   private pending(turn: Turn, view: Json | undefined, lost?: true): Json {
-    return presentTask(view ?? { status: { state: 'TASK_STATE_WORKING' } }, turn.attempt.body, lost ? 'unknown' : undefined);
+    return presentTask(view ?? { status: { state: 'TASK_STATE_WORKING' } }, shownBody(turn), lost ? 'unknown' : undefined);
   }
 
   /**
@@ -272,7 +272,6 @@ export class Dispatcher {
    * leave the effect behind: the turn is followed to its verdict anyway.
    */
   private async *relay(turn: Turn, it: AsyncGenerator<FollowStep, TurnEnd>): AsyncGenerator<Json> {
-    const body: AttemptBody = turn.attempt.body;
     let started = false;
     let lastAsTask = false;
     let ended = false;
@@ -291,6 +290,7 @@ export class Dispatcher {
           continue;
         }
         started = true;
+        const body = shownBody(turn);
         if (event.task) yield { task: presentTask(view, body, undefined) };
         else if (event.artifactUpdate) yield { artifactUpdate: withIds(event.artifactUpdate, body) };
         else if (event.statusUpdate) yield { statusUpdate: withIds(event.statusUpdate, body) };
@@ -303,7 +303,7 @@ export class Dispatcher {
 
   /** The last event of a relayed turn, after its verdict (as a task when the stream never started or ended on one). */
   private *finalEvents(turn: Turn, end: TurnEnd, asTask: boolean): Generator<Json> {
-    if (end.kind === 'message') yield { message: withIds(end.message as JsonValue, end.attempt.body) as Json };
+    if (end.kind === 'message') yield { message: presentMessage(end.message as JsonValue, end.attempt.body) as Json };
     else if (end.kind === 'pending') yield { task: this.pending(turn, end.view, end.lost) };
     else {
       const final = presentAttempt(end.attempt.body);
@@ -315,6 +315,16 @@ export class Dispatcher {
     const tracked = p.catch(() => undefined).finally(() => this.background.delete(tracked));
     this.background.add(tracked);
   }
+}
+
+/**
+ * The attempt as presentation needs it: with the delegatee's task id once
+ * this turn learned it (before any revision records it), so every
+ * occurrence of it is replaced by Baton's (src/gateway/present.ts).
+ */
+function shownBody(turn: Turn): AttemptBody {
+  const body = turn.attempt.body;
+  return turn.remoteTaskId && !body.remote.task_id ? { ...body, remote: { ...body.remote, task_id: turn.remoteTaskId } } : body;
 }
 
 /** Pulls a follow generator to its end, discarding its events (its caller left). */

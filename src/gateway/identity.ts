@@ -2,8 +2,8 @@
  * Exact identities for delegation, derived from verified Agent Cards
  * (RW-003 §5.1: delegator/delegatee resolve to exact card and Actor
  * revisions; §8: bind the child agent Actor and its accountable operator).
- * A card without the RW-003 extension cannot be delegated to: there is no
- * persistent Actor to bind.
+ * These read a card's own RW-003 extension; a card without one is bound
+ * through the operator's attested facts instead (delegatee-identity.ts).
  */
 import type { Rw003CardParams } from '../cards/extension.ts';
 import type { DelegateeOption } from '../contracts/presets.ts';

@@ -7,6 +7,7 @@
  */
 import { AgentCard } from '@a2a-js/sdk';
 import { cardSigningBytes } from '../cards/canonical-card.ts';
+import { document, type PublishedDocument } from '../cards/publisher.ts';
 import { RW003_CARD_EXTENSION_URI, type Rw003CardParams } from '../cards/extension.ts';
 import { signCard } from '../cards/signer.ts';
 import type { DelegateeOption } from '../contracts/presets.ts';
@@ -16,11 +17,14 @@ import type { JsonValue } from '../records/strict-json.ts';
 import type { DelegateeRegistry } from './delegatees.ts';
 import { delegateeOf } from './identity.ts';
 import { CONTRACT_EXTENSION } from './present.ts';
+import { assertServable, servableForm } from '../cards/served-card.ts';
 
 type Json = { [key: string]: JsonValue };
 
 export interface ProxyCard {
   json: Json;
+  /** The exact bytes served, with their validators (A2A §8.6.1: ETag, Last-Modified). */
+  doc: PublishedDocument;
   internal: AgentCard;
   /** Baton's identity as the delegatee of this card's exact revision. */
   option: DelegateeOption;
@@ -91,13 +95,17 @@ export class ProxyCards {
       display_name: `${this.deps.identity.display_name} for ${id}`.slice(0, 256),
       supported_adapters: [{ protocol: 'a2a', version: '1.0', binding: 'JSONRPC', endpoint_ref: `${base}/a2a/jsonrpc`, authentication_methods: ['api_key', 'bearer_jwt'] }],
     };
-    const card: Json = {
+    // Only schema members at non-default values (served-card.ts): the SDK, Baton and plain JCS then agree on the payload.
+    const card: Json = servableForm({
       name: `${String(remote.name)} (via Baton)`,
       description: `${String(remote.description ?? '')} Delegated through Baton: attenuated contracts, fenced admission, read-back verified outcomes.`.trim(),
       version: String(remote.version ?? '1.0.0'),
       supportedInterfaces: [
         { url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
         { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+        // A2A v0.3 clients, through the SDK's compatibility layer (same admission and read-back).
+        { url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+        { url: `${base}/a2a/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
       ],
       capabilities: {
         streaming: true,
@@ -107,15 +115,38 @@ export class ProxyCards {
           { uri: CONTRACT_EXTENSION, description: 'Baton attaches the attenuated Delegation Contract chain for the delegatee' },
         ],
       },
-      securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
-      securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
+      securitySchemes: {
+        apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } },
+        bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', bearerFormat: 'JWT' } },
+      },
+      // Either credential; each names the role `a2a` (as Baton's own card does). An empty
+      // scope list is the one value §8.4.1 canonicalisers disagree on (see served-card.ts).
+      securityRequirements: [{ schemes: { apiKey: { list: ['a2a'] } } }, { schemes: { bearer: { list: ['a2a'] } } }],
       defaultInputModes: (remote.defaultInputModes as JsonValue) ?? ['text/plain'],
       defaultOutputModes: (remote.defaultOutputModes as JsonValue) ?? ['text/plain'],
-      skills: (remote.skills as JsonValue) ?? [],
-    };
+      skills: skillsOf(remote.skills),
+    });
+    assertServable(card);
     const signed = await signCard(card, this.deps.keyring.signingKeys(new Date()), { jku: `${root}/.well-known/jwks.json` });
     const { signatures: _s, ...unsigned } = signed;
-    const option = delegateeOf(params, sha256Digest(cardSigningBytes(unsigned)), `${base}/.well-known/agent-card.json`);
-    return { json: signed, internal: AgentCard.fromJSON(signed), option };
+    const payloadDigest = sha256Digest(cardSigningBytes(unsigned));
+    const option = delegateeOf(params, payloadDigest, `${base}/.well-known/agent-card.json`);
+    // ES256 signatures are randomised: a weak validator over the signed payload is stable across restarts and nodes.
+    const doc = { ...document(signed, new Date()), etag: `W/"${payloadDigest.slice(7, 39)}"` };
+    return { json: signed, doc, internal: AgentCard.fromJSON(signed), option };
   }
+}
+
+/**
+ * The remote's skills as Baton offers them: a skill's own security
+ * requirements name the delegatee's schemes, not Baton's, so they are
+ * dropped (Baton's card-level requirements apply at its door).
+ */
+function skillsOf(skills: JsonValue | undefined): JsonValue {
+  if (!Array.isArray(skills)) return [];
+  return skills.map((s) => {
+    if (!s || typeof s !== 'object' || Array.isArray(s)) return s;
+    const { securityRequirements: _theirs, ...rest } = s;
+    return rest;
+  });
 }

@@ -7,11 +7,12 @@
 import type { AgentCard } from '@a2a-js/sdk';
 import { jsonRpcHandler, restHandler, type UserBuilder } from '@a2a-js/sdk/server/express';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { BatonError } from '../errors.ts';
-import { WIRE_CODES } from '../http/error-map.ts';
+import { BatonError, limitExceeded } from '../errors.ts';
+import { serveDocument } from '../http/well-known.ts';
 import type { Logger } from '../log.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
-import { BatonA2AHandler, binding, type RequestFacts } from './a2a-handler.ts';
+import { binding, ParseError, restStatusNames, sendA2AError, type Binding } from './a2a-error.ts';
+import { BatonA2AHandler, type RequestFacts } from './a2a-handler.ts';
 import type { Caller, CallerAuthenticator } from './callers.ts';
 import { bindCallerSignal } from './caller-scope.ts';
 import type { DelegateeRegistry } from './delegatees.ts';
@@ -46,20 +47,22 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
     const f = facts.get(req.headers);
     return { get isAuthenticated() { return f !== undefined; }, get userName() { return f?.caller.id ?? ''; } };
   };
+  // v0.3 callers go through the SDK's compatibility layer (A2A-Version 0.3, or none: A2A §3.6.1) into the same handler.
+  const legacyCompat = { enabled: true };
   const mount = (base: string, handler: BatonA2AHandler) => {
-    router.use(`${base}/a2a/jsonrpc`, inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder }));
-    router.use(`${base}/a2a/rest`, inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), bindCallerSignal, restHandler({ requestHandler: handler, userBuilder }));
+    router.use(`${base}/a2a/jsonrpc`, inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+    router.use(`${base}/a2a/rest`, inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, restHandler({ requestHandler: handler, userBuilder, legacyCompat }));
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
   mount('', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
   for (const id of deps.delegatees.ids()) {
     const base = `/agents/${id}`;
-    router.get(`${base}/.well-known/agent-card.json`, async (_req, res, next) => {
+    // As Baton's own card (A2A §8.6.1): exact bytes, ETag, Last-Modified, conditional GET; a refusal is never cacheable.
+    router.get(`${base}/.well-known/agent-card.json`, async (req, res) => {
       try {
-        res.setHeader('Cache-Control', 'public, max-age=60');
-        res.json((await cardOf(id)).json);
+        serveDocument(req, res, (await cardOf(id)).doc, 'public, max-age=60');
       } catch (err) {
-        next(err);
+        sendA2AError(res, err, 'rest');
       }
     });
     mount(base, new BatonA2AHandler({ delegatee: id, card: () => deps.cards.forTransport(id), push: deps.push }, deps.dispatcher, facts));
@@ -68,12 +71,12 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
 }
 
 /** Everything downstream (the SDK and Baton's handler) runs knowing its binding, for error mapping. */
-function inBinding(transport: 'jsonrpc' | 'rest') {
+function inBinding(transport: Binding) {
   return (_req: Request, _res: Response, next: NextFunction) => binding.run(transport, next);
 }
 
 /** Verifies the caller's credentials before any A2A processing; 401 without them. */
-function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFacts>, transport: 'jsonrpc' | 'rest') {
+function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFacts>, transport: Binding) {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       const caller = await deps.auth.authenticate(req.headers);
@@ -81,13 +84,8 @@ function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFac
       facts.set(req.headers, { caller });
       next();
     } catch (err) {
-      const e = err instanceof BatonError ? err : new BatonError('authentication_required', 'credentials were not accepted');
-      res.status(401).setHeader('WWW-Authenticate', 'Bearer realm="baton", ApiKey header="X-API-Key"');
-      res.json(
-        transport === 'jsonrpc'
-          ? { jsonrpc: '2.0', id: null, error: { code: WIRE_CODES[e.code].jsonRpc, message: e.message, data: { baton: e.code } } }
-          : { error: { code: 401, status: 'UNAUTHENTICATED', message: e.message, details: [] } },
-      );
+      // A refused credential is 401; a failure behind the check (e.g. the store) keeps its own code.
+      sendA2AError(res, err instanceof BatonError ? err : new BatonError('authentication_required', 'credentials were not accepted'), transport);
     }
   };
 }
@@ -98,7 +96,7 @@ function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFac
  * the request, so Baton and the delegatee can never read the same bytes two
  * ways. The SDK's own parser then finds the body already parsed and skips.
  */
-function strictBody(limit: number, transport: 'jsonrpc' | 'rest') {
+function strictBody(limit: number, transport: Binding) {
   const raw = express.raw({ limit, type: ['application/json', 'application/a2a+json'] });
   const parse = (req: Request, res: Response, next: NextFunction) => {
     if (!Buffer.isBuffer(req.body)) return next();
@@ -111,32 +109,34 @@ function strictBody(limit: number, transport: 'jsonrpc' | 'rest') {
       next();
     } catch (err) {
       const e = err instanceof BatonError ? err : new BatonError('invalid_request', 'request body is not strict JSON');
-      res.status(transport === 'jsonrpc' ? 200 : WIRE_CODES[e.code].http);
-      res.json(
-        transport === 'jsonrpc'
-          ? { jsonrpc: '2.0', id: null, error: { code: -32700, message: e.message, data: { baton: e.code } } }
-          : { error: { code: WIRE_CODES[e.code].http, status: 'INVALID_ARGUMENT', message: e.message, details: [] } },
-      );
+      // JSON-RPC 2.0 §5.1: an unparsable request is -32700; a size bound keeps its own code.
+      sendA2AError(res, transport === 'jsonrpc' && e.code === 'invalid_request' ? new ParseError(e.message) : e, transport);
     }
   };
   const tooLarge = (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if ((err as { status?: number }).status !== 413) return next(err);
-    res.status(transport === 'jsonrpc' ? 200 : 413).json(
-      transport === 'jsonrpc'
-        ? { jsonrpc: '2.0', id: null, error: { code: WIRE_CODES.limit_exceeded.jsonRpc, message: 'request body exceeds the size bound', data: { baton: 'limit_exceeded' } } }
-        : { error: { code: 413, status: 'RESOURCE_EXHAUSTED', message: 'request body exceeds the size bound', details: [] } },
-    );
+    sendA2AError(res, limitExceeded('request body exceeds the size bound', { max: limit }), transport);
   };
   return [raw, tooLarge, parse] as const;
 }
 
-/** Keeps the raw params so forwarding preserves fields the SDK's codecs would drop. */
-function stash(facts: WeakMap<object, RequestFacts>, transport: 'jsonrpc' | 'rest') {
+/**
+ * Keeps the raw params so forwarding preserves fields the SDK's codecs would
+ * drop — for A2A v1.0 requests only: a v0.3 request's params are v0.3-shaped
+ * and are forwarded as the compatibility layer translated them.
+ */
+function stash(facts: WeakMap<object, RequestFacts>, transport: Binding) {
   return (req: Request, _res: Response, next: NextFunction) => {
     const f = facts.get(req.headers);
+    if (isLegacyRequest(req)) return next();
     const body = req.body as Json | undefined;
     const raw = transport === 'jsonrpc' ? (body?.params as Json | undefined) : body;
     if (f && raw && typeof raw === 'object' && !Array.isArray(raw)) f.raw = raw;
     next();
   };
+}
+
+/** The SDK's rule for routing into its v0.3 layer: `A2A-Version` 0.3, or absent (A2A §3.6.1). */
+export function isLegacyRequest(req: Request): boolean {
+  return (req.header('a2a-version') || '0.3') === '0.3';
 }

@@ -70,6 +70,11 @@ export function extendedCardFor(card: PublishedCard, principal: unknown): Publis
   return card.extendedCard;
 }
 
+/** Sends one immutable document with its validators, answering conditional requests with 304. */
+export function serveDocument(req: Request, res: Response, doc: PublishedDocument, cacheControl: string, type = 'application/json'): void {
+  serve(req, res, doc, cacheControl, type);
+}
+
 function serve(req: Request, res: Response, doc: PublishedDocument, cacheControl: string, type = 'application/json'): void {
   res.setHeader('ETag', doc.etag);
   res.setHeader('Last-Modified', doc.lastModified.toUTCString());

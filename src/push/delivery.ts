@@ -14,7 +14,7 @@ import { signDetached } from '../records/signature.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { Keyring } from '../keys/keyring.ts';
 import type { AttemptBody } from '../gateway/attempt-record.ts';
-import { OUTCOME_METADATA, presentTask } from '../gateway/present.ts';
+import { presentTask, withClosingRevision } from '../gateway/present.ts';
 import { presentAttempt } from '../gateway/path/present-attempt.ts';
 import type { DeliveryRow, PushConfigRow } from '../store/port.ts';
 
@@ -54,17 +54,15 @@ export function isForGeneration(d: Pick<DeliveryRow, 'delivery_id' | 'revision_i
  * The notification body for an attempt's closing revision. `verifiedTask`
  * is the read-back the verdict was based on, when this process has it; a
  * recovered notification carries the recorded projection without artifacts.
- * The outcome metadata also names the closing revision (`revision_id`) and
- * when it was recorded (`closed_at`), so an integrator that receives a
+ * The outcome metadata also names the closing revision (`revisionId`) and
+ * when it was recorded (`closedAt`), so an integrator that receives a
  * later, reconciled outcome for the same task (under another delivery id)
  * can tell which one supersedes which (revision ids are opaque, not ordered).
  */
 export function notificationBody(closed: SealedRecord<AttemptBody>, verifiedTask?: JsonValue): Json {
   const body = closed.body;
   const task = verifiedTask && typeof verifiedTask === 'object' && !Array.isArray(verifiedTask) ? presentTask(verifiedTask, body, body.outcome) : presentAttempt(body);
-  const metadata = (task.metadata as Json | undefined) ?? {};
-  const outcome = (metadata[OUTCOME_METADATA] as Json | undefined) ?? {};
-  return { task: { ...task, metadata: { ...metadata, [OUTCOME_METADATA]: { ...outcome, revision_id: closed.revision_id, closed_at: closed.issued_at } } } };
+  return { task: withClosingRevision(task, closed) };
 }
 
 export function buildDelivery(closed: SealedRecord<AttemptBody>, config: ConfigGeneration, at: Date, verifiedTask?: JsonValue): DeliveryRow {

@@ -87,7 +87,7 @@ describe('push outbox', () => {
     const body = JSON.parse(got.body);
     expect(body.task).toMatchObject({ id: s.attempt.record_id, contextId: 'ctx_1', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: verified.artifacts });
     // The closing revision, so a later reconciled outcome (under another delivery id) can be ordered against this one.
-    expect(body.task.metadata['urn:baton:outcome:v1']).toMatchObject({ attempt_id: s.attempt.record_id, outcome: 'succeeded', verified: true, revision_id: closed.revision_id, closed_at: closed.issued_at });
+    expect(body.task.metadata['urn:baton:outcome:v2']).toMatchObject({ attemptId: s.attempt.record_id, outcome: 'succeeded', verified: true, revisionId: closed.revision_id, closedAt: closed.issued_at });
     expect(got.body).not.toContain('remote-task-1');
 
     const [row] = await s.store.push.deliveries({ task_id: s.attempt.record_id, limit: 10 });
@@ -223,7 +223,7 @@ describe('push outbox', () => {
     expect(r.received).toHaveLength(1);
     const task = JSON.parse(r.received[0]!.body).task;
     expect(task.status.state).toBe('TASK_STATE_WORKING'); // unverified is never reported done
-    expect(task.metadata['urn:baton:outcome:v1']).toMatchObject({ outcome: 'unknown', verified: false, revision_id: closed.revision_id });
+    expect(task.metadata['urn:baton:outcome:v2']).toMatchObject({ outcome: 'unknown', verified: false, revisionId: closed.revision_id });
   });
 
   it('recovery does not starve: configs on open tasks, however many, never keep a closed task from its outcome', async () => {

@@ -81,9 +81,10 @@ export async function admitFirstTurn(
           remote: {
             endpoint: resolved.endpoint,
             protocol: 'a2a',
-            protocol_version: '1.0',
+            protocol_version: resolved.protocolVersion,
             binding: 'JSONRPC',
             card_ref: resolved.option.card_ref,
+            card: resolved.observation,
             extensions: [CONTRACT_EXTENSION],
             context_id: remoteContext,
             ...(typeof message.messageId === 'string' ? { message_id: message.messageId } : {}),

@@ -5,6 +5,7 @@
  */
 import { isBatonError } from '../../errors.ts';
 import type { Attempt } from '../attempts.ts';
+import { LEGACY_VERSION } from '../legacy-remote.ts';
 import type { ResolvedDelegatee } from '../delegatees.ts';
 import type { PathDeps } from './deps.ts';
 import type { Target } from './turn.ts';
@@ -37,5 +38,7 @@ export function pinnedTarget(deps: Pick<PathDeps, 'delegatees'>, attempt: Attemp
   } catch {
     // No credential in the environment any more: try without; the read-back decides.
   }
+  // A v0.3 delegatee is spoken to through the compatibility layer, whichever process admitted the attempt.
+  if (attempt.body.remote.protocol_version === LEGACY_VERSION) headers = { ...headers, 'a2a-version': LEGACY_VERSION };
   return { delegatee_id: attempt.body.delegatee_id, endpoint: attempt.body.remote.endpoint, headers, acceptance: config?.acceptance ?? {}, streaming: false, pushNotifications: false };
 }

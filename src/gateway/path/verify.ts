@@ -246,6 +246,8 @@ function receiptOf(deps: Deps, turn: Turn, observation: Observation, back: (Read
         attempt_id: turn.attempt.body.attempt_id,
         delegation_ref: turn.attempt.body.delegation_ref,
         effect_id: turn.effect_id,
+        // The card observation the attempt ran on (signed or not, identity source): RW-003 §10.3.
+        ...(turn.attempt.body.remote.card ? { card: turn.attempt.body.remote.card } : {}),
         ...(observation.kind === 'task' ? { expected: observation.fingerprint } : {}),
         ...(back?.kind === 'task' ? { observed: back.fingerprint } : {}),
         readback: back === undefined ? 'not_applicable' : back.kind === 'unavailable' ? 'unavailable' : ['succeeded', 'failed', 'cancelled'].includes(projection.outcome) ? 'agreed' : 'disagreed',
