@@ -250,24 +250,22 @@ export class PgStore implements Store {
   }
 
   /** A single statement that may write: run again only when the server said it was not applied. */
-  private async query<T>(sql: string, params: unknown[]): Promise<T[]> {
-    for (let reconnects = 0; ; reconnects++) {
-      try {
-        return (await this.pool.query(sql, params)).rows as T[];
-      } catch (err) {
-        if (!sessionEndedBeforeApplying(err) || reconnects >= MAX_RECONNECTS) throw wrap(err);
-        await delay(50 * (reconnects + 1) + Math.random() * 50);
-      }
-    }
+  private query<T>(sql: string, params: unknown[]): Promise<T[]> {
+    return this.statement<T>(sql, params, sessionEndedBeforeApplying);
   }
 
   /** A plain read: safe to run again on a fresh connection when the first one was lost (bounded). */
-  private async read<T>(sql: string, params: unknown[]): Promise<T[]> {
+  private read<T>(sql: string, params: unknown[]): Promise<T[]> {
+    return this.statement<T>(sql, params, worthReconnecting);
+  }
+
+  /** One statement on the pool, run again on a fresh connection (bounded, with backoff) while `retryable` says so. */
+  private async statement<T>(sql: string, params: unknown[], retryable: (err: unknown) => boolean): Promise<T[]> {
     for (let reconnects = 0; ; reconnects++) {
       try {
         return (await this.pool.query(sql, params)).rows as T[];
       } catch (err) {
-        if (!worthReconnecting(err) || reconnects >= MAX_RECONNECTS) throw wrap(err);
+        if (!retryable(err) || reconnects >= MAX_RECONNECTS) throw wrap(err);
         await delay(50 * (reconnects + 1) + Math.random() * 50);
       }
     }
