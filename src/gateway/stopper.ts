@@ -25,6 +25,12 @@ export class Stopper {
   private readonly stopping = new Set<string>();
   /** What each open turn fenced: immutable per turn, so read once, not on every pass (bounded by the open turns). */
   private readonly fenced = new Map<string, Pick<Turn, 'fence_set' | 'scopes'>>();
+  /**
+   * Turns this process already asked to stop: one stop (and at most one
+   * escalation) each, not one per pass while the delegatee takes its time;
+   * the follower brings their verdict. Bounded by the open turns.
+   */
+  private readonly stopped = new Set<string>();
 
   constructor(private readonly deps: PathDeps) {}
 
@@ -34,8 +40,9 @@ export class Stopper {
     const rows = await this.deps.store.work.list(limit);
     const open = new Set(rows.map((r) => r.effect_id));
     for (const id of this.fenced.keys()) if (!open.has(id)) this.fenced.delete(id);
+    for (const id of this.stopped) if (!open.has(id)) this.stopped.delete(id);
     for (const row of rows) {
-      if (this.stopping.has(row.attempt_id)) continue;
+      if (this.stopping.has(row.attempt_id) || this.stopped.has(row.effect_id)) continue;
       try {
         let fenced = this.fenced.get(row.effect_id);
         if (!fenced) {
@@ -48,6 +55,7 @@ export class Stopper {
         if (!turn) continue;
         const { cause, detail, by } = await this.whyStale(turn.fence_set);
         stopped++;
+        this.stopped.add(row.effect_id);
         await this.stop(turn.attempt, cause, detail);
         if (by) await this.deps.events.emit({ type: 'signal', signal: { kind: 'stopped', by, delegation: turn.attempt.body.delegation_ref.object_id, detail } });
       } catch (err) {
