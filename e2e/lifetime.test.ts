@@ -140,7 +140,7 @@ beforeAll(async () => {
     ],
     callers: { steady: [STEADY_KEY, 'long'] },
     // The follow-up bound: past the slow task's ~4.5 s, so only the resetter's effect, which no read can ever find, ends unknown.
-    config: { revocationSweepMs: 50, follow: { maxFollowMs: 8_000, tickMs: 100, pollMaxMs: 500 } },
+    config: { revocationSweepMs: 50, follow: { maxFollowMs: 12_000, tickMs: 100, pollMaxMs: 500 } },
   });
 }, 60_000);
 afterAll(async () => world?.close());

@@ -17,7 +17,8 @@ beforeAll(async () => {
   world = await startWorld({
     agents: { silent: { behaviour: 'never-answer' } },
     remote: { headersTimeoutMs: 1_000 },
-    config: { revocationSweepMs: 50, follow: { maxFollowMs: 4_000, tickMs: 100, pollMaxMs: 200 } },
+    // The follow-up bound leaves room for the CLI's revocation on a loaded machine (it must come first).
+    config: { revocationSweepMs: 50, follow: { maxFollowMs: 15_000, tickMs: 100, pollMaxMs: 200 } },
   });
 }, 60_000);
 afterAll(async () => world?.close());
@@ -41,11 +42,14 @@ it('a revoked turn that cannot be stopped is escalated once, however many sweeps
   };
   const revoke = await batonCli(['control', 'revoke', (await read()).attempt.root_ref.object_id, '--reason', 'e2e: revoke what cannot be stopped'], { BATON_CONFIG: world.configFile, BATON_LOG_LEVEL: 'silent' });
   expect(revoke.code, revoke.stderr).toBe(0);
-  // The follow-up bound comes dozens of 50 ms sweep passes after the revocation.
+  // The sweep stops it (its first cause is recorded) ...
+  const stopped = await until(async () => ((await read()).attempt.cancel_cause ? read() : undefined), 400, 25, 'the revocation sweep');
+  expect(stopped!.attempt.state).not.toBe('closed');
+  // ... and the follow-up bound comes many 50 ms sweep passes later.
   const end = await until(async () => {
     const r = await read();
     return r.attempt.state === 'closed' && r.escalations.some((e) => e.kind === 'effect_unverifiable') ? r : undefined;
-  }, 600, 25, 'the follow-up bound');
+  }, 1_200, 25, 'the follow-up bound');
   expect(end!.attempt).toMatchObject({ outcome: 'unknown', cancel_cause: { cause: 'revocation' } });
   expect(end!.escalations.filter((e) => e.kind === 'cancel_unacknowledged')).toHaveLength(1);
 }, 60_000);

@@ -12,7 +12,6 @@ export function register(program: Command, ctx: CliContext): void {
       const config = ctx.config();
       if (opts.port !== undefined) config.port = Number(opts.port);
       const gw = await startGateway(config);
-      console.log(`baton: listening on ${gw.url}`);
       // SIGTERM/SIGINT drain (see Gateway.close): bounded by shutdown.drainMs, plus a hard stop in case closing itself hangs.
       const stop = async (signal: string) => {
         gw.logger.info({ signal, drainMs: config.shutdown.drainMs }, 'shutting down: draining');
@@ -20,7 +19,18 @@ export function register(program: Command, ctx: CliContext): void {
         await gw.close();
         process.exit(0);
       };
-      process.once('SIGINT', () => void stop('SIGINT'));
-      process.once('SIGTERM', () => void stop('SIGTERM'));
+      // A repeated signal during the drain (a supervisor or npm passing it on twice) must not cut the
+      // drain short by the default action: the first one drains, later ones are noted; the hard stop bounds it.
+      let draining = false;
+      const onSignal = (signal: NodeJS.Signals) => {
+        if (draining) return void gw.logger.info({ signal }, 'already draining');
+        draining = true;
+        void stop(signal);
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      // Announced only once the handlers are in place: a supervisor that signals the moment it reads this
+      // line must reach the drain, not the default action (seen: npm start killed mid-announcement).
+      console.log(`baton: listening on ${gw.url}`);
     });
 }
