@@ -43,6 +43,7 @@ export interface GroupCommitStats {
 export class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
+  private readonly sql;
   readonly stats: GroupCommitStats = { transactions: 0, programs: 0, failedTransactions: 0 };
 
   /**
@@ -56,6 +57,16 @@ export class GroupCommit {
     private readonly maxBatch = MAX_BATCH,
   ) {
     if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError('maxBatch must be a positive integer');
+    // Prepared once: the batch's bookends run for every program.
+    const prepare = (text: string) => db.prepare(text);
+    this.sql = {
+      begin: prepare('BEGIN IMMEDIATE'),
+      savepoint: prepare('SAVEPOINT program'),
+      release: prepare('RELEASE program'),
+      rollbackTo: prepare('ROLLBACK TO program'),
+      commit: prepare('COMMIT'),
+      rollback: prepare('ROLLBACK'),
+    };
   }
 
   /** Runs `fn` inside a shared write transaction; settles after that transaction's COMMIT. */
@@ -106,27 +117,27 @@ export class GroupCommit {
 
   /** BEGIN IMMEDIATE, one SAVEPOINT per program, COMMIT; throws (after rolling back) if the transaction as a whole fails. */
   private transaction(batch: Pending[]): Outcome[] {
-    const db = this.db;
-    db.exec('BEGIN IMMEDIATE');
+    const { db, sql } = this;
+    sql.begin.run();
     try {
       const outcomes: Outcome[] = [];
       for (const p of batch) {
-        db.exec('SAVEPOINT program');
+        sql.savepoint.run();
         try {
           outcomes.push({ ok: true, value: p.run() });
-          db.exec('RELEASE program');
+          sql.release.run();
         } catch (error) {
           // Some failures (I/O, full disk, busy) make SQLite roll back the whole transaction itself.
           if (!db.inTransaction) throw storageError('transaction rolled back by the database', { reason: 'rolled_back' }, error);
-          db.exec('ROLLBACK TO program');
-          db.exec('RELEASE program');
+          sql.rollbackTo.run();
+          sql.release.run();
           outcomes.push({ ok: false, error });
         }
       }
-      db.exec('COMMIT');
+      sql.commit.run();
       return outcomes;
     } catch (err) {
-      if (db.inTransaction) db.exec('ROLLBACK');
+      if (db.inTransaction) sql.rollback.run();
       throw err;
     }
   }
