@@ -57,8 +57,8 @@ interface Timing {
   durationMs: number;
 }
 
-/** N worker processes on one store, each admitting on its own depth-3 chain, started together. */
-async function processes(kind: StoreKind, where: string, n: number, inflight: number, t: Timing): Promise<AdmissionRow> {
+/** N worker processes on one store, each admitting on its own depth-3 chain, started together (exported for one-off comparisons). */
+export async function processes(kind: StoreKind, where: string, n: number, inflight: number, t: Timing): Promise<AdmissionRow> {
   const setup = await openStore(kind, where);
   const space = randomIds.next('space');
   await publishAgent(setup, space);

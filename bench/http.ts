@@ -87,9 +87,10 @@ async function measure(
 }
 
 type Counts = Record<string, number | undefined>;
-/** Calls the agent saw between two readings (warm-up and measurement), per SendMessage issued in them. */
+/** Calls the agent saw between two readings (warm-up and measurement), per message sent in them (Baton forwards as a stream). */
 function callsPer(before: Counts, after: Counts): Record<string, number> {
-  const issued = Math.max(1, (after.SendMessage ?? 0) - (before.SendMessage ?? 0));
+  const sent = (c: Counts) => (c.SendMessage ?? 0) + (c.SendStreamingMessage ?? 0);
+  const issued = Math.max(1, sent(after) - sent(before));
   return Object.fromEntries(
     Object.keys(after)
       .filter((k) => (after[k] ?? 0) - (before[k] ?? 0) > 0)

@@ -66,7 +66,8 @@ export function targetsOf(http: HttpResults, admission: AdmissionResults): { tar
   const added1 = b1 && r1 ? b1.p50Ms - r1.p50Ms : Number.NaN;
   const adm = (store: string, processes: number, inflight: number) =>
     admission.rows.find((r) => r.store === store && r.processes === processes && r.inflightPerProcess === inflight)?.txPerSec ?? Number.NaN;
-  const sqliteC = Math.max(...admission.rows.filter((r) => r.store === 'sqlite' && r.processes === 1).map((r) => r.txPerSec), Number.NaN);
+  const sqliteOne = admission.rows.filter((r) => r.store === 'sqlite' && r.processes === 1);
+  const sqliteC = sqliteOne.length ? Math.max(...sqliteOne.map((r) => r.txPerSec)) : Number.NaN;
   const pgScale = adm('pg', 4, 1) / adm('pg', 1, 1);
   const retained = (n: number) => admission.growth.find((g) => g.variable === 'retained' && g.value === n);
   const g3 = retained(1_000);
@@ -118,7 +119,7 @@ export function targetsOf(http: HttpResults, admission: AdmissionResults): { tar
     {
       name: 'Durable admission, SQLite, 1 process, concurrent admissions',
       goal: '≥ 4,000 /s',
-      measured: `${f(sqliteC, 0)} /s (best of 1 and ${admission.rows.filter((r) => r.store === 'sqlite' && r.processes === 1).map((r) => r.inflightPerProcess).join(', ')} in flight; bare-commit floor ${f(admission.fsyncFloorTxPerSec, 0)}/s)`,
+      measured: `${f(sqliteC, 0)} /s (best of ${sqliteOne.map((r) => `${r.txPerSec}/s with ${r.inflightPerProcess}`).join(', ')} in flight; bare-commit floor ${f(admission.fsyncFloorTxPerSec, 0)}/s)`,
       pass: sqliteC >= 4000,
       distance: sqliteC >= 4000 ? 'met' : `needs ${f(4000 / sqliteC, 2)}×`,
     },
