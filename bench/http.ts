@@ -1,14 +1,16 @@
 /**
  * Delegated SendMessage on loopback, side by side in one run: directly to the
- * agent, through the node:http + undici pass-through, and through Baton, at
- * concurrency 1 and 32; with the CPU each process spent per request.
+ * agent, through the node:http + undici pass-through, through the read-back
+ * pass-through (the same two agent round trips as Baton: SendMessage, then
+ * GetTask on a separate pool) and through Baton, at concurrency 1 and 32;
+ * with the CPU each process spent per request.
  */
 import { completedTask, LoadGenerator, sendMessageBody, type LoadTarget, type PhaseResult } from './lib/load.ts';
 import { cpuTicks, ticksToMs } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 import { API_KEY, lifetimeFor, startBaton, startHonestAgent, startPassthrough, type Service } from './lib/world.ts';
 
-export type Route = 'direct' | 'passthrough' | 'baton';
+export type Route = 'direct' | 'passthrough' | 'readback' | 'baton';
 
 export interface HttpRow {
   route: Route;
@@ -24,7 +26,7 @@ export interface HttpRow {
   capped: boolean;
   /** CPU ms per request of the proxy process (pass-through or Baton), of the agent, and of the load generator. */
   cpuMsPerRequest: { proxy?: number; agent: number; client: number };
-  /** Agent-side calls per request (Baton's read-back shows up as GetTask). */
+  /** Agent-side calls per request (the read-back shows up as GetTask). */
   agentCallsPerRequest?: Record<string, number>;
   /** Preset lifetime of the roots Baton issued in this phase. */
   rootLifetimeS?: number;
@@ -84,6 +86,18 @@ async function measure(
   }
 }
 
+type Counts = Record<string, number | undefined>;
+/** Calls the agent saw between two readings (warm-up and measurement), per message sent in them (Baton forwards as a stream). */
+function callsPer(before: Counts, after: Counts): Record<string, number> {
+  const sent = (c: Counts) => (c.SendMessage ?? 0) + (c.SendStreamingMessage ?? 0);
+  const issued = Math.max(1, sent(after) - sent(before));
+  return Object.fromEntries(
+    Object.keys(after)
+      .filter((k) => (after[k] ?? 0) - (before[k] ?? 0) > 0)
+      .map((k) => [k, round(((after[k] ?? 0) - (before[k] ?? 0)) / issued, 2)]),
+  );
+}
+
 /** One concurrency level on a fresh agent and pass-through, so every level starts from the same state. */
 export async function benchHttp(quick: boolean, log: (s: string) => void): Promise<HttpResults> {
   const t = quick ? { warmupMs: 1_000, durationMs: 2_500, minWarm: 40 } : { warmupMs: 3_000, durationMs: 8_000, minWarm: 150 };
@@ -91,6 +105,7 @@ export async function benchHttp(quick: boolean, log: (s: string) => void): Promi
   for (const c of [1, 32]) {
     const agent = await startHonestAgent();
     const pass: Service = await startPassthrough(agent.url);
+    const readback: Service = await startPassthrough(agent.url, { readBack: true });
     try {
       log(`  c=${c}: direct`);
       const direct = { origin: agent.url, path: '/a2a/jsonrpc', headers: BASE_HEADERS, body: sendMessageBody('direct'), check: completedTask() };
@@ -99,6 +114,12 @@ export async function benchHttp(quick: boolean, log: (s: string) => void): Promi
       log(`  c=${c}: pass-through`);
       const via = { ...direct, origin: pass.url, body: sendMessageBody('pass') };
       rows.push({ route: 'passthrough', ...(await measure(via, c, t, { proxy: pass.pid, agent: agent.pid })) });
+
+      log(`  c=${c}: read-back pass-through`);
+      const rb = { ...direct, origin: readback.url, body: sendMessageBody('readback') };
+      const rbBefore = (await agent.log()).counts;
+      const rbRow = await measure(rb, c, t, { proxy: readback.pid, agent: agent.pid });
+      rows.push({ route: 'readback', ...rbRow, agentCallsPerRequest: callsPer(rbBefore, (await agent.log()).counts) });
 
       const batonC1 = rows.find((r) => r.route === 'baton' && r.concurrency === 1)?.rps ?? 5;
       const lifetime = lifetimeFor(c, batonC1);
@@ -114,19 +135,12 @@ export async function benchHttp(quick: boolean, log: (s: string) => void): Promi
           check: completedTask({ verified: true }),
         };
         const row = await measure(target, c, t, { proxy: baton.pid, agent: agent.pid }, BATON_MAX_REQUESTS);
-        const after = (await agent.log()).counts;
-        // Calls the agent saw during warm-up and measurement, per Baton request issued in them.
-        const issued = Math.max(1, (after.SendMessage ?? 0) - (before.SendMessage ?? 0));
-        const calls = Object.fromEntries(
-          Object.keys(after)
-            .filter((k) => (after[k] ?? 0) - (before[k] ?? 0) > 0)
-            .map((k) => [k, round(((after[k] ?? 0) - (before[k] ?? 0)) / issued, 2)]),
-        );
-        rows.push({ route: 'baton', ...row, agentCallsPerRequest: calls, rootLifetimeS: lifetime });
+        rows.push({ route: 'baton', ...row, agentCallsPerRequest: callsPer(before, (await agent.log()).counts), rootLifetimeS: lifetime });
       } finally {
         await baton.stop();
       }
     } finally {
+      await readback.stop();
       await pass.stop();
       await agent.stop();
     }

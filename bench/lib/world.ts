@@ -96,7 +96,8 @@ export async function startProfiledBaton(agent: SpawnedAgent, profileDir: string
   };
 }
 
-export async function startPassthrough(upstream: string): Promise<Service> {
-  const proc = await spawnReady<{ url: string }>(PASSTHROUGH, [upstream], {}, { timeoutMs: 30_000 });
+/** The pass-through; with `readBack` it also re-reads each task with a GetTask on a separate pool. */
+export async function startPassthrough(upstream: string, opts: { readBack?: boolean } = {}): Promise<Service> {
+  const proc = await spawnReady<{ url: string }>(PASSTHROUGH, [upstream, ...(opts.readBack ? ['--read-back'] : [])], {}, { timeoutMs: 30_000 });
   return { url: proc.ready.url, pid: proc.pid, stop: proc.stop };
 }

@@ -8,6 +8,7 @@ import { KeyObject, sign as cryptoSign, verify as cryptoVerify, type webcrypto }
 import { decodeProtectedHeader, type CryptoKey } from 'jose';
 import { z } from 'zod';
 import { BatonError, invalidRequest } from '../errors.ts';
+import { provenBefore, rememberProven } from './verified-signatures.ts';
 
 /** Only asymmetric algorithms with a pinned curve; never `none` or HS*. */
 export const ALLOWED_ALGS = ['ES256', 'EdDSA'] as const;
@@ -50,6 +51,7 @@ export async function signDetached(
   const k = keyObjectOf(key);
   checkKeyFor(header.alg, k);
   const signature = header.alg === 'ES256' ? cryptoSign('sha256', input, { key: k, dsaEncoding: 'ieee-p1363' }) : cryptoSign(null, input, k);
+  rememberProven(input, signature, k); // made by this key over these bytes: it verifies (verified-signatures.ts)
   return { protected: protectedB64, signature: signature.toString('base64url') };
 }
 
@@ -111,7 +113,12 @@ export async function verifyDetached(payload: Uint8Array, sig: DetachedSignature
     checkKeyFor(header.alg, k);
     const input = signingInput(sig.protected, payload);
     const signature = Buffer.from(sig.signature, 'base64url');
-    ok = header.alg === 'ES256' ? cryptoVerify('sha256', input, { key: k, dsaEncoding: 'ieee-p1363' }, signature) : cryptoVerify(null, input, k, signature);
+    // Keyed by the exact input, signature and key, never by an id (verified-signatures.ts).
+    ok = provenBefore(input, signature, k);
+    if (!ok) {
+      ok = header.alg === 'ES256' ? cryptoVerify('sha256', input, { key: k, dsaEncoding: 'ieee-p1363' }, signature) : cryptoVerify(null, input, k, signature);
+      if (ok) rememberProven(input, signature, k);
+    }
   } catch (cause) {
     if (cause instanceof BatonError) throw cause;
     throw invalidRequest('signature does not verify', { kid: header.kid }, cause);

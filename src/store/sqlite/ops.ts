@@ -5,6 +5,7 @@
  */
 import type { StreamId } from '../../control/scope.ts';
 import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, TxOps, WorkRow } from '../programs/ops.ts';
+import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql } from '../capacity.ts';
 
@@ -72,6 +73,16 @@ export function sqliteOps(db: Db): TxOps {
     ),
   };
   const n = (row: { n: bigint } | undefined) => Number(row?.n ?? 0n);
+  // One statement per list length (a chain has at most 17 nodes), prepared once.
+  const balancesFor = new Map<number, Database.Statement<string[], BalanceRow>>();
+  const balances = (ids: readonly string[]): BalanceRow[] => {
+    let stmt = balancesFor.get(ids.length);
+    if (!stmt) {
+      stmt = db.prepare<string[], BalanceRow>(`SELECT * FROM ledger_balances WHERE node_id IN (${ids.map(() => '?').join(',')}) ORDER BY node_id, dimension`);
+      if (ids.length <= 64) balancesFor.set(ids.length, stmt);
+    }
+    return stmt.all(...ids);
+  };
   return {
     recordByRevision: (id) => q.recordByRevision.get(id),
     recordHead: (id) => q.recordHead.get(id)?.revision_id,
@@ -98,10 +109,7 @@ export function sqliteOps(db: Db): TxOps {
     insertWork: (row: WorkRow) => void q.insertWork.run(row),
     deleteWork: (id) => void q.deleteWork.run(id),
     insertNode: (row: NodeRow) => void q.insertNode.run(row),
-    balances: (ids) =>
-      ids.length === 0
-        ? []
-        : (db.prepare(`SELECT * FROM ledger_balances WHERE node_id IN (${ids.map(() => '?').join(',')}) ORDER BY node_id, dimension`).all(...ids) as BalanceRow[]),
+    balances: (ids) => (ids.length === 0 ? [] : balances(ids)),
     insertBalance: (row: BalanceRow) => void q.insertBalance.run(row),
     addToBalance: (id, dim, c, r) => {
       const info = q.addToBalance.run(c, r, id, dim);

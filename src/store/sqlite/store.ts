@@ -11,7 +11,8 @@ import type { Program, ReservationRow } from '../programs/ops.ts';
 import { putRecord } from '../programs/records.ts';
 import { runSync } from '../programs/run.ts';
 import type { TreeRow } from '../tree.ts';
-import { immediate, openDatabase, type Db, type OpenOptions } from './database.ts';
+import { openDatabase, type Db, type OpenOptions } from './database.ts';
+import { GroupCommit, type GroupCommitStats } from './group-commit.ts';
 import { sqliteOps } from './ops.ts';
 import { sqliteDialect, sqlitePush } from './push.ts';
 import { composeWork } from '../work-sql.ts';
@@ -33,6 +34,7 @@ export class SqliteStore implements Store {
   readonly meta: MetaStore;
   private readonly records;
   private readonly ops;
+  private readonly commits: GroupCommit;
 
   private constructor(
     private readonly db: Db,
@@ -41,7 +43,9 @@ export class SqliteStore implements Store {
   ) {
     this.ops = sqliteOps(db);
     this.records = recordReads(db);
-    const run = async <R>(make: () => Program<R>): Promise<R> => this.guard(() => immediate(db, () => runSync(make(), this.ops)));
+    // Every ledger, control and record write shares commits with those queued beside it (group-commit.ts).
+    this.commits = new GroupCommit(db, (err) => this.storageFault(err));
+    const run = async <R>(make: () => Program<R>): Promise<R> => this.commits.submit(() => runSync(make(), this.ops));
     const events = db.prepare<[string, string, number, number], { document: string }>(
       'SELECT document FROM control_events WHERE project_id = ? AND branch_id = ? AND position > ? ORDER BY position LIMIT ?',
     );
@@ -88,8 +92,13 @@ export class SqliteStore implements Store {
     return this.db;
   }
 
+  /** Write transactions committed and programs run in them (group commit), for tests and diagnostics. */
+  get writeStats(): Readonly<GroupCommitStats> {
+    return this.commits.stats;
+  }
+
   async putRecord(record: Envelope): Promise<PutResult> {
-    return this.guard(() => immediate(this.db, () => runSync(putRecord(record, new Date().toISOString()), this.ops)));
+    return this.commits.submit(() => runSync(putRecord(record, new Date().toISOString()), this.ops));
   }
 
   async getRecord(recordId: string, revisionId?: string): Promise<Envelope | undefined> {
@@ -114,7 +123,9 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.commits.drain(); // queued writes commit (or fail) before the connection goes
+    this.db.close();
   }
 
   /** SQLite's own errors (busy, I/O, closed, constraint) become storage_error; ours pass through. */
@@ -122,8 +133,12 @@ export class SqliteStore implements Store {
     try {
       return fn();
     } catch (err) {
-      if (err instanceof Error && err.name === 'BatonError') throw err;
-      throw storageError('database operation failed', { reason: (err as { code?: string }).code ?? 'unknown' }, err);
+      throw this.storageFault(err);
     }
+  }
+
+  private storageFault(err: unknown): unknown {
+    if (err instanceof Error && err.name === 'BatonError') return err;
+    return storageError('database operation failed', { reason: (err as { code?: string }).code ?? 'unknown' }, err);
   }
 }

@@ -1,0 +1,67 @@
+/**
+ * Signatures already proven good, so an immutable record's signature is
+ * checked by ECDSA/EdDSA once, not on every request that presents it again
+ * (issue #15: "verify a chain's signatures once per contract revision").
+ *
+ * Safety rests on the key: an entry names the sha256 of the exact signing
+ * input (protected header and payload bytes, RFC 7515 §5.1), the exact
+ * signature bytes and the SHA-256 thumbprint of the exact public key (SPKI
+ * DER). A hit therefore means "this very key verified this very signature
+ * over these very bytes before" — a tampered payload, header, signature or a
+ * different key is a different entry and goes to the real verification.
+ * Nothing is keyed by a record id or kid. Only successes are entered; the
+ * cache is an LRU of {@link MAX_ENTRIES} (about 1.6 MB at most).
+ *
+ * A signature Baton has just made itself is entered at signing: it verifies
+ * by construction (the public half of the key that made it).
+ */
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
+import { Lru } from './lru.ts';
+
+/** Bound on remembered signatures. */
+export const MAX_ENTRIES = 10_000;
+
+const proven = new Lru<string, true>(MAX_ENTRIES);
+const stats = { hits: 0, misses: 0 };
+
+/** SPKI thumbprints, computed once per key object. */
+const thumbprints = new WeakMap<KeyObject, string>();
+function thumbprintOf(key: KeyObject): string {
+  let t = thumbprints.get(key);
+  if (t === undefined) {
+    const pub = key.type === 'private' ? createPublicKey(key) : key;
+    t = createHash('sha256').update(pub.export({ type: 'spki', format: 'der' })).digest('base64url');
+    thumbprints.set(key, t);
+  }
+  return t;
+}
+
+function entryOf(input: Buffer, signature: Buffer, key: KeyObject): string {
+  const h = createHash('sha256').update(input).digest('base64url');
+  return `${h}.${signature.toString('base64url')}.${thumbprintOf(key)}`;
+}
+
+/** Whether exactly this (signing input, signature, key) verified before. */
+export function provenBefore(input: Buffer, signature: Buffer, key: KeyObject): boolean {
+  const hit = proven.get(entryOf(input, signature, key)) === true;
+  if (hit) stats.hits++;
+  else stats.misses++;
+  return hit;
+}
+
+/** Records a successful verification (or a signature just made with `key`). */
+export function rememberProven(input: Buffer, signature: Buffer, key: KeyObject): void {
+  proven.set(entryOf(input, signature, key), true);
+}
+
+/** Hits, misses and size, for tests and diagnostics. */
+export function verifiedSignatureStats(): { hits: number; misses: number; size: number } {
+  return { ...stats, size: proven.size };
+}
+
+/** Empties the cache (tests). */
+export function forgetVerifiedSignatures(): void {
+  proven.clear();
+  stats.hits = 0;
+  stats.misses = 0;
+}

@@ -1,0 +1,166 @@
+/**
+ * Group commit (src/store/sqlite/group-commit.ts): concurrent writes share one
+ * BEGIN IMMEDIATE … COMMIT, a refused program rolls back only itself, and no
+ * caller is answered before the shared COMMIT succeeded.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { BatonError } from '../../src/errors.ts';
+import { randomIds } from '../../src/records/ids.ts';
+import { GroupCommit } from '../../src/store/sqlite/group-commit.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { expectCodeAsync } from '../helpers/errors.ts';
+import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-group-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const fresh = () => SqliteStore.open(join(dir, `${randomIds.next('db')}.db`), { create: true });
+
+/** Three concurrent admissions' requests on a fresh depth-3 chain capped at `cap` units. */
+async function setup(store: SqliteStore, cap: bigint, n: number) {
+  const space = freshSpace();
+  await publishAgent(store, space);
+  const c = await chain(store, space, { root: cap });
+  const ids = [c.root, c.child, c.leaf];
+  const requests = [];
+  for (let i = 0; i < n; i++) requests.push(await admission(store, space, ids, c.leaf));
+  return { c, requests };
+}
+
+const unitsOf = async (store: SqliteStore, root: string) => (await store.ledger.tree(root))?.balances.find((b) => b.dimension === 'units');
+
+/**
+ * A deferred foreign key is checked only at COMMIT: a TEMP trigger makes every
+ * reservation insert add a dangling row, so the shared COMMIT itself fails.
+ */
+function failCommitsOnReservation(store: SqliteStore): void {
+  store.handle.exec(`
+    CREATE TEMP TABLE gc_parent (id INTEGER PRIMARY KEY);
+    CREATE TEMP TABLE gc_child (p INTEGER REFERENCES gc_parent(id) DEFERRABLE INITIALLY DEFERRED);
+    CREATE TEMP TRIGGER gc_dangle AFTER INSERT ON main.ledger_reservations BEGIN INSERT INTO gc_child VALUES (42); END;`);
+}
+
+describe('sqlite group commit: the store', () => {
+  it('concurrent admissions in one process share one transaction and each is applied', async () => {
+    const store = fresh();
+    const { c, requests } = await setup(store, 100n, 20);
+    const before = { ...store.writeStats };
+    const results = await Promise.all(requests.map((r) => store.ledger.admit(r)));
+    expect(results).toHaveLength(20);
+    expect(store.writeStats.transactions - before.transactions).toBe(1);
+    expect(store.writeStats.programs - before.programs).toBe(20);
+    expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '20', consumed: '0' });
+    for (const r of requests) expect((await store.ledger.reservation(r.reservation_id))?.status).toBe('held');
+    await store.close();
+  });
+
+  it('a refused admission in a batch rolls back only itself: the others commit', async () => {
+    const store = fresh();
+    const { c, requests } = await setup(store, 2n, 3);
+    const before = { ...store.writeStats };
+    const settled = await Promise.allSettled(requests.map((r) => store.ledger.admit(r)));
+    expect(store.writeStats.transactions - before.transactions).toBe(1);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    expect(((settled[2] as PromiseRejectedResult).reason as BatonError).code).toBe('limit_exceeded');
+    expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '2' });
+    expect(await store.ledger.reservation(requests[2]!.reservation_id)).toBeUndefined();
+    await store.close();
+  });
+
+  it('a failed COMMIT rejects every admission of the batch with storage_error and keeps none of them', async () => {
+    const store = fresh();
+    const { c, requests } = await setup(store, 100n, 5);
+    failCommitsOnReservation(store);
+    const before = { ...store.writeStats };
+    const settled = await Promise.allSettled(requests.map((r) => store.ledger.admit(r)));
+    expect(settled.map((s) => s.status)).toEqual(Array(5).fill('rejected'));
+    for (const s of settled) expect(((s as PromiseRejectedResult).reason as BatonError).code).toBe('storage_error');
+    expect(store.writeStats.failedTransactions - before.failedTransactions).toBe(1);
+    expect(store.writeStats.transactions).toBe(before.transactions);
+    store.handle.exec('DROP TRIGGER temp.gc_dangle');
+    expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '0' });
+    for (const r of requests) expect(await store.ledger.reservation(r.reservation_id)).toBeUndefined();
+    // The connection is usable afterwards: the same admissions now commit.
+    await Promise.all(requests.map((r) => store.ledger.admit(r)));
+    expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '5' });
+    await store.close();
+  });
+
+  it('queued writes are committed before close', async () => {
+    const path = join(dir, `${randomIds.next('db')}.db`);
+    const store = SqliteStore.open(path, { create: true });
+    const { c, requests } = await setup(store, 100n, 3);
+    const pending = requests.map((r) => store.ledger.admit(r));
+    await store.close();
+    await Promise.all(pending);
+    const again = SqliteStore.open(path);
+    expect(await unitsOf(again, c.root)).toMatchObject({ reserved: '3' });
+    await again.close();
+  });
+});
+
+describe('sqlite group commit: the batcher', () => {
+  const table = () => {
+    const db = new Database(join(dir, `${randomIds.next('raw')}.db`));
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (v TEXT NOT NULL) STRICT');
+    return db;
+  };
+  const rows = (db: Database.Database) => (db.prepare('SELECT v FROM t ORDER BY rowid').all() as Array<{ v: string }>).map((r) => r.v);
+
+  it('a program that wrote and then threw loses its own writes only, in submission order', async () => {
+    const db = table();
+    const gc = new GroupCommit(db, (e) => e);
+    const write = (v: string, fail = false) => () => {
+      db.prepare('INSERT INTO t VALUES (?)').run(v);
+      if (fail) throw new Error(`refused ${v}`);
+      return rows(db);
+    };
+    const settled = await Promise.allSettled([gc.submit(write('a')), gc.submit(write('b', true)), gc.submit(write('c'))]);
+    expect(settled[0]).toEqual({ status: 'fulfilled', value: ['a'] });
+    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ message: 'refused b' });
+    expect(settled[2]).toEqual({ status: 'fulfilled', value: ['a', 'c'] });
+    expect(rows(db)).toEqual(['a', 'c']);
+    expect(gc.stats).toEqual({ transactions: 1, programs: 3, failedTransactions: 0 });
+    db.close();
+  });
+
+  it('answers nobody before COMMIT: a failing COMMIT rejects the whole batch, refusals included', async () => {
+    const db = table();
+    db.exec('CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE ch (p INTEGER REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED)');
+    db.pragma('foreign_keys = ON');
+    const gc = new GroupCommit(db, (e) => e);
+    const ok = gc.submit(() => db.prepare("INSERT INTO t VALUES ('a')").run());
+    const refused = gc.submit(() => {
+      throw new Error('refused');
+    });
+    const dangling = gc.submit(() => db.prepare('INSERT INTO ch VALUES (7)').run());
+    const settled = await Promise.allSettled([ok, refused, dangling]);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const s of settled) expect((s as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' });
+    expect(rows(db)).toEqual([]);
+    expect(db.inTransaction).toBe(false);
+    expect(gc.stats).toEqual({ transactions: 0, programs: 0, failedTransactions: 1 });
+    db.close();
+  });
+
+  it('splits a long queue into bounded batches', async () => {
+    const db = table();
+    const gc = new GroupCommit(db, (e) => e, 4);
+    await Promise.all(Array.from({ length: 10 }, (_, i) => gc.submit(() => db.prepare('INSERT INTO t VALUES (?)').run(String(i)))));
+    expect(gc.stats).toEqual({ transactions: 3, programs: 10, failedTransactions: 0 });
+    expect(rows(db)).toHaveLength(10);
+    db.close();
+  });
+});
+
+it('a refusal still reaches its caller as the program threw it', async () => {
+  const store = fresh();
+  const { requests } = await setup(store, 1n, 2);
+  await store.ledger.admit(requests[0]!);
+  await expectCodeAsync(store.ledger.admit(requests[1]!), 'limit_exceeded');
+  await store.close();
+});
