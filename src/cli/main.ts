@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { BatonError } from '../errors.ts';
 import { cliContext } from './context.ts';
+import { VERSION } from './version.ts';
 import { register as registerServe } from './commands/serve.ts';
 import { register as registerInit } from './commands/init.ts';
 import { register as registerKeys } from './commands/keys.ts';
@@ -13,14 +14,16 @@ import { register as registerReconcile } from './commands/reconcile.ts';
 import { register as registerPush } from './commands/push.ts';
 import { register as registerOperator } from './commands/operator.ts';
 import { register as registerAudit } from './commands/audit.ts';
+import { register as registerConfig } from './commands/config.ts';
 
 const program = new Command('baton')
   .description('A2A-native delegation gateway')
+  .version(VERSION, '-V, --version', 'print the version')
   .option('-c, --config <file>', 'configuration file (YAML or JSON); default baton.config.yaml if present')
   .showHelpAfterError();
 
 const ctx = cliContext(() => program.opts<{ config?: string }>().config);
-for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerOperator, registerAudit]) register(program, ctx);
+for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerOperator, registerAudit, registerConfig]) register(program, ctx);
 
 try {
   await program.parseAsync(process.argv);
