@@ -8,6 +8,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { BatonError, invalidRequest, type ErrorCode } from '../errors.ts';
+import { noteCaller } from '../http/access-log.ts';
 import { errorBody, toBatonError, WIRE_CODES } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
 import { Identifier } from '../records/ids.ts';
@@ -54,6 +55,7 @@ export function operatorRouter(deps: { service: OperatorService; operators: read
       return;
     }
     who.set(req, operatorActorRef(match.id));
+    noteCaller(req.headers, match.id);
     next();
   });
   router.use(express.raw({ type: () => true, limit: 64 * 1024 }), (req: Request, _res: Response, next: NextFunction) => {
