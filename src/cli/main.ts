@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { BatonError } from '../errors.ts';
 import { cliContext } from './context.ts';
-import { VERSION } from './version.ts';
+import { VERSION } from '../version.ts';
 import { register as registerServe } from './commands/serve.ts';
 import { register as registerInit } from './commands/init.ts';
 import { register as registerKeys } from './commands/keys.ts';

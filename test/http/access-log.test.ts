@@ -51,7 +51,7 @@ afterAll(async () => {
 type Line = Record<string, unknown>;
 const lines = (): Line[] => out.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l) as Line).filter((l) => l.msg === 'request');
 /** The access-log line of the request with this id, once it is written (after the response). */
-const lineFor = (id: string) => until(() => lines().find((l) => l.request_id === id), 250, 20, `access log line ${id}`);
+const lineFor = (id: string) => until(() => lines().find((l) => l.request_id === id), 250, 20, `access log line ${id}`) as Promise<Line>;
 
 const rpc = (path: string, body: unknown, headers: Record<string, string>) =>
   fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers }, body: JSON.stringify(body) });
