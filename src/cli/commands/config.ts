@@ -12,7 +12,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('validate the configuration: schema, ids, files, pinned keys against live cards, free ports')
     .option('--offline', 'skip the checks that fetch cards and bind ports')
     .option('--json', 'print the problems as JSON')
-    .addHelpText('after', '\nExamples:\n  baton config check --config baton.config.yaml\n  baton config check --offline --json\n\nExit code 1 when any problem is an error; warnings alone exit 0.')
+    .addHelpText('after', '\nExit code 1 when any problem is an error; warnings alone exit 0.')
     .action(async (opts: { offline?: boolean; json?: boolean }) => {
       const file = ctx.configFile();
       const { config: parsed, source, problems } = checkStatic(file ? { file } : {});

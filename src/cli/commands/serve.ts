@@ -10,7 +10,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command('serve')
     .description('run the gateway (embedded SQLite, cards from cards/, dev keys generated on first start)')
     .option('-p, --port <port>', 'listen port (overrides config and BATON_PORT)')
-    .addHelpText('after', '\nExamples:\n  baton serve\n  baton --config /etc/baton/baton.yaml serve --port 9000\n\nRefuses to start (exit 1) when `baton config check --offline` finds an error.')
+    .addHelpText('after', '\nRefuses to start (exit 1) when `baton config check --offline` finds an error.')
     .action(async (opts: { port?: string }) => {
       // The same static checks as `baton config check` (not the network ones): a broken config never half-starts.
       const file = ctx.configFile();
