@@ -95,14 +95,14 @@ describe('errors and unsupported operations', () => {
     await expect((async () => { for await (const _ of events) { /* drain */ } })()).rejects.toThrow(/terminal state/);
   });
 
-  it('a relayed delegatee error keeps its A2A meaning, never its text', async () => {
+  it('CancelTask on a finished task is TaskNotCancelableError, answered from Baton\'s own view', async () => {
     const client = await world.client('honest');
     const task = (await client.sendMessage(send('cancel after'))) as Task;
-    // The delegatee refuses to cancel a completed task (TaskNotCancelableError, its message naming its own id).
+    const before = (await world.agents.honest!.log()).counts.CancelTask ?? 0;
     const { body } = await rpc('/agents/honest/a2a/jsonrpc', 'CancelTask', { id: task.id });
     expect(body.error?.code).toBe(-32002);
-    expect(body.error?.message).toBe('the delegatee refused the request (A2A error -32002)');
     expect(body.error?.data[0]).toMatchObject({ '@type': INFO, reason: 'TASK_NOT_CANCELABLE' });
+    expect((await world.agents.honest!.log()).counts.CancelTask ?? 0).toBe(before); // nothing to ask the delegatee
   });
 });
 

@@ -8,8 +8,6 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
@@ -18,27 +16,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { textPart } from './agents/card.ts';
 import { API_KEY, BATON_MAIN, startWorld, type World } from './gateway/world.ts';
 import { pollUntil, spawnReady } from './harness/process.ts';
+import { freePort, tryConnect } from './harness/net.ts';
 import type { AttemptBody } from '../src/gateway/attempt-record.ts';
 
 const message = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
 const send = (text: string) => ({ tenant: '', message: message(text), configuration: undefined, metadata: undefined });
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
-/** Resolves 'refused' or 'accepted' for one TCP connection attempt. */
-function tryConnect(port: number): Promise<'refused' | 'accepted'> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => (s.destroy(), resolve('accepted')));
-    s.once('error', () => resolve('refused'));
-  });
-}
 
 function attempts(world: World): AttemptBody[] {
   const store = world.store();

@@ -5,29 +5,15 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
+import { freePort, tryConnect } from './harness/net.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
-const tryConnect = (port: number) =>
-  new Promise<'refused' | 'accepted'>((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => (s.destroy(), resolve('accepted')));
-    s.once('error', () => resolve('refused'));
-  });
 
 it('SIGTERM to `npm start` drains Baton and exits; nothing keeps listening', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-npm-start-'));

@@ -142,6 +142,8 @@ export function requestPathSuite(name: string, setup: () => Promise<PathSetup>):
       for (let i = 0; i < 5; i++) {
         const r = await rpc('refuser', 'SendMessage', msg(`please ${i}`), { key: TINY_KEY, node: nodes()[i % 2] });
         expect(r.error?.code).toBe(-32004);
+        // Relayed by its meaning, never its text (the delegatee's words may name its own ids).
+        expect(r.error?.message).toBe('the delegatee refused the request (A2A error -32004)');
       }
       const refused = await attemptsOf('refuser');
       expect(refused.length).toBeGreaterThanOrEqual(5);

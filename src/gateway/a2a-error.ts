@@ -25,10 +25,11 @@ import {
 } from '@a2a-js/sdk/errors';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Response } from 'express';
-import { BatonError, ERROR_CODES, type ErrorCode } from '../errors.ts';
+import { BatonError } from '../errors.ts';
 import { toBatonError, WIRE_CODES } from '../http/error-map.ts';
 import { TaskNotFound } from './dispatcher.ts';
 import { RemoteRpcError } from './remote.ts';
+import { batonCodeOf } from './path/classify.ts';
 
 export type Binding = 'jsonrpc' | 'rest';
 
@@ -84,21 +85,11 @@ const camel = (k: string) => k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUp
  * is no A2A error is the delegatee failing: to the caller, `unavailable`.
  */
 function relayed(err: RemoteRpcError, transport: Binding | undefined): Error {
-  const batonCode = batonReasonOf(err.data);
+  const batonCode = batonCodeOf(err.data);
   if (batonCode) return toA2AError(new BatonError(batonCode, `the delegatee refused the request (${batonCode.toUpperCase()})`), transport);
   const message = `the delegatee refused the request (A2A error ${err.code})`;
   if (!A2A_CODES.has(err.code)) return toA2AError(new BatonError('unavailable', message, { remote_code: err.code }), transport);
   return fromJsonRpcErrorResponse({ jsonrpc: '2.0', id: null, error: { code: err.code, message } } as never) as unknown as Error;
-}
-
-/** The ADR-0014 code a downstream Baton named in its ErrorInfo (`domain: "baton"`), if any. */
-function batonReasonOf(data: unknown): ErrorCode | undefined {
-  if (!Array.isArray(data)) return undefined;
-  for (const d of data as Array<{ '@type'?: unknown; domain?: unknown; reason?: unknown }>) {
-    const code = typeof d?.reason === 'string' ? d.reason.toLowerCase() : '';
-    if (d?.['@type'] === ERROR_INFO_TYPE && d.domain === 'baton' && (ERROR_CODES as readonly string[]).includes(code)) return code as ErrorCode;
-  }
-  return undefined;
 }
 
 /** The A2A and JSON-RPC error codes a delegatee may answer with meaningfully (an internal error is not one). */

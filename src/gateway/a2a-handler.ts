@@ -12,6 +12,9 @@ import { toA2AError } from './a2a-error.ts';
 import type { Caller } from './callers.ts';
 import type { PushRegistry } from '../push/registry.ts';
 import { TaskNotFound, type Attempt, type Dispatcher } from './dispatcher.ts';
+
+/** What the A2A edge needs of the request path: the Dispatcher's task operations, and nothing else. */
+export type TaskService = Pick<Dispatcher, 'send' | 'stream' | 'getTask' | 'listTasks' | 'cancel' | 'resubscribe' | 'attemptFor' | 'subscribePush'>;
 import { CONTRACT_EXTENSION, stateForOutcome } from './present.ts';
 
 export { binding, toA2AError } from './a2a-error.ts';
@@ -41,7 +44,7 @@ export interface HandlerOptions {
 export class BatonA2AHandler implements A2ARequestHandler {
   constructor(
     private readonly opts: HandlerOptions,
-    private readonly dispatcher: Dispatcher,
+    private readonly dispatcher: TaskService,
     private readonly facts: WeakMap<object, RequestFacts>,
   ) {}
 

@@ -10,6 +10,7 @@
  * follow. GetTask and ListTasks answer from Baton's own view; the caller
  * never sees a remote id.
  */
+import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import { isInterrupted, isTerminal } from '../attempts/task-view.ts';
 import type { DelegationContract } from '../contracts/model.ts';
 import { BatonError } from '../errors.ts';
@@ -35,7 +36,6 @@ import { validateSend, type ValidSend } from './path/validate.ts';
 import { verdictReleased } from './path/verify.ts';
 import { presentMessage, presentTask, withIds } from './present.ts';
 import { Reconciler } from './reconciler.ts';
-import { RemoteRpcError } from './remote.ts';
 import { Stopper, type StopCause } from './stopper.ts';
 import { stateOf, toCallerError } from './wire.ts';
 
@@ -136,7 +136,7 @@ export class Dispatcher {
     const found = await this.attemptFor(caller, attemptId);
     if (!found) throw new TaskNotFound(attemptId);
     // A2A §7.4: a task in a terminal state is TaskNotCancelableError (-32002).
-    if (found.body.state === 'closed') throw new RemoteRpcError(-32002, 'task is not cancelable');
+    if (found.body.state === 'closed') throw new TaskNotCancelableError('the task has ended and cannot be canceled');
     return presentAttempt((await this.stopper.stop(found, 'caller')).body);
   }
 

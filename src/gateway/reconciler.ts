@@ -22,6 +22,13 @@ import { findByContext } from './path/follow.ts';
 import { rebuildTurn } from './path/rebuild-turn.ts';
 import { commitVerdict, fencesCurrent, readBack } from './path/verify.ts';
 
+interface Dispute {
+  text: string;
+  receipt: ReturnType<typeof refOf>;
+  expected: ReceiptBody['expected'] | null;
+  observed: ReceiptBody['observed'] | null;
+}
+
 export interface ReconcileResult {
   reservation_id: string;
   status: string;
@@ -41,7 +48,10 @@ export class Reconciler {
     const turn = attempt && (await rebuildTurn(this.deps, { attempt_id: attempt.record_id, reservation_id: reservationId }));
     if (!attempt || !turn) return result(r.status, 'no attempt record for this reservation; resolve it manually with evidence');
     const dispute = await this.disputeOf(attempt, r.effect_id);
-    if (dispute) return result(r.status, `disputed: ${dispute}; the agent's own reads cannot settle it — resolve it with operator evidence`);
+    if (dispute) {
+      await this.recordDispute(attempt, reservationId, dispute);
+      return result(r.status, `disputed: ${dispute.text}; the agent's own reads cannot settle it — resolve it with operator evidence`);
+    }
     turn.remoteTaskId ??= await findByContext(this.deps, turn).catch(() => undefined);
     if (!turn.remoteTaskId) return result(r.status, 'the delegatee never named a task; resolve it manually with evidence');
     const first = await readBack(this.deps.remote, turn.target.endpoint, turn.remoteTaskId, turn.target.headers);
@@ -61,14 +71,34 @@ export class Reconciler {
   }
 
   /** Why this turn's recorded claim and its read-back disagreed, if they did (its receipt says so). */
-  private async disputeOf(attempt: Attempt, effectId: string): Promise<string | undefined> {
+  private async disputeOf(attempt: Attempt, effectId: string): Promise<Dispute | undefined> {
     if (!attempt.body.receipt_ref || attempt.body.effect_id !== effectId) return undefined;
     const receipt = await this.deps.store.getRecord(attempt.body.receipt_ref.object_id, attempt.body.receipt_ref.revision_id);
     const body = receipt?.body as Partial<ReceiptBody> | undefined;
     if (!body || (body.readback !== 'disagreed' && body.outcome !== 'partially_applied')) return undefined;
     const expected = body.expected ? `${body.expected.state} ${body.expected.artifacts_digest.slice(0, 19)}` : 'nothing';
     const observed = body.observed ? `${body.observed.state} ${body.observed.artifacts_digest.slice(0, 19)}` : 'nothing';
-    return `claimed ${expected}, read back ${observed}`;
+    return { text: `claimed ${expected}, read back ${observed}`, receipt: attempt.body.receipt_ref, expected: body.expected ?? null, observed: body.observed ?? null };
+  }
+
+  /**
+   * RW-003 §7.1/§9: the dispute is evidence in its own right — recorded
+   * once per reservation (expected vs observed, and the receipt it rests
+   * on), however often reconciliation is run over it.
+   */
+  private async recordDispute(attempt: Attempt, reservationId: string, d: Dispute): Promise<void> {
+    const recordId = `rcn_${reservationId.replace(/^res_/, '')}`;
+    if (await this.deps.store.getRecord(recordId)) return;
+    const record = sealRecord(
+      {
+        type: 'verification_receipt',
+        issuedBy: this.deps.gatewayActor,
+        lifecycle: 'recorded',
+        body: { profile: 'a2a-reconciliation/1', reservation_id: reservationId, attempt_id: attempt.body.attempt_id, disputed: true, receipt_ref: d.receipt, expected: d.expected, observed: d.observed, reasons: [d.text], no_project_mutation: true },
+      },
+      { ids: { next: (p) => (p === 'rev' ? this.deps.ids.next('rev') : recordId) }, clock: this.deps.clock },
+    );
+    await this.deps.store.putRecord(record);
   }
 
   /**

@@ -23,19 +23,39 @@ export type StopCause = NonNullable<AttemptBody['cancel_cause']>['cause'];
 export class Stopper {
   /** Attempts being stopped in this process: the sweep and an operator action must not both cancel and escalate. */
   private readonly stopping = new Set<string>();
+  /** What each open turn fenced: immutable per turn, so read once, not on every pass (bounded by the open turns). */
+  private readonly fenced = new Map<string, Pick<Turn, 'fence_set' | 'scopes'>>();
+  /**
+   * Turns this process already asked to stop: one stop (and at most one
+   * escalation) each, not one per pass while the delegatee takes its time;
+   * the follower brings their verdict. Bounded by the open turns.
+   */
+  private readonly stopped = new Set<string>();
 
   constructor(private readonly deps: PathDeps) {}
 
   /** One pass over the open turns; returns how many attempts it asked to stop. */
   async sweep(limit = 10_000): Promise<number> {
     let stopped = 0;
-    for (const row of await this.deps.store.work.list(limit)) {
-      if (this.stopping.has(row.attempt_id)) continue;
+    const rows = await this.deps.store.work.list(limit);
+    const open = new Set(rows.map((r) => r.effect_id));
+    for (const id of this.fenced.keys()) if (!open.has(id)) this.fenced.delete(id);
+    for (const id of this.stopped) if (!open.has(id)) this.stopped.delete(id);
+    for (const row of rows) {
+      if (this.stopping.has(row.attempt_id) || this.stopped.has(row.effect_id)) continue;
       try {
+        let fenced = this.fenced.get(row.effect_id);
+        if (!fenced) {
+          const t = await rebuildTurn(this.deps, row);
+          if (!t) continue;
+          this.fenced.set(row.effect_id, (fenced = { fence_set: t.fence_set, scopes: t.scopes }));
+        }
+        if (await fencesCurrent(this.deps.store, fenced.fence_set, fenced.scopes)) continue;
         const turn = await rebuildTurn(this.deps, row);
-        if (!turn || (await fencesCurrent(this.deps.store, turn.fence_set, turn.scopes))) continue;
+        if (!turn) continue;
         const { cause, detail, by } = await this.whyStale(turn.fence_set);
         stopped++;
+        this.stopped.add(row.effect_id);
         await this.stop(turn.attempt, cause, detail);
         if (by) await this.deps.events.emit({ type: 'signal', signal: { kind: 'stopped', by, delegation: turn.attempt.body.delegation_ref.object_id, detail } });
       } catch (err) {

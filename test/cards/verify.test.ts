@@ -27,7 +27,9 @@ describe('remote card verification', () => {
 
   it('accepts EdDSA', async () => {
     const k = await testKey('EdDSA');
-    await verify(await signedBytes(remoteCard([k]), [k]), { trust: await trustFor([k]) });
+    const v = await verify(await signedBytes(remoteCard([k]), [k]), { trust: await trustFor([k]) });
+    expect(v.verified_keys).toEqual([expect.objectContaining({ kid: k.kid, alg: 'EdDSA', key_source: 'pinned' })]);
+    expect(v.agent_card_id).toBe('card_extractor');
   });
 
   it('refuses a forged signature (signed by an unrelated key under the trusted kid)', async () => {

@@ -3,9 +3,9 @@ import type { AgentCard } from '@a2a-js/sdk';
 import { PushNotificationNotSupportedError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BatonA2AHandler, type RequestFacts } from '../../src/gateway/a2a-handler.ts';
+import { BatonA2AHandler, type RequestFacts, type TaskService } from '../../src/gateway/a2a-handler.ts';
 import type { Caller } from '../../src/gateway/callers.ts';
-import type { Dispatcher } from '../../src/gateway/dispatcher.ts';
+
 import { guardedAgent } from '../../src/push/guarded-agent.ts';
 import { Outbox } from '../../src/push/outbox.ts';
 import { PushRegistry } from '../../src/push/registry.ts';
@@ -37,18 +37,29 @@ async function setup(opts: { push: boolean }) {
     await w.store.close();
   });
   const sent: unknown[] = [];
-  const dispatcher = {
-    attemptFor: async (_c: Caller, id: string) => (id === attempt.record_id ? attempt : undefined),
+  const unused = async (): Promise<never> => {
+    throw new Error('not used by these tests');
+  };
+  // A fake of exactly the port the A2A edge uses: the compiler checks every member's type.
+  const dispatcher: TaskService = {
+    attemptFor: async (_c, id) => (id === attempt.record_id ? attempt : undefined),
     subscribePush: async () => false,
-    send: async (_c: Caller, _d: string, params: unknown) => {
+    send: async (_c, _d, params) => {
       sent.push(params);
       return { task: { id: attempt.record_id, contextId: 'ctx_1', status: { state: 'TASK_STATE_WORKING' } } };
     },
-    stream: async function* (_c: Caller, _d: string, params: unknown) {
+    stream: async function* (_c, _d, params) {
       sent.push(params);
       yield { task: { id: attempt.record_id, contextId: 'ctx_1', status: { state: 'TASK_STATE_WORKING' } } };
     },
-  } as unknown as Dispatcher;
+    getTask: unused,
+    listTasks: unused,
+    cancel: unused,
+    resubscribe: async function* () {
+      yield* [];
+      throw new Error('not used by these tests');
+    },
+  };
   const facts = new WeakMap<object, RequestFacts>();
   const context = (raw?: Record<string, unknown>) => {
     const headers = {};

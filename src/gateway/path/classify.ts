@@ -5,6 +5,7 @@
  * uncertain kind holds capacity until reconciliation (ADR-0014); a refusal
  * releases with its recorded reason and the caller gets the remote's code.
  */
+import { ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
 import { ERROR_CODES, type ErrorCode } from '../../errors.ts';
 import { RemoteFailure, RemoteRpcError } from '../remote.ts';
 
@@ -42,16 +43,15 @@ export function classify(err: unknown): RemoteResult {
 
 /**
  * The ADR-0014 code a downstream Baton names in its A2A v1.0 ErrorInfo
- * (`error.data` is a list of details, §9.5; `reason` is the code in capitals,
- * `domain` "baton").
+ * (`error.data` is a list of details, §9.5; an ErrorInfo whose domain is
+ * "baton" and whose reason is the code in capitals). Shared with the error
+ * renderer (src/gateway/a2a-error.ts), which relays that code and nothing else.
  */
 export function batonCodeOf(data: unknown): ErrorCode | undefined {
-  const details = Array.isArray(data) ? data : data && typeof data === 'object' ? [data] : [];
-  for (const d of details) {
-    if (!d || typeof d !== 'object') continue;
-    const { reason, domain, metadata } = d as { reason?: unknown; domain?: unknown; metadata?: { baton?: unknown } };
-    const named = typeof metadata?.baton === 'string' ? metadata.baton : domain === 'baton' && typeof reason === 'string' ? reason.toLowerCase() : undefined;
-    if (named && (ERROR_CODES as readonly string[]).includes(named)) return named as ErrorCode;
+  if (!Array.isArray(data)) return undefined;
+  for (const d of data as Array<{ '@type'?: unknown; domain?: unknown; reason?: unknown }>) {
+    const code = typeof d?.reason === 'string' ? d.reason.toLowerCase() : '';
+    if (d?.['@type'] === ERROR_INFO_TYPE && d.domain === 'baton' && (ERROR_CODES as readonly string[]).includes(code)) return code as ErrorCode;
   }
   return undefined;
 }

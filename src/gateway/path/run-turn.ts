@@ -10,7 +10,7 @@ import { BatonError } from '../../errors.ts';
 import { utc } from '../../records/time.ts';
 import type { Attempt } from '../attempts.ts';
 import { RemoteRpcError } from '../remote.ts';
-import { batonCodeOf, type RemoteResult } from './classify.ts';
+import type { RemoteResult } from './classify.ts';
 import type { PathDeps } from './deps.ts';
 import { follow, type FollowStep } from './follow.ts';
 import { forward, type Forwarded } from './forward.ts';
@@ -107,14 +107,12 @@ export async function noteRemoteTask(deps: Pick<PathDeps, 'attempts'>, turn: Tur
 
 /**
  * What the caller is told of a turn the delegatee did not execute: the
- * remote's own ADR-0014 code when it is another Baton (its ErrorInfo), its
- * A2A error otherwise, `unavailable` for a request that never arrived.
+ * remote's own error, which the renderer relays by its code (and another
+ * Baton's ADR-0014 code) but never its text (src/gateway/a2a-error.ts);
+ * `unavailable` for a request that never arrived or an HTTP refusal.
  */
 export function callerError(r: Exclude<RemoteResult, { kind: 'uncertain' }>): Error {
   if (r.kind === 'not_transmitted') return new BatonError('unavailable', `delegatee did not answer: ${r.reason}`, { transmitted: false });
-  if (r.error instanceof RemoteRpcError) {
-    const code = batonCodeOf(r.error.data);
-    return code ? new BatonError(code, r.error.message, { downstream: true }) : r.error;
-  }
+  if (r.error instanceof RemoteRpcError) return r.error;
   return new BatonError('unavailable', `delegatee refused the request: ${r.reason}`, { transmitted: true, refused: true });
 }

@@ -8,7 +8,7 @@
  * end of its follow-up commit in one transaction.
  */
 import { project, withFences, type Observation, type Projection, type ReadBack } from '../../attempts/outcome.ts';
-import { fingerprint, TaskView } from '../../attempts/task-view.ts';
+import { fingerprint, TaskView, type TaskFingerprint } from '../../attempts/task-view.ts';
 import type { ControlEventInput } from '../../control/event.ts';
 import { checkFences, type ControlFenceSet, type StreamHead } from '../../control/fence.ts';
 import { streamKey, streamOf, type ControlScopeRef } from '../../control/scope.ts';
@@ -235,6 +235,15 @@ async function settleTurn(
   });
 }
 
+/**
+ * Did the read-back show what was observed? Only this makes a receipt say
+ * `agreed` — a success turned `unknown` because a fence moved still agreed
+ * (it is not a dispute, and reconciliation may settle it as consumed).
+ */
+function sameTask(a: TaskFingerprint, b: TaskFingerprint): boolean {
+  return a.task_id === b.task_id && a.state === b.state && a.status_digest === b.status_digest && a.artifacts_digest === b.artifacts_digest;
+}
+
 function receiptOf(deps: Deps, turn: Turn, observation: Observation, back: (ReadBack & { raw?: JsonValue }) | undefined, projection: Projection & { outcome: NonNullable<Projection['outcome']> }, current: boolean): SealedRecord<ReceiptBody> {
   return sealRecord<ReceiptBody>(
     {
@@ -250,7 +259,7 @@ function receiptOf(deps: Deps, turn: Turn, observation: Observation, back: (Read
         ...(turn.attempt.body.remote.card ? { card: turn.attempt.body.remote.card } : {}),
         ...(observation.kind === 'task' ? { expected: observation.fingerprint } : {}),
         ...(back?.kind === 'task' ? { observed: back.fingerprint } : {}),
-        readback: back === undefined ? 'not_applicable' : back.kind === 'unavailable' ? 'unavailable' : ['succeeded', 'failed', 'cancelled'].includes(projection.outcome) ? 'agreed' : 'disagreed',
+        readback: back === undefined ? 'not_applicable' : back.kind === 'unavailable' ? 'unavailable' : observation.kind === 'task' && sameTask(observation.fingerprint, back.fingerprint) ? 'agreed' : 'disagreed',
         acceptance: projection.acceptance,
         fences_current: current,
         verifier_ref: deps.gatewayActor,

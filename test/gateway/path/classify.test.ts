@@ -35,12 +35,13 @@ describe('classifying a remote result (not transmitted, definitely refused, unce
     expect(classify(new RemoteRpcError(-32603, 'downstream', info('STORAGE_ERROR'))).kind).toBe('uncertain');
   });
 
-  it('reads the code from a detail list or a single detail, and ignores other domains', () => {
+  it('reads the code only from a v1.0 ErrorInfo detail list in the baton domain', () => {
+    const errorInfo = 'type.googleapis.com/google.rpc.ErrorInfo';
     expect(batonCodeOf(info('LIMIT_EXCEEDED'))).toBe('limit_exceeded');
-    expect(batonCodeOf({ baton: 'deny' })).toBeUndefined();
-    expect(batonCodeOf({ reason: 'DENY', domain: 'baton' })).toBe('deny');
-    expect(batonCodeOf([{ reason: 'DENY', domain: 'example.com' }])).toBeUndefined();
-    expect(batonCodeOf([{ reason: 'NOT_A_CODE', domain: 'baton' }])).toBeUndefined();
+    expect(batonCodeOf({ '@type': errorInfo, reason: 'DENY', domain: 'baton' })).toBeUndefined(); // §9.5: a list, not an object
+    expect(batonCodeOf([{ reason: 'DENY', domain: 'baton' }])).toBeUndefined(); // not an ErrorInfo
+    expect(batonCodeOf([{ '@type': errorInfo, reason: 'DENY', domain: 'example.com' }])).toBeUndefined();
+    expect(batonCodeOf([{ '@type': errorInfo, reason: 'NOT_A_CODE', domain: 'baton' }])).toBeUndefined();
     expect(batonCodeOf(undefined)).toBeUndefined();
   });
 });
