@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 const IO_MODULES = ['express', 'undici', 'better-sqlite3', 'pg', 'pino', 'commander'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'well-known/', 'coverage/'] },
+  { ignores: ['node_modules/', 'data/', 'well-known/', 'coverage/', 'dist/'] },
   ...tseslint.configs.recommended,
   {
     rules: {

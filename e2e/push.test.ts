@@ -186,7 +186,7 @@ describe('push notifications through Baton', () => {
       (out) => out.stdout.includes(lost),
       { polls: 60, intervalMs: 100, what: 'a dead letter' },
     );
-    expect(listing.stdout).toMatch(/dead .* tries 4/);
+    expect(listing.stdout).toMatch(/^dlv_\S+\s+dead\s+\S+\s+\S+\s+4\s/m); // DELIVERY STATUS TASK CONFIG TRIES
     const id = /^(dlv_\S+)/m.exec(listing.stdout)![1]!;
     const deadRow = async () => (JSON.parse((await batonCli(['push', 'deliveries', '--task', lost, '--json'], env)).stdout) as Array<{ delivery_id: string; status: string; next_at: string }>)[0]!;
     const before = await deadRow();

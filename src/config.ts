@@ -4,7 +4,7 @@
  * default is the embedded, single-machine setup the README's quick start uses.
  */
 import { readFileSync, existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CallerConfig, JwtConfig } from './gateway/callers.ts';
@@ -142,28 +142,89 @@ const ENV: Record<string, (c: Record<string, unknown>, v: string) => void> = {
   BATON_PG_URL: (c, v) => (c.store = { kind: 'postgres', url: v }),
 };
 
+/** One way a configuration is wrong: where (a dotted path) and what. */
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}
+
+export type ConfigResult = { ok: true; config: Config; file?: string } | { ok: false; issues: ConfigIssue[]; file?: string };
+
 /** Reads the config file (if any) and the environment; throws TypeError with every problem. */
 export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv } = {}): Config {
+  const r = readConfig(opts);
+  if (r.ok) return r.config;
+  const lines = r.issues.map((i) => `  ${i.path}: ${i.message}`);
+  throw new TypeError(`invalid configuration${r.file ? ` in ${r.file}` : ''}:\n${lines.join('\n')}`);
+}
+
+/** Like loadConfig, but returns the problems instead of throwing (for `baton config check`). */
+export function readConfig(opts: { file?: string; env?: NodeJS.ProcessEnv } = {}): ConfigResult {
   const env = opts.env ?? process.env;
-  const file = opts.file ?? env.BATON_CONFIG ?? (existsSync('baton.config.yaml') ? 'baton.config.yaml' : undefined);
-  const raw: Record<string, unknown> = file ? readConfigFile(file) : {};
+  // BATON_CONFIG='' means "no file", not the default one.
+  const file = (opts.file ?? env.BATON_CONFIG ?? (existsSync('baton.config.yaml') ? 'baton.config.yaml' : undefined)) || undefined;
+  let raw: Record<string, unknown> = {};
+  if (file) {
+    try {
+      raw = resolveFilePaths(readConfigFile(file), dirname(resolve(file)));
+    } catch (err) {
+      return { ok: false, file, issues: [{ path: '(file)', message: err instanceof Error ? err.message : String(err) }] };
+    }
+  }
   for (const [name, apply] of Object.entries(ENV)) {
     const v = env[name];
     if (v !== undefined && v !== '') apply(raw, v);
   }
   const parsed = Config.safeParse(raw);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
-    throw new TypeError(`invalid configuration${file ? ` in ${file}` : ''}:\n${lines.join('\n')}`);
-  }
-  return parsed.data;
+  if (parsed.success) return { ok: true, config: parsed.data, ...(file ? { file } : {}) };
+  return { ok: false, ...(file ? { file } : {}), issues: parsed.error.issues.map((i) => ({ path: issuePath(i), message: i.message })) };
+}
+
+function issuePath(i: z.core.$ZodIssue): string {
+  const base = i.path.map((k, n) => (typeof k === 'number' ? `[${k}]` : `${n === 0 ? '' : '.'}${String(k)}`)).join('');
+  // An unknown key is reported on its parent object; name the key itself.
+  if (i.code === 'unrecognized_keys') return i.keys.map((k) => (base ? `${base}.${k}` : k)).join(', ');
+  return base || '(root)';
 }
 
 function readConfigFile(file: string): Record<string, unknown> {
-  const text = readFileSync(resolve(file), 'utf8');
-  const value: unknown = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  let text: string;
+  try {
+    text = readFileSync(resolve(file), 'utf8');
+  } catch (err) {
+    throw new TypeError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+  }
+  let value: unknown;
+  try {
+    value = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch {
+    // Not the parser's message: it quotes the offending line, which may hold a secret.
+    throw new TypeError(`${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}`);
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`${file}: expected a mapping`);
   return value as Record<string, unknown>;
+}
+
+/**
+ * Relative paths written in a config file mean "next to this file", wherever
+ * Baton is started from (environment variables and defaults stay relative to
+ * the working directory).
+ */
+function resolveFilePaths(raw: Record<string, unknown>, base: string): Record<string, unknown> {
+  const fix = (v: unknown) => (typeof v === 'string' && v !== '' && !isAbsolute(v) ? resolve(base, v) : v);
+  const obj = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+  for (const k of ['dataDir', 'cardsDir', 'wellKnownDir', 'keysDir']) if (k in raw) raw[k] = fix(raw[k]);
+  const store = obj(raw.store);
+  if (store && store.kind === 'sqlite' && 'path' in store) store.path = fix(store.path);
+  const pinned = obj(obj(raw.trust)?.pinnedJwks);
+  if (pinned) for (const k of Object.keys(pinned)) pinned[k] = fix(pinned[k]);
+  const jwt = obj(raw.jwt);
+  if (jwt && 'jwksFile' in jwt) jwt.jwksFile = fix(jwt.jwksFile);
+  for (const c of Array.isArray(raw.callers) ? raw.callers : []) {
+    const up = obj(obj(c)?.upstream);
+    if (up && 'contractJwksFile' in up) up.contractJwksFile = fix(up.contractJwksFile);
+  }
+  return raw;
 }
 
 /** Where derived paths land when the config leaves them out. */

@@ -26,6 +26,7 @@ import type { RemoteClient } from './gateway/remote.ts';
 import { VersionedRemoteClient } from './gateway/legacy-remote.ts';
 import { gatewayRouter } from './gateway/router.ts';
 import { createApp } from './http/app.ts';
+import { notingCaller } from './http/access-log.ts';
 import { createListener, drain, listen } from './http/listener.ts';
 import { extendedCardFor, wellKnownRouter } from './http/well-known.ts';
 import { AgentCard } from '@a2a-js/sdk';
@@ -237,7 +238,8 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     gatewayActor: gateway.actor_ref,
     ...(push ? { carryPush: (from: string, to: string) => push.registry.carryOver(from, to) } : {}),
   });
-  const auth = await authenticator(config);
+  // Noting the caller lets the access log name who made each request (src/http/access-log.ts).
+  const auth = notingCaller(await authenticator(config));
   const app = createApp({
     store,
     logger,

@@ -3,9 +3,11 @@ import { loadConfig, type Config } from '../config.ts';
 
 export interface CliContext {
   config(): Config;
+  /** The file named by --config, if any (BATON_CONFIG and the default apply when undefined). */
+  configFile(): string | undefined;
 }
 
 export function cliContext(file: () => string | undefined): CliContext {
   let cached: Config | undefined;
-  return { config: () => (cached ??= loadConfig({ file: file() })) };
+  return { config: () => (cached ??= loadConfig({ file: file() })), configFile: file };
 }

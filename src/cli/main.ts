@@ -1,26 +1,8 @@
-/** The `baton` command. Each command family lives in ./commands/<noun>.ts. */
-import { Command } from 'commander';
+/** The `baton` command: parse, run, and turn Baton's errors into one line and exit code 2. */
 import { BatonError } from '../errors.ts';
-import { cliContext } from './context.ts';
-import { register as registerServe } from './commands/serve.ts';
-import { register as registerInit } from './commands/init.ts';
-import { register as registerKeys } from './commands/keys.ts';
-import { register as registerCards } from './commands/cards.ts';
-import { register as registerDelegate } from './commands/delegate.ts';
-import { register as registerLedger } from './commands/ledger.ts';
-import { register as registerControl } from './commands/control.ts';
-import { register as registerReconcile } from './commands/reconcile.ts';
-import { register as registerPush } from './commands/push.ts';
-import { register as registerOperator } from './commands/operator.ts';
-import { register as registerAudit } from './commands/audit.ts';
+import { buildProgram } from './program.ts';
 
-const program = new Command('baton')
-  .description('A2A-native delegation gateway')
-  .option('-c, --config <file>', 'configuration file (YAML or JSON); default baton.config.yaml if present')
-  .showHelpAfterError();
-
-const ctx = cliContext(() => program.opts<{ config?: string }>().config);
-for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerOperator, registerAudit]) register(program, ctx);
+const program = buildProgram();
 
 try {
   await program.parseAsync(process.argv);

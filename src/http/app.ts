@@ -7,6 +7,7 @@ import express, { type ErrorRequestHandler, type Router } from 'express';
 import { BatonError, invalidRequest, limitExceeded } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/port.ts';
+import { accessLog } from './access-log.ts';
 import { errorBody, toBatonError, WIRE_CODES } from './error-map.ts';
 
 export interface AppDeps {
@@ -20,6 +21,7 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false); // routers that cache set their own strong ETags
+  app.use(accessLog(deps.logger));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

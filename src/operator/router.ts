@@ -6,32 +6,17 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { BatonError, invalidRequest, type ErrorCode } from '../errors.ts';
+import { noteCaller } from '../http/access-log.ts';
 import { errorBody, toBatonError, WIRE_CODES } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
-import { Identifier } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import { parseStrictJson } from '../records/strict-json.ts';
-import { SCOPE_KINDS } from '../control/scope.ts';
-import { BREAKER_TRIGGERS, CARD_STATES, type OperatorService } from './service.ts';
+import type { OperatorService } from './service.ts';
+import { bodies, queries, ROUTE_DOCS, ScopeKind } from './route-docs.ts';
+import { apiDocsRouter } from './api-docs.ts';
 import { operatorActorRef, type OperatorConfig } from './identity.ts';
-
-const Reason = z.string().min(1).max(2048);
-const bodies = {
-  reason: z.strictObject({ reason: Reason }),
-  amend: z.strictObject({ reason: Reason, terms: z.record(z.string(), z.unknown()) }),
-  reassign: z.strictObject({
-    to: Identifier,
-    reason: Reason,
-    checkpoint: Identifier.optional(),
-    resolvePrevious: z.strictObject({ as: z.enum(['not_dispatched', 'consumed']), note: Reason }).optional(),
-  }),
-  card: z.strictObject({ lifecycle: z.enum(CARD_STATES), reason: Reason }),
-  trip: z.strictObject({ trigger: z.enum(BREAKER_TRIGGERS), reason: Reason }),
-  ack: z.strictObject({ note: Reason }),
-  empty: z.strictObject({}),
-};
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const r = schema.safeParse(value ?? {});
@@ -41,6 +26,8 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
 
 export function operatorRouter(deps: { service: OperatorService; operators: readonly OperatorConfig[]; logger: Logger }): Router {
   const router = Router();
+  // The API's description and its reference page need no key: they describe routes, never data (README "Operator API").
+  router.use(apiDocsRouter());
   const keys = deps.operators.map((o) => ({ id: o.id, digest: Buffer.from(o.apiKeySha256, 'hex') }));
   const who = new WeakMap<Request, ActorRef>();
 
@@ -54,6 +41,7 @@ export function operatorRouter(deps: { service: OperatorService; operators: read
       return;
     }
     who.set(req, operatorActorRef(match.id));
+    noteCaller(req.headers, match.id);
     next();
   });
   router.use(express.raw({ type: () => true, limit: 64 * 1024 }), (req: Request, _res: Response, next: NextFunction) => {
@@ -66,8 +54,10 @@ export function operatorRouter(deps: { service: OperatorService; operators: read
   });
 
   type Handler = (req: Request, by: ActorRef) => Promise<unknown>;
-  const route = (method: 'get' | 'post', path: string, handler: Handler, status = 200) =>
-    router[method](path, async (req: Request, res: Response) => {
+  const route = (method: 'get' | 'post', path: string, handler: Handler, status = 200) => {
+    const doc = ROUTE_DOCS[`${method.toUpperCase()} ${path}`];
+    if (!doc) throw new TypeError(`operator route ${method} ${path} has no entry in ROUTE_DOCS`); // the OpenAPI document must cover it
+    return router[method](path, async (req: Request, res: Response) => {
       try {
         res.status(status).json(await handler(req, who.get(req)!));
       } catch (err) {
@@ -76,6 +66,7 @@ export function operatorRouter(deps: { service: OperatorService; operators: read
         res.status(WIRE_CODES[e.code as ErrorCode].http).json(errorBody(e));
       }
     });
+  };
   const p = (req: Request, name: string) => String(req.params[name]);
   const s = deps.service;
 
@@ -103,7 +94,7 @@ export function operatorRouter(deps: { service: OperatorService; operators: read
     const b = parse(bodies.card, req.body);
     return s.setCardLifecycle(p(req, 'id'), b.lifecycle, b.reason, by);
   });
-  const kindOf = (req: Request) => parse(z.enum(SCOPE_KINDS), p(req, 'kind'));
+  const kindOf = (req: Request) => parse(ScopeKind, p(req, 'kind'));
   route('post', '/admin/breakers/:kind/:id/trip', (req, by) => {
     const b = parse(bodies.trip, req.body);
     return s.tripBreaker(kindOf(req), p(req, 'id'), b.trigger, b.reason, by);
@@ -112,7 +103,7 @@ export function operatorRouter(deps: { service: OperatorService; operators: read
   route('get', '/admin/escalations', (req) => s.escalationList(req.query.state === 'open' || req.query.state === 'acknowledged' ? req.query.state : undefined, limitOf(req, 100)));
   route('post', '/admin/escalations/:id/acknowledge', (req, by) => s.acknowledge(p(req, 'id'), parse(bodies.ack, req.body).note, by));
   route('get', '/admin/push/deliveries', async (req) => {
-    const status = req.query.status === undefined ? undefined : parse(z.enum(['pending', 'delivering', 'delivered', 'dead']), req.query.status);
+    const status = req.query.status === undefined ? undefined : parse(queries.deliveries.shape.status.unwrap(), req.query.status);
     const rows = await s.deliveries({ limit: limitOf(req, 100), ...(status ? { status } : {}), ...(typeof req.query.task === 'string' ? { task_id: req.query.task } : {}) });
     return rows.map(({ body: _b, ...rest }) => rest);
   });

@@ -27,8 +27,8 @@ async function expectCliSees(env: Record<string, string>, s: Awaited<ReturnType<
   expect(show.code).toBe(0);
   expect(show.stdout).toContain(s.root);
   expect(show.stdout).toContain(`└─ ${s.child}`);
-  expect(show.stdout).toMatch(/units\s+ceiling 10 {2}consumed 0 {2}reserved 2 {2}available 8/);
-  expect(show.stdout).toMatch(/units\s+ceiling 3 {2}consumed 0 {2}reserved 2 {2}available 1/);
+  expect(show.stdout).toMatch(/units\s+ceiling 10 +consumed 0 +reserved 2 +available 8/);
+  expect(show.stdout).toMatch(/units\s+ceiling 3 +consumed 0 +reserved 2 +available 1/);
   const tail = await baton(['control', 'tail', `${s.space}/delegation:${s.child}`], env);
   expect(tail.code).toBe(0);
   expect(tail.stdout).toMatch(/head 1 {2}state active/);

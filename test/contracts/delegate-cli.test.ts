@@ -7,12 +7,14 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
-const BIN = resolve('bin/baton.js');
+// Absolute, so it resolves whatever the child's cwd.
+const TSX = import.meta.resolve('tsx');
+const MAIN = resolve('src/cli/main.ts'); // the sources through tsx: a stale dist/ must not pass for them
 const D = `sha256:${'a'.repeat(64)}`;
 let dir: string;
 
 const baton = (...args: string[]) =>
-  run(process.execPath, [BIN, ...args], { cwd: dir, env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BATON_'))), BATON_CONFIG: '' } }).catch((e: { stdout: string; stderr: string; code: number }) => e);
+  run(process.execPath, ['--import', TSX, MAIN, ...args], { cwd: dir, env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BATON_'))), BATON_CONFIG: '' } }).catch((e: { stdout: string; stderr: string; code: number }) => e);
 
 describe('baton delegate', () => {
   beforeAll(async () => {

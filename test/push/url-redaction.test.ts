@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Caller } from '../../src/gateway/callers.ts';
-import { renderDelivery } from '../../src/cli/commands/push.ts';
+import { renderDeliveries } from '../../src/cli/commands/push.ts';
 import { guardedAgent } from '../../src/push/guarded-agent.ts';
 import { Outbox } from '../../src/push/outbox.ts';
 import { PushRegistry } from '../../src/push/registry.ts';
@@ -49,7 +49,8 @@ describe('webhook URL redaction', () => {
 
   it('the CLI line and the redaction helper drop query and userinfo', () => {
     expect(redactedUrl('https://user:pw@hooks.example:8443/p/q?token=abc#frag')).toBe('https://hooks.example:8443/p/q');
-    const line = renderDelivery({ delivery_id: 'dlv_1', status: 'dead', task_id: 'att_1', config_id: 'c1', attempts: 3, next_at: 'x', last_error: null } as never, SECRET_URL);
-    expect(line).not.toContain('s3cr3t');
+    const out = renderDeliveries([{ d: { delivery_id: 'dlv_1', status: 'dead', task_id: 'att_1', config_id: 'c1', attempts: 3, next_at: 'x', last_error: null } as never, url: SECRET_URL }]);
+    expect(out).toContain('dlv_1');
+    expect(out).not.toContain('s3cr3t');
   });
 });

@@ -1,7 +1,7 @@
 /** `baton ledger show ROOT` and `baton ledger unresolved`. */
 import type { Command } from 'commander';
 import { invalidRequest } from '../../errors.ts';
-import { renderLedgerTree } from '../../ledger/render.ts';
+import { BAR_LEGEND, renderBudgetTree } from '../render/ledger.ts';
 import { withStore } from '../with-store.ts';
 import type { CliContext } from '../context.ts';
 
@@ -15,7 +15,7 @@ export function register(program: Command, ctx: CliContext): void {
       await withStore(ctx, async (store) => {
         const tree = await store.ledger.tree(root);
         if (!tree) throw invalidRequest('no budget node with that id', { root });
-        console.log(opts.json ? JSON.stringify(tree, null, 2) : renderLedgerTree(tree));
+        console.log(opts.json ? JSON.stringify(tree, null, 2) : `${renderBudgetTree(tree)}\n\n${BAR_LEGEND}`);
       });
     });
   ledger

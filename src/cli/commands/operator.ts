@@ -14,6 +14,7 @@ import { BREAKER_TRIGGERS, CARD_STATES, type BreakerTrigger } from '../../operat
 import { parseStrictJson } from '../../records/strict-json.ts';
 import type { CliContext } from '../context.ts';
 import { withGateway } from '../with-gateway.ts';
+import { renderAudit, renderEscalations, renderTrees } from '../render/operator.ts';
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
@@ -94,13 +95,27 @@ export function register(program: Command, ctx: CliContext): void {
     .command('trees')
     .description('delegation trees, newest roots first, with budgets and the outcomes of their attempts')
     .option('--limit <n>', 'at most this many roots', '20')
-    .action(async (opts: { limit: string }) => withGateway(ctx, async (core) => print(await core.operator.trees(Number(opts.limit)))));
+    .option('--json', 'print JSON')
+    .action(async (opts: { limit: string; json?: boolean }) =>
+      withGateway(ctx, async (core) => {
+        const trees = await core.operator.trees(Number(opts.limit));
+        if (opts.json) print(trees);
+        else console.log(renderTrees(trees));
+      }),
+    );
 
   const attempt = program.command('attempt').description('execution attempts');
   attempt
     .command('audit <id>')
     .description("an attempt's audit trail: revisions, input, decision, reservation, events, receipts, checkpoints, fences")
-    .action(async (id: string) => withGateway(ctx, async (core) => print(await core.operator.attemptAudit(id))));
+    .option('--json', 'print every record in full (JSON)')
+    .action(async (id: string, opts: { json?: boolean }) =>
+      withGateway(ctx, async (core) => {
+        const audit = await core.operator.attemptAudit(id);
+        if (opts.json) print(audit);
+        else console.log(renderAudit(audit));
+      }),
+    );
   attempt
     .command('checkpoint <id>')
     .description('write a DelegationCheckpoint (RW-003 §7.2) for an attempt')
@@ -133,12 +148,11 @@ export function register(program: Command, ctx: CliContext): void {
       }),
     );
 
-  const esc = program.command('escalations').description('what Baton handed to the operator').option('--state <state>', 'open | acknowledged').option('--limit <n>', 'at most this many', '100');
-  esc.action(async (opts: { state?: string; limit: string }) =>
+  const esc = program.command('escalations').description('what Baton handed to the operator').option('--state <state>', 'open | acknowledged').option('--limit <n>', 'at most this many', '100').option('--json', 'print JSON (the escalation records)');
+  esc.action(async (opts: { state?: string; limit: string; json?: boolean }) =>
     withGateway(ctx, async (core) => {
-      for (const e of await core.operator.escalationList(opts.state === 'open' || opts.state === 'acknowledged' ? opts.state : undefined, Number(opts.limit))) {
-        console.log(`${e.record_id}  ${e.body.state.padEnd(12)}  ${e.body.kind.padEnd(22)}  ${JSON.stringify(e.body.subject)}  ${e.body.reasons.join('; ')}`);
-      }
+      const list = await core.operator.escalationList(opts.state === 'open' || opts.state === 'acknowledged' ? opts.state : undefined, Number(opts.limit));
+      console.log(opts.json ? JSON.stringify(list, null, 2) : renderEscalations(list));
     }),
   );
   esc

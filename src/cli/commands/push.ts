@@ -5,14 +5,15 @@ import { invalidRequest } from '../../errors.ts';
 import type { DeliveryRow, DeliveryStatus } from '../../store/port.ts';
 import { withStore } from '../with-store.ts';
 import type { CliContext } from '../context.ts';
+import { table } from '../render/table.ts';
 
 const STATUSES: readonly DeliveryStatus[] = ['pending', 'delivering', 'delivered', 'dead'];
 
-/** One line per delivery; never the body's credentials (the body holds none) nor the webhook URL's query. */
-export function renderDelivery(d: DeliveryRow, url?: string): string {
-  const where = url ? `  → ${safeUrl(url)}` : '';
-  const error = d.last_error ? `  last error: ${d.last_error}` : '';
-  return `${d.delivery_id}  ${d.status.padEnd(10)}  task ${d.task_id}  config ${d.config_id}  tries ${d.attempts}  next ${d.next_at}${where}${error}`;
+/** The deliveries as a table; never the body (it holds no credentials) nor the webhook URL's userinfo or query. */
+export function renderDeliveries(rows: ReadonlyArray<{ d: DeliveryRow; url?: string | undefined }>): string {
+  if (rows.length === 0) return 'no deliveries';
+  const cells = rows.map(({ d, url }) => [d.delivery_id, d.status, d.task_id, d.config_id, String(d.attempts), d.next_at, url ? safeUrl(url) : '-', d.last_error ?? '']);
+  return table(['DELIVERY', 'STATUS', 'TASK', 'CONFIG', 'TRIES', 'NEXT', 'WEBHOOK', 'LAST ERROR'], cells);
 }
 
 function safeUrl(url: string): string {
@@ -36,7 +37,9 @@ export function register(program: Command, ctx: CliContext): void {
           console.log(JSON.stringify(rows.map(({ body: _b, ...rest }) => rest), null, 2));
           return;
         }
-        for (const d of rows) console.log(renderDelivery(d, (await store.push.config(d.task_id, d.config_id))?.url));
+        const withUrls = [];
+        for (const d of rows) withUrls.push({ d, url: (await store.push.config(d.task_id, d.config_id))?.url });
+        console.log(renderDeliveries(withUrls));
       });
     });
   push

@@ -1,6 +1,8 @@
 /** `baton serve`: run the gateway until SIGINT/SIGTERM. */
 import type { Command } from 'commander';
 import { startGateway } from '../../main.ts';
+import { renderProblems } from '../config/problems.ts';
+import { checkStatic } from '../config/static-checks.ts';
 import type { CliContext } from '../context.ts';
 
 export function register(program: Command, ctx: CliContext): void {
@@ -8,8 +10,17 @@ export function register(program: Command, ctx: CliContext): void {
     .command('serve')
     .description('run the gateway (embedded SQLite, cards from cards/, dev keys generated on first start)')
     .option('-p, --port <port>', 'listen port (overrides config and BATON_PORT)')
+    .addHelpText('after', '\nRefuses to start (exit 1) when `baton config check --offline` finds an error.')
     .action(async (opts: { port?: string }) => {
-      const config = ctx.config();
+      // The same static checks as `baton config check` (not the network ones): a broken config never half-starts.
+      const file = ctx.configFile();
+      const { config, source, problems } = checkStatic(file ? { file } : {});
+      if (problems.length > 0) console.error(renderProblems(problems, source));
+      if (!config || problems.some((p) => p.severity === 'error')) {
+        console.error('baton: not starting: the configuration has errors');
+        process.exitCode = 1;
+        return;
+      }
       if (opts.port !== undefined) config.port = Number(opts.port);
       const gw = await startGateway(config);
       // SIGTERM/SIGINT drain (see Gateway.close): bounded by shutdown.drainMs, plus a hard stop in case closing itself hangs.

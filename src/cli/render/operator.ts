@@ -1,0 +1,54 @@
+/** People-facing renderings of operator data: trees, escalations, deliveries, an attempt's audit. */
+import type { LedgerTreeNode } from '../../ledger/types.ts';
+import type { Escalation } from '../../operator/escalation.ts';
+import type { OperatorService } from '../../operator/service.ts';
+import { BAR_LEGEND, renderBudgetTree } from './ledger.ts';
+import { table } from './table.ts';
+
+type Trees = Awaited<ReturnType<OperatorService['trees']>>;
+
+export function renderTrees(trees: Trees): string {
+  if (trees.length === 0) return 'no delegation trees yet';
+  const blocks = trees.map((t) => {
+    const tree = t.tree ? renderBudgetTree(t.tree as LedgerTreeNode) : `${t.root}  (no budget node)`;
+    const rows = t.attempts.map((a) => [a.attempt_id, a.delegation_id, a.delegatee_id, a.caller_id, a.state, a.outcome ?? '-']);
+    return `${tree}\n\n${indent(table(['ATTEMPT', 'DELEGATION', 'DELEGATEE', 'CALLER', 'STATE', 'OUTCOME'], rows))}`;
+  });
+  return [...blocks, BAR_LEGEND].join('\n\n');
+}
+
+export function renderEscalations(list: readonly Escalation[]): string {
+  if (list.length === 0) return 'no escalations';
+  const subject = (s: Escalation['body']['subject']) => [s.attempt_id && `attempt ${s.attempt_id}`, s.delegation_id && `delegation ${s.delegation_id}`, s.scope && `scope ${s.scope}`].filter(Boolean).join(', ') || '-';
+  return table(
+    ['ESCALATION', 'STATE', 'KIND', 'RAISED', 'SUBJECT', 'REASONS'],
+    list.map((e) => [e.record_id, e.body.state, e.body.kind, e.body.raised_at, subject(e.body.subject), e.body.reasons.join('; ')]),
+  );
+}
+
+/** The audit trail as sections: scalars as `key: value`, lists as counts with one line per entry's identifying fields. */
+export function renderAudit(audit: unknown): string {
+  const out: string[] = [];
+  for (const [key, value] of Object.entries((audit ?? {}) as Record<string, unknown>)) {
+    if (Array.isArray(value)) {
+      out.push(`${key} (${value.length})`);
+      for (const v of value) out.push(`  ${summary(v)}`);
+    } else if (value && typeof value === 'object') out.push(`${key}: ${summary(value)}`);
+    else out.push(`${key}: ${value === undefined ? '-' : String(value)}`);
+  }
+  return out.join('\n');
+}
+
+const ID_FIELDS = ['record_id', 'revision_id', 'event_type', 'position', 'branch_id', 'head_position', 'status', 'state', 'outcome', 'created_at'];
+
+/** The identifying scalar fields of a record (top level and its body), never the payload. */
+function summary(v: unknown): string {
+  if (!v || typeof v !== 'object') return String(v);
+  const o = v as Record<string, unknown>;
+  const body = (o.body ?? {}) as Record<string, unknown>;
+  const parts = ID_FIELDS.flatMap((f) => (isScalar(o[f]) ? [`${f} ${o[f]}`] : isScalar(body[f]) ? [`${f} ${body[f]}`] : []));
+  return parts.length > 0 ? parts.join('  ') : `{${Object.keys(o).slice(0, 6).join(', ')}}`;
+}
+
+const isScalar = (x: unknown): x is string | number | boolean => ['string', 'number', 'boolean'].includes(typeof x);
+const indent = (s: string) => s.split('\n').map((l) => `  ${l}`).join('\n');

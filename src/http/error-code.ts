@@ -1,0 +1,37 @@
+/**
+ * The ADR-0014 code an error response names, read back from the bytes Baton
+ * sent: the `google.rpc.ErrorInfo` (domain "baton") of an A2A error on either
+ * binding, or the `{error: {code}}` body of the operator API and health routes.
+ */
+import { ERROR_CODES, type ErrorCode } from '../errors.ts';
+
+const CODES = new Set<string>(ERROR_CODES);
+
+export function errorCodeOf(body: Buffer, status: number): ErrorCode | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const error = (value as { error?: unknown } | null)?.error;
+  if (typeof error !== 'object' || error === null) return undefined;
+  const e = error as { code?: unknown; details?: unknown; data?: unknown };
+  if (typeof e.code === 'string' && CODES.has(e.code) && status >= 400) return e.code as ErrorCode;
+  for (const list of [e.details, e.data, (e.data as { details?: unknown } | undefined)?.details]) {
+    const found = fromInfo(list);
+    if (found) return found;
+  }
+  const baton = (e.data as { baton?: unknown } | undefined)?.baton;
+  return typeof baton === 'string' && CODES.has(baton) ? (baton as ErrorCode) : undefined;
+}
+
+function fromInfo(list: unknown): ErrorCode | undefined {
+  if (!Array.isArray(list)) return undefined;
+  for (const d of list as Array<{ domain?: unknown; reason?: unknown; metadata?: { baton?: unknown } }>) {
+    if (d?.domain !== 'baton') continue;
+    const code = typeof d.metadata?.baton === 'string' ? d.metadata.baton : typeof d.reason === 'string' ? d.reason.toLowerCase() : '';
+    if (CODES.has(code)) return code as ErrorCode;
+  }
+  return undefined;
+}
