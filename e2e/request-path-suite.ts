@@ -13,6 +13,7 @@ import { until } from '../test/helpers/until.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import { API_KEY, BATON_MAIN, startWorld, type World } from './gateway/world.ts';
 import { spawnReady, type ReadyProcess } from './harness/process.ts';
+import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 
 const TINY_KEY = 'e2e-path-tiny-key-not-a-secret';
 const OUTCOME = 'urn:baton:outcome:v2';
@@ -60,7 +61,8 @@ export function requestPathSuite(name: string, setup: () => Promise<PathSetup>):
     });
 
     async function rpc(delegatee: string, method: string, params: unknown, opts: { key?: string; node?: string } = {}): Promise<RpcAnswer> {
-      const res = await fetch(`${opts.node ?? world.url}/agents/${delegatee}/a2a/jsonrpc`, {
+      // Recorded: the leak check at the end reads every body a caller got.
+      const res = await world.fetch(`${opts.node ?? world.url}/agents/${delegatee}/a2a/jsonrpc`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': opts.key ?? API_KEY },
         body: JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method, params }),
@@ -240,6 +242,10 @@ export function requestPathSuite(name: string, setup: () => Promise<PathSetup>):
       expect(done).toMatchObject({ outcome: 'succeeded' });
       expect(await withStore(async (s) => s.work.ofAttempt(id))).toEqual([]);
     }, 60_000);
+
+    it('no body a caller received carries a downstream id or the contract chain', async () => {
+      await assertNoDownstreamLeaks({ bodies: world.bodies, pending: world.pending, store: () => open(world) });
+    });
 
     it('a node killed while following an effect: another node takes the follow-up over when its lease lapses and commits the verdict', async () => {
       // Last in the file: it kills the second node.
