@@ -16,6 +16,7 @@ import type { TrustStore } from '../cards/trust-store.ts';
 import { originOf } from '../cards/trust-store.ts';
 import { BatonError } from '../errors.ts';
 import type { AttemptBody } from '../gateway/attempt-record.ts';
+import { attemptOf } from '../gateway/attempts.ts';
 import type { DelegateeConfig } from '../gateway/delegatees.ts';
 import type { Logger } from '../log.ts';
 import type { SealedRecord } from '../records/envelope.ts';
@@ -113,8 +114,7 @@ export class InboundWebhooks {
 
   private async attempt(taskId: string): Promise<Attempt | undefined> {
     if (taskId.length > 256) return undefined;
-    const rec = await this.deps.store.getRecord(taskId);
-    return rec && rec.schema_ref.endsWith('#execution_attempt') ? (rec as unknown as Attempt) : undefined;
+    return attemptOf(await this.deps.store.getRecord(taskId));
   }
 
   private async verifyJwt(jwt: string, taskId: string, attempt: Attempt, delegatee: DelegateeConfig, body: Buffer): Promise<void> {
