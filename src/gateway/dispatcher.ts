@@ -194,10 +194,6 @@ export class Dispatcher {
     return attempt && attempt.body.state !== 'closed' ? attempt : undefined;
   }
 
-  attemptOfDecision(digest: string): Promise<Attempt | undefined> {
-    return this.deps.attempts.ofDecision(digest);
-  }
-
   reconcile(reservationId: string) {
     return this.reconciler.reconcile(reservationId);
   }

@@ -21,8 +21,6 @@ export class Follower {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private readonly inflight = new Set<Promise<unknown>>();
-  /** Completed passes, for tests and diagnostics that await one. */
-  passes = 0;
 
   constructor(private readonly deps: PathDeps) {}
 
@@ -51,7 +49,6 @@ export class Follower {
       return 0; // the store is unavailable: the next tick tries again
     } finally {
       this.running = false;
-      this.passes++;
     }
   }
 
