@@ -13,6 +13,7 @@ import { GatewayPresetConfig } from './gateway/preset.ts';
 import { DEFAULT_FOLLOW } from './gateway/path/deps.ts';
 import { AdminConfig, OperatorConfig } from './operator/identity.ts';
 import { BREAKER_TRIGGERS, DEFAULT_BREAKER_POLICY } from './control/breaker.ts';
+import { MetricsConfig, TracingConfig } from './telemetry/config.ts';
 
 export const Config = z.strictObject({
   /** Address to listen on. Loopback by default: exposing a gateway is a decision. */
@@ -55,6 +56,10 @@ export const Config = z.strictObject({
   /** Who may use the operator API (separate listener, see `admin`). Without operators it is not started. */
   operators: z.array(OperatorConfig).default([]),
   admin: AdminConfig.prefault({}),
+  /** Prometheus metrics on the operator listener (src/telemetry/metrics.ts). */
+  metrics: MetricsConfig,
+  /** OpenTelemetry tracing with an OTLP exporter; off by default (src/telemetry/tracing.ts). */
+  tracing: TracingConfig,
   /** Automatic circuit breakers (RW-003 §7.3); an operator can always trip and reset by hand. */
   breakers: z
     .strictObject({

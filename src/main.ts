@@ -51,6 +51,13 @@ import { PushRegistry } from './push/registry.ts';
 import { SecretBox } from './push/secret-box.ts';
 import { addressAllowed, checkWebhookUrl, type WebhookPolicy } from './push/webhook-url.ts';
 import type { Store } from './store/port.ts';
+import { GatewayMetrics } from './telemetry/metrics.ts';
+
+/** Metrics over this gateway's configured delegatees and presets (src/telemetry/metrics.ts). */
+function gatewayMetrics(config: Config, deps: { store: Store; logger: Logger; escalations: Escalations }): GatewayMetrics {
+  const openEscalations = async () => (await deps.escalations.list({ state: 'open', limit: 1000 })).length;
+  return new GatewayMetrics({ store: deps.store, logger: deps.logger, delegatees: config.delegatees.map((d) => d.id), presets: config.presets.map((p) => p.id), openEscalations });
+}
 
 export interface Gateway {
   url: string;
@@ -97,8 +104,10 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
     // Every open follow-up is in the store: this node takes over those whose lease lapsed (after a restart, a crash elsewhere).
     dispatcher.follower.start();
     if (!early) url = await listen(server, config.port, config.host);
-    if (config.operators.length > 0) {
-      admin = createListener(config.server, createApp({ store, logger, routers: [operatorRouter({ service: composed.operator, operators: config.operators, logger })] }));
+    if (config.operators.length > 0 || config.metrics.enabled === true) {
+      // /metrics before the operator routes: it needs no operator key (README "Metrics").
+      const metrics = config.metrics.enabled === false ? [] : [composed.metrics.router()];
+      admin = createListener(config.server, createApp({ store, logger, observe: (l) => composed.metrics.request(l), routers: [...metrics, operatorRouter({ service: composed.operator, operators: config.operators, logger })] }));
       adminUrl = await listen(admin, config.admin.port, config.admin.host);
     } else {
       logger.info('no operators configured: the operator API is not started');
@@ -201,6 +210,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     ...(push && webhook ? { notify: (e: Escalation) => push.outbox.notifyOperator(e, webhook, { escalation: e as unknown as JsonValue }) } : {}),
   });
   const events = pathEvents({ push: push?.outbox, escalations, signal: (s) => breakers.signal(s), logger });
+  const metrics = gatewayMetrics(config, { store, logger, escalations }).observe(events);
   const dispatcher = new Dispatcher({
     store,
     attempts: new AttemptRepository({ store, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref }),
@@ -222,7 +232,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     store,
     spaceId: config.spaceId,
     logger,
-    trip: (t) => operator.tripBreaker(t.scope.kind, t.scope.id, t.trigger, t.reason, gateway.actor_ref),
+    trip: (t) => (metrics.tripped(t), operator.tripBreaker(t.scope.kind, t.scope.id, t.trigger, t.reason, gateway.actor_ref)),
   });
   const operator = new OperatorService({
     store,
@@ -243,6 +253,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const app = createApp({
     store,
     logger,
+    observe: (l) => metrics.request(l),
     routers: [
       ...(push ? [push.inbound.router()] : []),
       wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
@@ -258,7 +269,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
       }),
     ],
   });
-  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers };
+  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers, metrics };
 }
 
 /** Push notifications: sealed webhook configs, Baton's inbound webhook, the signed outbox and its guarded HTTP agent. */

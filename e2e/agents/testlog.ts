@@ -19,6 +19,8 @@ export interface LoggedRequest {
   messageRole: unknown;
   /** Request-level `metadata` (SendMessageRequest.metadata / CancelTask metadata). */
   requestMetadata: unknown;
+  /** W3C `traceparent` header, when the sender propagated a trace. */
+  traceparent?: string | undefined;
 }
 
 /** One push notification POST the agent made (or tried to make) to a registered webhook. */
@@ -127,6 +129,7 @@ export class TestLog {
         messageMetadata: isRecord(message) ? message.metadata : undefined,
         messageRole: isRecord(message) ? message.role : undefined,
         requestMetadata: params.metadata,
+        traceparent: header(req, 'traceparent'),
       });
       this.counts[method] = (this.counts[method] ?? 0) + 1;
       next();

@@ -53,10 +53,13 @@ export class Stopper {
         if (await fencesCurrent(this.deps.store, fenced.fence_set, fenced.scopes)) continue;
         const turn = await rebuildTurn(this.deps, row);
         if (!turn) continue;
-        const { cause, detail, by } = await this.whyStale(turn.fence_set);
+        const { cause, detail, by, movedAt } = await this.whyStale(turn.fence_set);
         stopped++;
         this.stopped.add(row.effect_id);
         await this.stop(turn.attempt, cause, detail);
+        // Propagation time: from the authority change being recorded to this stop (RW-003 §7.3 revocation).
+        const seconds = movedAt === undefined ? undefined : Math.max(0, (this.deps.clock.now().getTime() - Date.parse(movedAt)) / 1000);
+        await this.deps.events.emit({ type: 'stopped', cause, delegatee: turn.attempt.body.delegatee_id, ...(seconds !== undefined ? { seconds } : {}) });
         if (by) await this.deps.events.emit({ type: 'signal', signal: { kind: 'stopped', by, delegation: turn.attempt.body.delegation_ref.object_id, detail } });
       } catch (err) {
         // One attempt's failure must not end the pass for the others; it is handed to the operator.
@@ -117,16 +120,17 @@ export class Stopper {
   }
 
   /** Which authority change made a fence stale, for the recorded cause. */
-  private async whyStale(fence: readonly ControlBoundaryRef[]): Promise<{ cause: StopCause; detail: string; by?: 'revocation' | 'policy' }> {
+  private async whyStale(fence: readonly ControlBoundaryRef[]): Promise<{ cause: StopCause; detail: string; by?: 'revocation' | 'policy'; movedAt?: string }> {
     for (const b of fence) {
       const h = await this.deps.store.control.streamHead(b);
       if (h && h.event_id !== b.event_id) {
+        const [moved] = await this.deps.store.control.readStream(b, { after: h.position - 1, limit: 1 });
         const cause = h.state === 'tripped' ? 'breaker' : h.state === 'revoked' || h.state === 'expired' || h.state === 'reassigning' ? 'revocation' : 'operator';
         const detail = `${b.branch_id} is now ${h.state} (position ${h.position})`;
         // A trip is already a breaker, and a reassignment is no revocation for cause; a policy or consent
         // change, or a revocation, is a trigger for one (RW-003 §7.3).
         const by = cause === 'breaker' ? undefined : /^(space|policy|consent):/.test(b.branch_id) ? 'policy' : h.state === 'revoked' ? 'revocation' : undefined;
-        return { cause, detail, ...(by ? { by } : {}) };
+        return { cause, detail, ...(by ? { by } : {}), ...(moved ? { movedAt: moved.recorded_at } : {}) };
       }
     }
     return { cause: 'revocation', detail: 'a fenced authority stream moved' };

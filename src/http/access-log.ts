@@ -37,8 +37,12 @@ export function notingCaller(auth: CallerAuthenticator): CallerAuthenticator {
   };
 }
 
-/** Express middleware writing one access-log line per request to `logger`. */
-export function accessLog(logger: Logger): RequestHandler[] {
+/** What the access log knows of one finished request (also handed to `observe`, e.g. request metrics). */
+export type AccessLine = ReturnType<typeof line>;
+
+/** Express middleware writing one access-log line per request to `logger` (and to `observe`, when given). */
+export function accessLog(logger: Logger, observe?: (l: AccessLine) => void): RequestHandler[] {
+  const seen = (l: AccessLine) => (observe?.(l), l);
   const http = pinoHttp({
     logger,
     quietReqLogger: true,
@@ -53,8 +57,8 @@ export function accessLog(logger: Logger): RequestHandler[] {
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
     customSuccessMessage: () => 'request',
     customErrorMessage: () => 'request',
-    customSuccessObject: (req, res, base: { responseTime?: number }) => line(req, res, base.responseTime),
-    customErrorObject: (req, res, _err, base: { responseTime?: number }) => line(req, res, base.responseTime),
+    customSuccessObject: (req, res, base: { responseTime?: number }) => seen(line(req, res, base.responseTime)),
+    customErrorObject: (req, res, _err, base: { responseTime?: number }) => seen(line(req, res, base.responseTime)),
   });
   return [captureErrorBody, http as unknown as RequestHandler];
 }

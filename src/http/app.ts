@@ -7,7 +7,7 @@ import express, { type ErrorRequestHandler, type Router } from 'express';
 import { BatonError, invalidRequest, limitExceeded } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/port.ts';
-import { accessLog } from './access-log.ts';
+import { accessLog, type AccessLine } from './access-log.ts';
 import { errorBody, toBatonError, WIRE_CODES } from './error-map.ts';
 
 export interface AppDeps {
@@ -15,13 +15,15 @@ export interface AppDeps {
   logger: Logger;
   /** Routers mounted at the root, in order (well-known, admin, A2A front door…). */
   routers?: Router[];
+  /** Sees each request's access-log line once it is answered (request metrics). */
+  observe?: (line: AccessLine) => void;
 }
 
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false); // routers that cache set their own strong ETags
-  app.use(accessLog(deps.logger));
+  app.use(accessLog(deps.logger, deps.observe));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

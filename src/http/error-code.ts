@@ -23,8 +23,15 @@ export function errorCodeOf(body: Buffer, status: number): ErrorCode | undefined
     if (found) return found;
   }
   const baton = (e.data as { baton?: unknown } | undefined)?.baton;
-  return typeof baton === 'string' && CODES.has(baton) ? (baton as ErrorCode) : undefined;
+  if (typeof baton === 'string' && CODES.has(baton)) return baton as ErrorCode;
+  // A malformed request is rendered as A2A's own error (JSON-RPC 2.0 §5.1 codes, or its ErrorInfo reason on
+  // REST) without Baton's: in ADR-0014's vocabulary it is still invalid_request.
+  if (typeof e.code === 'number' && MALFORMED_RPC.has(e.code)) return 'invalid_request';
+  return [e.details, e.data].some((l) => Array.isArray(l) && l.some((d: { reason?: unknown }) => typeof d?.reason === 'string' && MALFORMED_REASONS.has(d.reason))) ? 'invalid_request' : undefined;
 }
+
+const MALFORMED_RPC = new Set([-32700, -32600, -32602]);
+const MALFORMED_REASONS = new Set(['INVALID_PARAMS', 'INVALID_REQUEST', 'PARSE_ERROR']);
 
 function fromInfo(list: unknown): ErrorCode | undefined {
   if (!Array.isArray(list)) return undefined;

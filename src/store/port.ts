@@ -4,6 +4,7 @@
  * each adapter makes each operation atomic on its own and shares the pure
  * decision code from the core (src/control, src/ledger).
  */
+import type { GaugeReads } from './gauges-sql.ts';
 import type { ControlEvent, ControlEventInput } from '../control/event.ts';
 import type { ControlFenceSet, StreamHead } from '../control/fence.ts';
 import type { ControlScopeRef, StreamId } from '../control/scope.ts';
@@ -274,6 +275,8 @@ export interface Store extends RecordStore {
   readonly push: PushStore;
   readonly audit: AuditReads;
   readonly meta: MetaStore;
+  /** Read-only aggregates for the metrics endpoint (src/store/gauges-sql.ts). */
+  readonly gauges: GaugeReads;
   /** Cheap liveness probe for /readyz; throws storage_error when the store is unusable. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -171,6 +171,7 @@ async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan
     throw err;
   }
   const { attempt, fence } = built!;
+  await deps.events.emit({ type: 'admitted', delegatee: resolved.config.id, operation: plan.operation });
   return { attempt, ...effect, fence_set: fence, scopes, target: targetOf(resolved), contracts: plan.contracts, ...(attempt.body.remote.task_id ? { remoteTaskId: attempt.body.remote.task_id } : {}) };
 }
 

@@ -11,7 +11,13 @@ import type { Attempt } from '../attempts.ts';
 
 export type PathEvent =
   /** A verdict committed: the attempt's closing revision, and the read-back it agreed with. */
-  | { type: 'closed'; attempt: Attempt; evidence?: JsonValue; reasons: readonly string[] }
+  | { type: 'closed'; attempt: Attempt; evidence?: JsonValue; reasons: readonly string[]; readback?: 'agreed' | 'disagreed' | 'unavailable' | 'not_applicable' }
+  /** Admission committed: a reservation is held and the turn may be forwarded (ADR-0014 final admission). */
+  | { type: 'admitted'; delegatee: string; operation: string }
+  /** One upstream call to a delegatee ended: the forwarded send or the verification read-back, with its duration. */
+  | { type: 'upstream'; call: 'send' | 'read_back'; delegatee: string; seconds: number; ok: boolean }
+  /** The sweep stopped a running attempt because an authority stream moved; `seconds` since that move was recorded. */
+  | { type: 'stopped'; cause: string; delegatee: string; seconds?: number }
   /** A breaker-relevant fact (refused admission, rejected card, outcome, stopped attempt). */
   | { type: 'signal'; signal: BreakerSignal }
   /** Something Baton cannot settle itself, handed to the operator. */

@@ -39,12 +39,19 @@ export function wireParams(deps: Pick<PathDeps, 'push'>, turn: AdmittedTurn, par
   };
 }
 
-export async function forward(deps: Pick<PathDeps, 'remote'>, turn: Turn, params: Json, streaming: boolean): Promise<Forwarded> {
+export async function forward(deps: Pick<PathDeps, 'remote' | 'events'>, turn: Turn, params: Json, streaming: boolean): Promise<Forwarded> {
   const headers = { ...turn.target.headers, 'a2a-extensions': CONTRACT_EXTENSION };
+  const started = performance.now();
+  const done = (ok: boolean) => deps.events.emit({ type: 'upstream', call: 'send', delegatee: turn.attempt.body.delegatee_id, seconds: (performance.now() - started) / 1000, ok });
   try {
-    if (streaming) return { kind: 'stream', body: (await deps.remote.stream(turn.target.endpoint, 'SendStreamingMessage', params, headers)).body };
-    return { kind: 'reply', result: (await deps.remote.call(turn.target.endpoint, 'SendMessage', params, { headers })) as Json };
+    const sent: Forwarded = streaming
+      ? { kind: 'stream', body: (await deps.remote.stream(turn.target.endpoint, 'SendStreamingMessage', params, headers)).body }
+      : { kind: 'reply', result: (await deps.remote.call(turn.target.endpoint, 'SendMessage', params, { headers })) as Json };
+    // A stream's time is to its response headers: the events that follow are the agent's working time, not the call's.
+    await done(true);
+    return sent;
   } catch (err) {
+    await done(false);
     return { kind: 'failed', result: classify(err), error: err };
   }
 }

@@ -118,10 +118,18 @@ async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Js
   const r = await deps.store.ledger.reservation(turn.reservation_id);
   // Another path or node already gave this turn its verdict: nothing to add.
   if (latest.body.state === 'closed' && r && r.status !== 'held' && r.status !== 'unknown') return latest;
-  const back = observation.kind === 'task' ? await readBack(deps.remote, turn.target.endpoint, observation.task.id, turn.target.headers) : undefined;
+  const back = observation.kind === 'task' ? await timedReadBack(deps, turn, observation.task.id) : undefined;
   const current = await fencesCurrent(deps.store, turn.fence_set, turn.scopes);
   const projection = withFences(project(observation, back, turn.target.acceptance), current);
   return commitVerdict(deps, turn, { observation, back, projection, fencesCurrent: current, ...(view ? { view } : {}) });
+}
+
+/** The verdict's read-back, announced with its duration (upstream latency, DESIGN "read-back before outcome"). */
+async function timedReadBack(deps: Deps, turn: Turn, taskId: string): Promise<ReadBack & { raw?: JsonValue }> {
+  const started = performance.now();
+  const back = await readBack(deps.remote, turn.target.endpoint, taskId, turn.target.headers);
+  await deps.events.emit({ type: 'upstream', call: 'read_back', delegatee: turn.attempt.body.delegatee_id, seconds: (performance.now() - started) / 1000, ok: back.kind === 'task' });
+  return back;
 }
 
 export interface Judgement {
@@ -150,7 +158,7 @@ export async function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promi
           ...(shown && typeof shown === 'object' && !Array.isArray(shown) ? { view: storedView(shown as Json) } : {}),
         },
   );
-  await deps.events.emit({ type: 'closed', attempt: closed, ...(evidence !== undefined ? { evidence } : {}), reasons: projection.reasons });
+  await deps.events.emit({ type: 'closed', attempt: closed, ...(evidence !== undefined ? { evidence } : {}), reasons: projection.reasons, readback: receipt.body.readback });
   return closed;
 }
 

@@ -14,6 +14,7 @@ import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
 import { balanceAuditSql, composeControl, composeLedger, type BalanceAuditRow, type StoreReads } from '../compose.ts';
 import { decodeRecord, type RecordDocRow } from '../decode.ts';
+import { composeGauges, type GaugeReads } from '../gauges-sql.ts';
 import { composeAudit } from '../audit-sql.ts';
 import type { AuditReads, ControlStore, LedgerStore, PushStore, PutResult, Store, WorkStore } from '../port.ts';
 import { composeWork } from '../work-sql.ts';
@@ -44,6 +45,7 @@ export class PgStore implements Store {
   readonly push: PushStore;
   readonly work: WorkStore;
   readonly audit: AuditReads;
+  readonly gauges: GaugeReads;
   readonly meta: MetaStore;
 
   private constructor(
@@ -76,6 +78,7 @@ export class PgStore implements Store {
     this.push = pgPush((sql, params) => this.query(sql, params));
     this.work = composeWork(pgDialect((sql, params) => this.query(sql, params)));
     this.audit = composeAudit({ p: (n) => `$${n}`, all: (sql, params) => this.read(sql, [...params]) });
+    this.gauges = composeGauges({ p: (n) => `$${n}`, all: (sql, params) => this.read(sql, [...params]) });
     this.meta = pgMeta({ read: (sql, params) => this.read(sql, params), write: (sql, params) => this.query(sql, params), withClient: (fn) => this.inTransaction(fn) });
   }
 

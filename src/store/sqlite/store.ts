@@ -5,6 +5,7 @@ import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
 import { balanceAuditSql, composeControl, composeLedger, type BalanceAuditRow, type StoreReads } from '../compose.ts';
+import { composeGauges, type GaugeReads } from '../gauges-sql.ts';
 import { composeAudit } from '../audit-sql.ts';
 import type { AuditReads, ControlStore, LedgerStore, PushStore, PutResult, Store, WorkStore } from '../port.ts';
 import type { Program, ReservationRow } from '../programs/ops.ts';
@@ -32,6 +33,7 @@ export class SqliteStore implements Store {
   readonly work: WorkStore;
   readonly audit: AuditReads;
   readonly meta: MetaStore;
+  readonly gauges: GaugeReads;
   private readonly records;
   private readonly ops;
   private readonly commits: GroupCommit;
@@ -72,7 +74,7 @@ export class SqliteStore implements Store {
     this.work = composeWork(sqliteDialect(db, (fn) => this.guard(fn)));
     this.meta = sqliteMeta(db, (fn) => this.guard(fn));
     const scans = new Map<string, Database.Statement>(); // a fixed handful of texts
-    this.audit = composeAudit({
+    const dialect = {
       p: () => '?',
       all: async <T>(sql: string, params: readonly unknown[]) =>
         this.guard(() => {
@@ -80,7 +82,9 @@ export class SqliteStore implements Store {
           if (!stmt) scans.set(sql, (stmt = db.prepare(sql)));
           return stmt.all(...params) as T[];
         }),
-    });
+    };
+    this.audit = composeAudit(dialect);
+    this.gauges = composeGauges(dialect);
   }
 
   static open(path: string, opts: SqliteStoreOptions = {}): SqliteStore {
