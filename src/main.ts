@@ -52,6 +52,8 @@ import { SecretBox } from './push/secret-box.ts';
 import { addressAllowed, checkWebhookUrl, type WebhookPolicy } from './push/webhook-url.ts';
 import type { Store } from './store/port.ts';
 import { GatewayMetrics } from './telemetry/metrics.ts';
+import { startTracing } from './telemetry/tracing.ts';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
 
 /** Metrics over this gateway's configured delegatees and presets (src/telemetry/metrics.ts). */
 function gatewayMetrics(config: Config, deps: { store: Store; logger: Logger; escalations: Escalations }): GatewayMetrics {
@@ -78,8 +80,9 @@ export interface Gateway {
  * left unanswered. (With port 0 and no publicUrl the cards need the bound
  * port first; then every request is answered 503 `unavailable` until ready.)
  */
-export async function startGateway(config: Config, opts: { logger?: Logger } = {}): Promise<Gateway> {
+export async function startGateway(config: Config, opts: { logger?: Logger; spanExporter?: SpanExporter } = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
+  const tracing = await startTracing(config.tracing, opts.spanExporter);
   const store = await openStore(config, { create: true });
   const keyring = await Keyring.open(resolvedPaths(config).keys);
   const server = createListener(config.server);
@@ -148,6 +151,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
           await store.close();
           await remote.abortAll();
           await composed.push?.close();
+          await tracing?.shutdown();
           logger.info({ cut }, cut > 0 ? 'stopped; requests still running at the drain deadline were cut (their attempts stay open)' : 'stopped after draining');
         })()),
     };
@@ -157,6 +161,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
     server.close();
     await remote.abortAll();
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
 }

@@ -38,6 +38,7 @@ import { presentMessage, presentTask, withIds } from './present.ts';
 import { Reconciler } from './reconciler.ts';
 import { Stopper, type StopCause } from './stopper.ts';
 import { stateOf, toCallerError } from './wire.ts';
+import { inSpan, turnIds } from '../telemetry/tracing.ts';
 
 export type { Attempt } from './attempts.ts';
 export type { PushHooks } from './path/deps.ts';
@@ -214,8 +215,17 @@ export class Dispatcher {
     clearTimeout(timer);
   }
 
+  /** Steps 2–4 of a send in one span (`baton.admit`), named by the Baton ids admission issued. */
+  private admitTurn(caller: Caller, delegateeId: string, req: ValidSend, operation: string): Promise<AdmittedTurn> {
+    return inSpan('baton.admit', { 'baton.delegatee': delegateeId, 'baton.operation': operation }, async (span) => {
+      const turn = await this.admitTurnUntraced(caller, delegateeId, req, operation);
+      span.setAttributes(turnIds(turn));
+      return turn;
+    });
+  }
+
   /** Steps 1–4 of a send: validated request in, admitted turn out (first turn or follow-up). */
-  private async admitTurn(caller: Caller, delegateeId: string, req: ValidSend, operation: string): Promise<AdmittedTurn> {
+  private async admitTurnUntraced(caller: Caller, delegateeId: string, req: ValidSend, operation: string): Promise<AdmittedTurn> {
     const resolved = await resolveTarget(this.deps, delegateeId);
     const push = (req.params.configuration as Json | undefined)?.taskPushNotificationConfig;
     if (push !== undefined && push !== null) {

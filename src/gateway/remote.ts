@@ -12,6 +12,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { BatonError, limitExceeded } from '../errors.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
 import { callerSignal } from './caller-scope.ts';
+import { withTraceContext } from '../telemetry/tracing.ts';
 
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_INVALID_ARG']);
 
@@ -138,7 +139,8 @@ export class RemoteClient {
         dispatcher,
         ...(signal ? { signal } : {}),
         ...(bodyTimeout !== undefined ? { bodyTimeout } : {}),
-        headers: { 'content-type': 'application/json', accept, 'a2a-version': '1.0', ...headers },
+        // W3C trace context of the active span (the forward or read-back step), when tracing is on.
+        headers: withTraceContext({ 'content-type': 'application/json', accept, 'a2a-version': '1.0', ...headers }),
         body,
       });
     } catch (err) {

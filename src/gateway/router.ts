@@ -19,6 +19,8 @@ import type { DelegateeRegistry } from './delegatees.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { ProxyCards } from './proxy-card.ts';
 import type { PushRegistry } from '../push/registry.ts';
+import { inSpan, requestSpan } from '../telemetry/tracing.ts';
+import { trace } from '@opentelemetry/api';
 
 type Json = { [key: string]: JsonValue };
 
@@ -49,9 +51,9 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
   };
   // v0.3 callers go through the SDK's compatibility layer (A2A-Version 0.3, or none: A2A §3.6.1) into the same handler.
   const legacyCompat = { enabled: true };
-  const mount = (base: string, handler: BatonA2AHandler) => {
-    router.use(`${base}/a2a/jsonrpc`, inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
-    router.use(`${base}/a2a/rest`, inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, restHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+  const mount = (base: string, handler: BatonA2AHandler, delegatee?: string) => {
+    router.use(`${base}/a2a/jsonrpc`, requestSpan('jsonrpc', delegatee), inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+    router.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, restHandler({ requestHandler: handler, userBuilder, legacyCompat }));
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
   mount('', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
@@ -65,7 +67,7 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
         sendA2AError(res, err, 'rest');
       }
     });
-    mount(base, new BatonA2AHandler({ delegatee: id, card: () => deps.cards.forTransport(id), push: deps.push }, deps.dispatcher, facts));
+    mount(base, new BatonA2AHandler({ delegatee: id, card: () => deps.cards.forTransport(id), push: deps.push }, deps.dispatcher, facts), id);
   }
   return router;
 }
@@ -79,8 +81,13 @@ function inBinding(transport: Binding) {
 function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFacts>, transport: Binding) {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const caller = await deps.auth.authenticate(req.headers);
-      if (!caller) throw new BatonError('authentication_required', 'this gateway requires an API key or bearer token');
+      const request = trace.getActiveSpan();
+      const caller = await inSpan('baton.authenticate', { 'baton.binding': transport }, async (span) => {
+        const found = await deps.auth.authenticate(req.headers);
+        if (!found) throw new BatonError('authentication_required', 'this gateway requires an API key or bearer token');
+        for (const s of [span, request]) s?.setAttribute('baton.caller', found.id);
+        return found;
+      });
       facts.set(req.headers, { caller });
       next();
     } catch (err) {

@@ -12,6 +12,7 @@ import type { AdmittedTurn } from './admit.ts';
 import { classify, type RemoteResult } from './classify.ts';
 import type { PathDeps } from './deps.ts';
 import type { Json, Turn } from './turn.ts';
+import { failed, inSpan, turnIds } from '../../telemetry/tracing.ts';
 
 export type Forwarded =
   | { kind: 'stream'; body: AsyncIterable<Uint8Array> }
@@ -43,15 +44,21 @@ export async function forward(deps: Pick<PathDeps, 'remote' | 'events'>, turn: T
   const headers = { ...turn.target.headers, 'a2a-extensions': CONTRACT_EXTENSION };
   const started = performance.now();
   const done = (ok: boolean) => deps.events.emit({ type: 'upstream', call: 'send', delegatee: turn.attempt.body.delegatee_id, seconds: (performance.now() - started) / 1000, ok });
-  try {
-    const sent: Forwarded = streaming
-      ? { kind: 'stream', body: (await deps.remote.stream(turn.target.endpoint, 'SendStreamingMessage', params, headers)).body }
-      : { kind: 'reply', result: (await deps.remote.call(turn.target.endpoint, 'SendMessage', params, { headers })) as Json };
-    // A stream's time is to its response headers: the events that follow are the agent's working time, not the call's.
-    await done(true);
-    return sent;
-  } catch (err) {
-    await done(false);
-    return { kind: 'failed', result: classify(err), error: err };
-  }
+  // The span is the delegatee's parent: the remote client propagates the active trace context (W3C traceparent).
+  return inSpan('baton.forward', { ...turnIds(turn), 'baton.streaming': streaming }, async (span) => {
+    try {
+      const sent: Forwarded = streaming
+        ? { kind: 'stream', body: (await deps.remote.stream(turn.target.endpoint, 'SendStreamingMessage', params, headers)).body }
+        : { kind: 'reply', result: (await deps.remote.call(turn.target.endpoint, 'SendMessage', params, { headers })) as Json };
+      // A stream's time is to its response headers: the events that follow are the agent's working time, not the call's.
+      await done(true);
+      return sent;
+    } catch (err) {
+      await done(false);
+      const result = classify(err);
+      failed(span, err);
+      span.setAttribute('baton.remote_result', result.kind);
+      return { kind: 'failed', result, error: err };
+    }
+  });
 }

@@ -27,6 +27,7 @@ import { canonicalBytes } from '../../records/canonical.ts';
 import { RECORD_LIMITS } from '../../records/limits.ts';
 import type { PathDeps } from './deps.ts';
 import type { Json, Turn } from './turn.ts';
+import { inSpan, turnIds } from '../../telemetry/tracing.ts';
 
 type Deps = Pick<PathDeps, 'store' | 'attempts' | 'remote' | 'clock' | 'ids' | 'gatewayActor' | 'events'>;
 
@@ -127,7 +128,11 @@ async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Js
 /** The verdict's read-back, announced with its duration (upstream latency, DESIGN "read-back before outcome"). */
 async function timedReadBack(deps: Deps, turn: Turn, taskId: string): Promise<ReadBack & { raw?: JsonValue }> {
   const started = performance.now();
-  const back = await readBack(deps.remote, turn.target.endpoint, taskId, turn.target.headers);
+  const back = await inSpan('baton.read_back', turnIds(turn), async (span) => {
+    const b = await readBack(deps.remote, turn.target.endpoint, taskId, turn.target.headers);
+    span.setAttribute('baton.read_back', b.kind);
+    return b;
+  });
   await deps.events.emit({ type: 'upstream', call: 'read_back', delegatee: turn.attempt.body.delegatee_id, seconds: (performance.now() - started) / 1000, ok: back.kind === 'task' });
   return back;
 }
@@ -141,7 +146,15 @@ export interface Judgement {
 }
 
 /** Records a judged turn: receipt, closing revision, settlement, terminal observation; then announces it. */
-export async function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promise<Attempt> {
+export function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promise<Attempt> {
+  return inSpan('baton.verdict', turnIds(turn), async (span) => {
+    const closed = await commitJudged(deps, turn, j);
+    span.setAttributes({ 'baton.outcome': closed.body.outcome ?? 'none', 'baton.fences_current': j.fencesCurrent });
+    return closed;
+  });
+}
+
+async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attempt> {
   const projection = { ...j.projection, outcome: j.projection.outcome ?? 'unknown' };
   const receipt = receiptOf(deps, turn, j.observation, j.back, projection, j.fencesCurrent);
   const evidence = j.back?.kind === 'task' ? j.back.raw : undefined;
