@@ -14,6 +14,7 @@ import { startAgent, type RunningAgent } from '../../e2e/agents/agent.ts';
 import { Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { startGateway, type Gateway } from '../../src/main.ts';
+import { until } from '../helpers/until.ts';
 import { sample, scrape } from './prom-text.ts';
 
 const OPERATOR_KEY = 'metrics-operator-key-not-a-secret';
@@ -23,40 +24,42 @@ let dir: string;
 let gw: Gateway;
 let echo: RunningAgent;
 let liar: RunningAgent;
+let slow: RunningAgent;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'wt17a-metrics-'));
-  [echo, liar] = await Promise.all([startAgent({ behaviour: 'honest', name: 'echo' }), startAgent({ behaviour: 'lying-readback', name: 'liar' })]);
-  writeFileSync(join(dir, 'echo.jwks.json'), JSON.stringify(echo.jwks));
-  writeFileSync(join(dir, 'liar.jwks.json'), JSON.stringify(liar.jwks));
+  [echo, liar, slow] = await Promise.all([startAgent({ behaviour: 'honest', name: 'echo' }), startAgent({ behaviour: 'lying-readback', name: 'liar' }), startAgent({ behaviour: 'honest', name: 'slow', stepMs: 5_000 })]);
+  for (const [name, a] of [['echo', echo], ['liar', liar], ['slow', slow]] as const) writeFileSync(join(dir, `${name}.jwks.json`), JSON.stringify(a.jwks));
   gw = await startGateway(
     Config.parse({
       port: 0,
       dataDir: dir,
       operators: [{ id: 'ops', apiKeySha256: sha(OPERATOR_KEY) }],
       admin: { port: 0 },
+      revocationSweepMs: 50,
       presets: [{ id: 'standard', maxInvocations: 50 }],
       callers: [{ id: 'planner', apiKeySha256: sha(CALLER_KEY), preset: 'standard' }],
       delegatees: [
         { id: 'echo', cardUrl: `${echo.url}/.well-known/agent-card.json`, allowHttp: true },
         { id: 'liar', cardUrl: `${liar.url}/.well-known/agent-card.json`, allowHttp: true },
+        { id: 'slow', cardUrl: `${slow.url}/.well-known/agent-card.json`, allowHttp: true },
       ],
-      trust: { pinnedJwks: { [echo.url]: join(dir, 'echo.jwks.json'), [liar.url]: join(dir, 'liar.jwks.json') }, jkuAllowedOrigins: [] },
+      trust: { pinnedJwks: { [echo.url]: join(dir, 'echo.jwks.json'), [liar.url]: join(dir, 'liar.jwks.json'), [slow.url]: join(dir, 'slow.jwks.json') }, jkuAllowedOrigins: [] },
     }),
     { logger: createLogger({ level: 'silent' }) },
   );
 });
 afterAll(async () => {
   await gw?.close();
-  await Promise.all([echo?.close(), liar?.close()]);
+  await Promise.all([echo?.close(), liar?.close(), slow?.close()]);
   rmSync(dir, { recursive: true, force: true });
 });
 
-const send = (delegatee: string, text: string, key = CALLER_KEY) =>
+const send = (delegatee: string, text: string, key = CALLER_KEY, configuration?: object) =>
   fetch(`${gw.url}/agents/${delegatee}/a2a/jsonrpc`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': key },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: `m-${text}`, role: 'ROLE_USER', parts: [{ text }] } } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: `m-${text}`, role: 'ROLE_USER', parts: [{ text }] }, ...(configuration ? { configuration } : {}) } }),
   }).then((r) => r.json() as Promise<{ result?: { task?: { id: string; status: { state: string } } }; error?: { code: number } }>);
 
 const metrics = () => scrape(`${gw.adminUrl}/metrics`);
@@ -138,6 +141,25 @@ describe('/metrics', () => {
     expect(sample(after, 'baton_active_roots', { preset: 'standard' })).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'baton_outbox_dead_letters', {})).toBe(0);
   });
+});
+
+describe('revocation propagation', () => {
+  it('the sweep stopping a running attempt after a revocation is observed with its propagation time', async () => {
+    const before = await metrics();
+    const r = await send('slow', 'take your time', CALLER_KEY, { returnImmediately: true });
+    const id = r.result!.task!.id;
+    const root = ((await gw.store.getRecord(id))!.body as { root_ref: { object_id: string } }).root_ref.object_id;
+    const revoke = await fetch(`${gw.adminUrl}/admin/delegations/${root}/revoke`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': OPERATOR_KEY }, body: JSON.stringify({ reason: 'metrics test: revoke a running task' }) });
+    expect(revoke.status).toBe(200);
+    const labels = { cause: 'revocation' };
+    const after = (await until<string[] | undefined>(async () => {
+      const m = await metrics();
+      return sample(m, 'baton_revocation_propagation_seconds_count', labels) > sample(before, 'baton_revocation_propagation_seconds_count', labels) ? m : undefined;
+    }, 400, 25, 'the sweep to stop the revoked attempt'))!;
+    expect(sample(after, 'baton_revocation_propagation_seconds_count', labels) - sample(before, 'baton_revocation_propagation_seconds_count', labels)).toBe(1);
+    expect(sample(after, 'baton_revocation_propagation_seconds_sum', labels)).toBeGreaterThanOrEqual(0);
+    expect(sample(after, 'baton_revocation_propagation_seconds_bucket', { ...labels, le: '+Inf' })).toBeGreaterThanOrEqual(1);
+  }, 30_000);
 });
 
 describe('/metrics without operators', () => {
