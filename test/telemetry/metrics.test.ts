@@ -25,11 +25,13 @@ let gw: Gateway;
 let echo: RunningAgent;
 let liar: RunningAgent;
 let slow: RunningAgent;
+let refuser: RunningAgent;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'wt17a-metrics-'));
   [echo, liar, slow] = await Promise.all([startAgent({ behaviour: 'honest', name: 'echo' }), startAgent({ behaviour: 'lying-readback', name: 'liar' }), startAgent({ behaviour: 'honest', name: 'slow', stepMs: 5_000 })]);
-  for (const [name, a] of [['echo', echo], ['liar', liar], ['slow', slow]] as const) writeFileSync(join(dir, `${name}.jwks.json`), JSON.stringify(a.jwks));
+  refuser = await startAgent({ behaviour: 'refuse-sends', name: 'refuser' });
+  for (const [name, a] of [['echo', echo], ['liar', liar], ['slow', slow], ['refuser', refuser]] as const) writeFileSync(join(dir, `${name}.jwks.json`), JSON.stringify(a.jwks));
   gw = await startGateway(
     Config.parse({
       port: 0,
@@ -37,21 +39,23 @@ beforeAll(async () => {
       operators: [{ id: 'ops', apiKeySha256: sha(OPERATOR_KEY) }],
       admin: { port: 0 },
       revocationSweepMs: 50,
+      breakers: { repeatedFailures: 2 },
       presets: [{ id: 'standard', maxInvocations: 50 }],
       callers: [{ id: 'planner', apiKeySha256: sha(CALLER_KEY), preset: 'standard' }],
       delegatees: [
         { id: 'echo', cardUrl: `${echo.url}/.well-known/agent-card.json`, allowHttp: true },
         { id: 'liar', cardUrl: `${liar.url}/.well-known/agent-card.json`, allowHttp: true },
         { id: 'slow', cardUrl: `${slow.url}/.well-known/agent-card.json`, allowHttp: true },
+        { id: 'refuser', cardUrl: `${refuser.url}/.well-known/agent-card.json`, allowHttp: true },
       ],
-      trust: { pinnedJwks: { [echo.url]: join(dir, 'echo.jwks.json'), [liar.url]: join(dir, 'liar.jwks.json'), [slow.url]: join(dir, 'slow.jwks.json') }, jkuAllowedOrigins: [] },
+      trust: { pinnedJwks: { [echo.url]: join(dir, 'echo.jwks.json'), [liar.url]: join(dir, 'liar.jwks.json'), [slow.url]: join(dir, 'slow.jwks.json'), [refuser.url]: join(dir, 'refuser.jwks.json') }, jkuAllowedOrigins: [] },
     }),
     { logger: createLogger({ level: 'silent' }) },
   );
 });
 afterAll(async () => {
   await gw?.close();
-  await Promise.all([echo?.close(), liar?.close(), slow?.close()]);
+  await Promise.all([echo?.close(), liar?.close(), slow?.close(), refuser?.close()]);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -159,6 +163,24 @@ describe('revocation propagation', () => {
     expect(sample(after, 'baton_revocation_propagation_seconds_count', labels) - sample(before, 'baton_revocation_propagation_seconds_count', labels)).toBe(1);
     expect(sample(after, 'baton_revocation_propagation_seconds_sum', labels)).toBeGreaterThanOrEqual(0);
     expect(sample(after, 'baton_revocation_propagation_seconds_bucket', { ...labels, le: '+Inf' })).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+});
+
+describe('breakers', () => {
+  it('repeated failed sends trip the delegatee\'s breaker once, counted by scope kind and trigger', async () => {
+    const labels = { scope_kind: 'agent', trigger: 'repeated_tool_failure' };
+    const before = await metrics();
+    for (const text of ['refuse me', 'refuse me again']) expect((await send('refuser', text)).error).toBeDefined();
+    const after = (await until<string[] | undefined>(async () => {
+      const m = await metrics();
+      return sample(m, 'baton_breaker_trips_total', labels) > sample(before, 'baton_breaker_trips_total', labels) ? m : undefined;
+    }, 400, 25, 'the breaker trip'))!;
+    expect(sample(after, 'baton_breaker_trips_total', labels) - sample(before, 'baton_breaker_trips_total', labels)).toBe(1);
+    expect(sample(after, 'baton_outcomes_total', { outcome: 'failed', delegatee: 'refuser' }) - sample(before, 'baton_outcomes_total', { outcome: 'failed', delegatee: 'refuser' })).toBe(2);
+    expect(sample(after, 'baton_upstream_duration_seconds_count', { call: 'send', delegatee: 'refuser', result: 'error' }) - sample(before, 'baton_upstream_duration_seconds_count', { call: 'send', delegatee: 'refuser', result: 'error' })).toBe(2);
+    // The next send is refused at admission: the tripped agent stream is a stale fence (ADR-0014 context_invalidated).
+    expect((await send('refuser', 'after the trip')).error).toMatchObject({ code: -32053 });
+    expect(sample(await metrics(), 'baton_refusals_total', { code: 'context_invalidated', delegatee: 'refuser', binding: 'jsonrpc' })).toBeGreaterThanOrEqual(1);
   }, 30_000);
 });
 
