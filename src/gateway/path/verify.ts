@@ -6,6 +6,9 @@
  * the outcome is projected, and the receipt, the attempt's revision, the
  * settlement of this turn's own reservation, the terminal observation and the
  * end of its follow-up commit in one transaction.
+ *
+ * (A little over 300 lines: every verdict variant and its spans stay in the
+ * step that owns the resolve-once rule, rather than split while #19 moves files.)
  */
 import { project, withFences, type Observation, type Projection, type ReadBack } from '../../attempts/outcome.ts';
 import { fingerprint, TaskView, type TaskFingerprint } from '../../attempts/task-view.ts';
@@ -197,7 +200,11 @@ export function verdictInterrupted(deps: Deps, turn: Turn, view: Json): Promise<
  * A first turn closes the attempt as failed; a refused follow-up leaves the
  * task as the previous turn left it.
  */
-export async function verdictReleased(deps: Deps, turn: Turn, reason: string): Promise<Attempt> {
+export function verdictReleased(deps: Deps, turn: Turn, reason: string): Promise<Attempt> {
+  return inSpan('baton.verdict', { ...turnIds(turn), 'baton.settlement': 'release' }, () => release(deps, turn, reason));
+}
+
+async function release(deps: Deps, turn: Turn, reason: string): Promise<Attempt> {
   const at = utc(deps.clock.now());
   const first = turn.attempt.body.state === 'dispatching' && turn.attempt.body.effect_id === turn.effect_id;
   const closed = await settleTurn(deps, turn, 'release', undefined, [], [], (latest) => ({
