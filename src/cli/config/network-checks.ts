@@ -50,7 +50,8 @@ function sameOrigin(a: string, b: string): boolean {
 
 async function checkPorts(c: Config): Promise<Problem[]> {
   const wanted: Array<[string, string, number]> = [['port', c.host, c.port]];
-  if (c.operators.length > 0) wanted.push(['admin.port', c.admin.host, c.admin.port]);
+  // The operator listener runs with operators, or for /metrics alone (README "Metrics").
+  if (c.operators.length > 0 || c.metrics.enabled === true) wanted.push(['admin.port', c.admin.host, c.admin.port]);
   const out: Problem[] = [];
   for (const [path, host, port] of wanted) {
     if (port === 0) continue;
