@@ -55,12 +55,6 @@ import { GatewayMetrics } from './telemetry/metrics.ts';
 import { startTracing } from './telemetry/tracing.ts';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
 
-/** Metrics over this gateway's configured delegatees and presets (src/telemetry/metrics.ts). */
-function gatewayMetrics(config: Config, deps: { store: Store; logger: Logger; escalations: Escalations }): GatewayMetrics {
-  const openEscalations = async () => (await deps.escalations.list({ state: 'open', limit: 1000 })).length;
-  return new GatewayMetrics({ store: deps.store, logger: deps.logger, delegatees: config.delegatees.map((d) => d.id), presets: config.presets.map((p) => p.id), openEscalations });
-}
-
 export interface Gateway {
   url: string;
   server: Server;
@@ -82,7 +76,6 @@ export interface Gateway {
  */
 export async function startGateway(config: Config, opts: { logger?: Logger; spanExporter?: SpanExporter } = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
-  const tracing = await startTracing(config.tracing, opts.spanExporter);
   const store = await openStore(config, { create: true });
   const keyring = await Keyring.open(resolvedPaths(config).keys);
   const server = createListener(config.server);
@@ -91,6 +84,8 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
   // v1.0 and, through the SDK's compatibility layer, v0.3 delegatees (gateway/legacy-remote.ts).
   const remote = new VersionedRemoteClient({ limits: config.remote });
 
+  // Installed before anything that could open a span; uninstalled on close or a failed start.
+  const tracing = await startTracing(config.tracing, opts.spanExporter);
   let outbox: Outbox | undefined;
   let admin: Server | undefined;
   let adminUrl: string | undefined;
@@ -334,6 +329,12 @@ function pathEvents(deps: { push: Outbox | undefined; escalations: Escalations; 
     }
   });
   return events;
+}
+
+/** Metrics over this gateway's configured delegatees and presets (src/telemetry/metrics.ts). */
+function gatewayMetrics(config: Config, deps: { store: Store; logger: Logger; escalations: Escalations }): GatewayMetrics {
+  const openEscalations = async () => (await deps.escalations.list({ state: 'open', limit: 1000 })).length;
+  return new GatewayMetrics({ store: deps.store, logger: deps.logger, delegatees: config.delegatees.map((d) => d.id), presets: config.presets.map((p) => p.id), openEscalations });
 }
 
 /** One identity per gateway in a shared store (src/keys/gateway-identity.ts); a node presenting another one refuses to start. */
