@@ -36,6 +36,8 @@ export const EXAMPLES: Readonly<Record<string, string>> = {
   'escalations ack': "baton escalations ack esc_01J… --note 'reconciled by hand'",
   'audit verify': 'baton audit verify --json',
   'config check': 'baton config check --config baton.config.yaml',
+  reload: 'BATON_OPERATOR_KEY=… baton --config baton.config.yaml reload',
+  'cards refresh': 'BATON_OPERATOR_KEY=… baton cards refresh billing-agent',
 };
 
 /** Every runnable command (one with an action), by its full name. */
