@@ -20,6 +20,7 @@ import type {
 import type { Envelope } from '../records/envelope.ts';
 import type { EventRow, RecordRow, WorkRow } from './programs/ops.ts';
 import type { MetaStore } from './meta.ts';
+import type { ContentStore } from './content-sql.ts';
 
 export type PutResult = 'inserted' | 'exists';
 
@@ -273,6 +274,8 @@ export interface Store extends RecordStore {
   readonly work: WorkStore;
   readonly push: PushStore;
   readonly audit: AuditReads;
+  /** Message and task-view content kept apart from the records, purgeable by retention (content-sql.ts). */
+  readonly content: ContentStore;
   readonly meta: MetaStore;
   /** Cheap liveness probe for /readyz; throws storage_error when the store is unusable. */
   ping(): Promise<void>;
