@@ -35,6 +35,7 @@ import { createLogger, type Logger } from './log.ts';
 import { randomIds } from './records/ids.ts';
 import { systemClock } from './records/time.ts';
 import { openStore } from './store/open.ts';
+import { schedulePurges } from './retention/schedule.ts';
 import { Escalations, type Escalation } from './operator/escalation.ts';
 import { operatorRouter } from './operator/router.ts';
 import { OperatorService } from './operator/service.ts';
@@ -117,6 +118,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger; rere
         .finally(() => (sweeping = false));
     }, config.revocationSweepMs);
     sweep.unref();
+    const stopPurges = schedulePurges(config.retention, { store, clock: systemClock, ids: randomIds, logger, actor: composed.ownerActor });
     logger.info({ url, publicUrl, adminUrl, store: config.store.kind, delegatees: config.delegatees.map((d) => d.id), keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
     let closing: Promise<void> | undefined;
     return {
@@ -132,6 +134,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger; rere
       close: () =>
         (closing ??= (async () => {
           clearInterval(sweep);
+          stopPurges();
           // Stop accepting; requests in flight (admissions included) may finish within the drain deadline.
           // Turns this node follows get the same deadline; what is not over stays in the work queue for the next node.
           const [cut] = await Promise.all([drain([server, admin], config.shutdown.drainMs), dispatcher.drain(config.shutdown.drainMs)]);

@@ -125,6 +125,7 @@ export function operatorRouter(deps: { service: OperatorService; live?: LiveConf
     if (!report.applied) throw invalidRequest('configuration refused; the running one stays', { source: report.source, problems: report.problems });
     return report;
   });
+  route('post', '/admin/retention/purge', async (req, by) => s.purgeContent(new Date(parse(bodies.purge, req.body).before), by));
   route('post', '/admin/cards/refresh', async (req) => {
     const b = parse(bodies.refresh, req.body);
     return { cards: await live().refreshCards(b.delegatee) };

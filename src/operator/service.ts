@@ -19,6 +19,7 @@ import { streamKey, streamOf, type ControlScopeRef, type ScopeKind } from '../co
 import { contextInvalidated, invalidRequest } from '../errors.ts';
 import type { AttemptBody, TaskInputBody } from '../gateway/attempt-record.ts';
 import { inputContentOf } from '../gateway/task-input.ts';
+import { purgeContent } from '../retention/purge.ts';
 import type { DelegationAuthority } from '../gateway/authority.ts';
 import type { DelegateeRegistry } from '../gateway/delegatees.ts';
 import type { Dispatcher } from '../gateway/dispatcher.ts';
@@ -383,6 +384,11 @@ export class OperatorService {
   }
 
   auditVerify() {
-    return auditStore(this.deps.store.audit);
+    return auditStore(this.deps.store.audit, {}, this.deps.store.content);
+  }
+
+  /** `baton retention purge` / POST /admin/retention/purge (src/retention/purge.ts). */
+  purgeContent(before: Date, by: ActorRef) {
+    return purgeContent({ store: this.deps.store, clock: this.deps.clock, ids: this.deps.ids }, before, by, 'operator');
   }
 }
