@@ -35,7 +35,7 @@ export function retentionSuite(name: string, setup: () => Promise<RetentionSetup
     }, 90_000);
     afterAll(async () => world?.close());
 
-    async function rpc(method: string, params: unknown): Promise<{ result?: { task?: Task } & Task; error?: { code: number } }> {
+    async function rpc(method: string, params: unknown): Promise<{ result?: { task?: Task } & Task; error?: { code: number; data?: Array<Record<string, unknown>> } }> {
       const res = await world.fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
@@ -116,15 +116,15 @@ export function retentionSuite(name: string, setup: () => Promise<RetentionSetup
       const tampered = await withStore(async (st) => (await st.content.get(view))!.document!.replace('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED'));
       await s.exec(world, 'UPDATE content SET document = ? WHERE digest = ?', [tampered, view]);
       await s.exec(world, "UPDATE content SET document = NULL, purged_at = '2026-01-01T00:00:00Z', purge_ref = 'rp_forged' WHERE digest = ?", [input]);
-      let { code, report } = await audit();
-      expect(code).toBe(1);
-      expect(report.breaks.map((b) => b.kind).sort()).toEqual(['content_purge_unaccounted', 'content_tampered']);
+      const first = await audit();
+      expect(first.code).toBe(1);
+      expect(first.report.breaks.map((b) => b.kind).sort()).toEqual(['content_purge_unaccounted', 'content_tampered']);
       await s.exec(world, 'DELETE FROM content WHERE digest = ?', [view]);
-      ({ report } = await audit());
-      expect(report.breaks.map((b) => b.kind).sort()).toEqual(['content_missing', 'content_purge_unaccounted']);
+      const second = await audit();
+      expect(second.report.breaks.map((b) => b.kind).sort()).toEqual(['content_missing', 'content_purge_unaccounted']);
       // Reading an attempt whose content is missing (not purged) is a storage error, never an empty task.
       const got = await rpc('GetTask', { id: task.id });
-      expect(got.error).toBeDefined();
+      expect(got.error?.data?.[0]).toMatchObject({ reason: 'STORAGE_ERROR' });
     });
   });
 }
