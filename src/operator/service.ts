@@ -205,14 +205,17 @@ export class OperatorService {
       heads.push({ branch_id: b.branch_id, fenced_position: b.position, head_position: h?.position ?? null, state: h?.state ?? null, moved: h?.event_id !== b.event_id });
     }
     // Content stored apart (records/detached.ts): say whether it is still held or was purged by retention.
-    const inputState = input ? (await inputContentOf(input, this.deps.store.content)).state : 'absent';
+    const inputContent = input ? await inputContentOf(input, this.deps.store.content) : ({ state: 'absent' } as const);
+    const inputState = inputContent.state;
     const viewRow = latest.body.view_digest ? await this.deps.store.content.get(latest.body.view_digest) : undefined;
     const viewState = latest.body.view ? 'present' : viewRow?.document ? 'present' : viewRow?.purged_at ? 'purged' : 'absent';
     return {
       attempt: latest as unknown as JsonValue,
       content: { input: inputState, view: viewState },
       revisions: revisions.map((r) => ({ revision_id: r.revision_id, issued_at: r.issued_at, state: attemptOf(r)!.body.state, outcome: attemptOf(r)!.body.outcome ?? null, content_digest: r.content_digest })),
+      // The record as stored (it names the message by digest), and the message while retention keeps it.
       input: (input ?? null) as unknown as JsonValue,
+      input_message: (inputContent.state === 'present' ? inputContent.message : null) as unknown as JsonValue,
       decision: (decision ?? null) as unknown as JsonValue,
       reservation: (reservation ?? null) as unknown as JsonValue,
       events: events as unknown as JsonValue,
