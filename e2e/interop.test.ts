@@ -152,8 +152,8 @@ describe('unsigned cards', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'never' }] } } }),
     });
     const body = (await res.json()) as { error: { code: number; message: string; data: unknown[] } };
-    // ADR-0014: an unverifiable binding is invalid_request, which A2A calls InvalidParams.
-    expect(body.error).toEqual({ code: -32602, message: 'Agent Card is unsigned', data: [{ '@type': INFO, reason: 'INVALID_PARAMS', domain: 'a2a-protocol.org' }] });
+    // The delegatee's card is at fault, not the caller's request (issue #17): unavailable, naming the delegatee — never InvalidParams.
+    expect(body.error).toMatchObject({ code: -32050, message: 'delegatee unvouched: its card does not verify: Agent Card is unsigned', data: [{ reason: 'UNAVAILABLE', domain: 'baton', metadata: { baton: 'unavailable', delegatee: 'unvouched', reason: 'card_rejected' } }] });
     expect((await world.agents.unvouched!.log()).counts.SendMessage ?? 0).toBe(0);
   });
 });

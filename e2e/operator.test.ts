@@ -143,10 +143,10 @@ describe('operator actions, API and CLI', () => {
     const trees = (await admin<Array<{ root: string; tree: { balances: unknown[] }; attempts: Array<{ attempt_id: string; outcome?: string }> }>>('GET', '/admin/trees')).json;
     expect(trees.some((r) => r.attempts.some((a) => a.attempt_id === t && a.outcome === 'succeeded') && r.tree.balances.length > 0)).toBe(true);
     expect((await batonCli(['trees', '--limit', '50'], env)).stdout).toContain(t);
-    const cliAudit = JSON.parse((await batonCli(['attempt', 'audit', t, '--json'], env)).stdout) as { revisions: unknown[]; input: { body: { message: unknown } }; reservation: { status: string } };
+    const cliAudit = JSON.parse((await batonCli(['attempt', 'audit', t, '--json'], env)).stdout) as { revisions: unknown[]; input_message: unknown; reservation: { status: string } };
     expect(cliAudit.revisions.length).toBeGreaterThanOrEqual(2);
     expect(cliAudit.reservation.status).toBe('settled');
-    expect(JSON.stringify(cliAudit.input.body.message)).toContain('for the record');
+    expect(JSON.stringify(cliAudit.input_message)).toContain('for the record'); // stored apart from the record (README "Data retention")
     const cp = await batonCli(['attempt', 'checkpoint', t, '--reason', 'for the file'], env);
     expect(cp.stdout).toMatch(/^cp_\S+ \(sequence 1\) next safe action: none/);
     const esc = (await admin<Array<{ record_id: string }>>('GET', '/admin/escalations?state=open')).json;

@@ -14,6 +14,7 @@ import { DEFAULT_FOLLOW } from './gateway/path/deps.ts';
 import { AdminConfig, OperatorConfig } from './operator/identity.ts';
 import { BREAKER_TRIGGERS, DEFAULT_BREAKER_POLICY } from './control/breaker.ts';
 import { MetricsConfig, TracingConfig } from './telemetry/config.ts';
+import { RetentionConfig } from './retention/purge.ts';
 
 export const Config = z.strictObject({
   /** Address to listen on. Loopback by default: exposing a gateway is a decision. */
@@ -128,6 +129,8 @@ export const Config = z.strictObject({
       keepAliveTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
     })
     .prefault({}),
+  /** Data retention (README "Data retention"): message and task-view content older than contentDays is purged. */
+  retention: RetentionConfig.prefault({}),
   /** SIGTERM/SIGINT: how long in-flight requests may finish before connections and upstream calls are cut. */
   shutdown: z.strictObject({ drainMs: z.number().int().min(0).max(600_000).default(10_000) }).prefault({}),
 });

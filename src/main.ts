@@ -13,14 +13,13 @@ import type { OwnerBinding } from './contracts/model.ts';
 import type { Config } from './config.ts';
 import { resolvedPaths } from './config.ts';
 import { DelegationAuthority } from './gateway/authority.ts';
-import { createCallerAuthenticator, type CallerAuthenticator } from './gateway/callers.ts';
-import { DelegateeRegistry } from './gateway/delegatees.ts';
+import { DelegateeRegistry, type CardProblem } from './gateway/delegatees.ts';
 import { Dispatcher, type PushHooks } from './gateway/dispatcher.ts';
 import { AttemptRepository } from './gateway/attempts.ts';
 import { PathEvents } from './gateway/path/events.ts';
 import type { BreakerSignal } from './control/breaker.ts';
 import { delegateeOf, ownerActorRef } from './gateway/identity.ts';
-import { buildPreset } from './gateway/preset.ts';
+import { buildPreset, type GatewayPresetConfig } from './gateway/preset.ts';
 import { ProxyCards } from './gateway/proxy-card.ts';
 import type { RemoteClient } from './gateway/remote.ts';
 import { VersionedRemoteClient } from './gateway/legacy-remote.ts';
@@ -33,13 +32,14 @@ import { AgentCard } from '@a2a-js/sdk';
 import { Keyring } from './keys/keyring.ts';
 import { decideIdentity, GatewayIdentity } from './keys/gateway-identity.ts';
 import { createLogger, type Logger } from './log.ts';
-import { digestOf } from './records/digest.ts';
 import { randomIds } from './records/ids.ts';
 import { systemClock } from './records/time.ts';
 import { openStore } from './store/open.ts';
+import { schedulePurges } from './retention/schedule.ts';
 import { Escalations, type Escalation } from './operator/escalation.ts';
 import { operatorRouter } from './operator/router.ts';
 import { OperatorService } from './operator/service.ts';
+import { authenticatorFor, configRevisionOf, LiveConfig, SwappableAuthenticator, type ReloadReport, type Reread } from './operator/reload.ts';
 import { BreakerMonitor } from './operator/breakers.ts';
 import { BreakerRules, DEFAULT_BREAKER_POLICY } from './control/breaker.ts';
 import type { JsonValue } from './records/strict-json.ts';
@@ -65,6 +65,8 @@ export interface Gateway {
   logger: Logger;
   /** The operator API's own listener, when operators are configured. */
   adminUrl?: string;
+  /** Re-reads the configuration and applies what can change live (SIGHUP; src/operator/reload.ts). */
+  reload(): Promise<ReloadReport>;
   close(): Promise<void>;
 }
 
@@ -74,7 +76,7 @@ export interface Gateway {
  * left unanswered. (With port 0 and no publicUrl the cards need the bound
  * port first; then every request is answered 503 `unavailable` until ready.)
  */
-export async function startGateway(config: Config, opts: { logger?: Logger; spanExporter?: SpanExporter } = {}): Promise<Gateway> {
+export async function startGateway(config: Config, opts: { logger?: Logger; spanExporter?: SpanExporter; reread?: Reread } = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const store = await openStore(config, { create: true });
   const keyring = await Keyring.open(resolvedPaths(config).keys);
@@ -93,7 +95,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
     if (early) server.on('request', starting);
     let url = early ? await listen(server, 0, config.host) : `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
     const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, '');
-    const composed = await composeGateway(config, { store, keyring, publicUrl, logger, remote });
+    const composed = await composeGateway(config, { store, keyring, publicUrl, logger, remote, ...(opts.reread ? { reread: opts.reread } : {}) });
     const { publisher, dispatcher, app } = composed;
     outbox = composed.push?.outbox;
     server.off('request', starting);
@@ -105,7 +107,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
     if (config.operators.length > 0 || config.metrics.enabled === true) {
       // /metrics before the operator routes: it needs no operator key (README "Metrics").
       const metrics = config.metrics.enabled === false ? [] : [composed.metrics.router()];
-      admin = createListener(config.server, createApp({ store, logger, observe: (l) => composed.metrics.request(l), routers: [...metrics, operatorRouter({ service: composed.operator, operators: config.operators, logger })] }));
+      admin = createListener(config.server, createApp({ store, logger, degraded: composed.degraded, observe: (l) => composed.metrics.request(l), routers: [...metrics, operatorRouter({ service: composed.operator, live: composed.live, operators: config.operators, logger })] }));
       adminUrl = await listen(admin, config.admin.port, config.admin.host);
     } else {
       logger.info('no operators configured: the operator API is not started');
@@ -123,6 +125,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
         .finally(() => (sweeping = false));
     }, config.revocationSweepMs);
     sweep.unref();
+    const stopPurges = schedulePurges(config.retention, { store, clock: systemClock, ids: randomIds, logger, actor: composed.ownerActor });
     logger.info({ url, publicUrl, adminUrl, store: config.store.kind, delegatees: config.delegatees.map((d) => d.id), keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
     let closing: Promise<void> | undefined;
     return {
@@ -134,9 +137,11 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
       publisher,
       dispatcher,
       logger,
+      reload: () => composed.live.reload(),
       close: () =>
         (closing ??= (async () => {
           clearInterval(sweep);
+          stopPurges();
           // Stop accepting; requests in flight (admissions included) may finish within the drain deadline.
           // Turns this node follows get the same deadline; what is not over stays in the work queue for the next node.
           const [cut] = await Promise.all([drain([server, admin], config.shutdown.drainMs), dispatcher.drain(config.shutdown.drainMs)]);
@@ -175,6 +180,8 @@ export interface CoreDeps {
    * invalidate every fence taken on it).
    */
   announce?: boolean;
+  /** How a reload re-reads the configuration (SIGHUP, `baton reload`); without it a reload is refused. */
+  reread?: Reread;
 }
 
 /** Wires the core over opened adapters; shared by `serve` and by CLI commands that act as the gateway. */
@@ -185,7 +192,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const ownInternal = AgentCard.fromJSON(own.publicCard.card);
   const gateway = delegateeOf(own.params, own.publicCard.payloadDigest, 'own card');
   const ownerActor = ownerActorRef(config.ownerNamespace);
-  const owner: OwnerBinding = { namespace: config.ownerNamespace, access_domain: 'a2a', space_id: config.spaceId, config_revision: digestOf(config.presets).slice(7, 23) };
+  const owner: OwnerBinding = { namespace: config.ownerNamespace, access_domain: 'a2a', space_id: config.spaceId, config_revision: configRevisionOf(config.presets) };
   if (deps.announce !== false) {
     await claimIdentity(store, { gateway_id: gateway.actor_ref.object_id, public_url: config.publicUrl?.replace(/\/+$/, '') ?? null, kids: keyring.all().map((k) => k.kid).sort() });
     await bootstrapStreams(store, config.spaceId, gateway, own.publicCard.payloadDigest);
@@ -193,8 +200,10 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
 
   const fetcher = createDocumentFetcher();
   const trust = await TrustStore.fromConfig(config.trust, { readFile: async (p) => readFile(p), fetchJwks: jwksFetcherOf(fetcher) });
-  const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust, history: storeCardHistory(store.meta) }), store, spaceId: config.spaceId, announcer: gateway.actor_ref });
-  const presets = new Map(config.presets.map((p) => [p.id, buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId })]));
+  const onCardProblem = (id: string, p: CardProblem | undefined) => (p ? logger.warn({ delegatee: id, problem: p.message }, 'delegatee card does not verify: /readyz reports it degraded') : logger.info({ delegatee: id }, 'delegatee card verifies again'));
+  const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust, history: storeCardHistory(store.meta) }), store, spaceId: config.spaceId, announcer: gateway.actor_ref, onCardProblem });
+  const presetOf = (p: GatewayPresetConfig) => buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId });
+  const presets = new Map(config.presets.map((p) => [p.id, presetOf(p)]));
   const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets });
   const cards = new ProxyCards({ delegatees, keyring, publicUrl: () => publicUrl, identity: own.params, push: config.push.enabled });
   // Push and dispatcher refer to each other (a verified outcome feeds the outbox; a notification triggers a re-read).
@@ -249,11 +258,16 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     ...(push ? { carryPush: (from: string, to: string) => push.registry.carryOver(from, to) } : {}),
   });
   // Noting the caller lets the access log name who made each request (src/http/access-log.ts).
-  const auth = notingCaller(await authenticator(config));
+  const callers = new SwappableAuthenticator(await authenticatorFor(config));
+  const auth = notingCaller(callers);
+  const live = new LiveConfig(config, { parts: { trust, delegatees, presets, auth: callers, cards, authority, owner, buildPreset: presetOf, fetchJwks: jwksFetcherOf(fetcher) }, logger, ...(deps.reread ? { reread: deps.reread } : {}) });
+  // /readyz names delegatees whose card does not verify (issue #17): their fault, not the callers'.
+  const degraded = () => delegatees.cardProblems().map((p) => ({ delegatee: p.delegatee, problem: p.message, since: p.since }));
   const app = createApp({
     store,
     logger,
     observe: (l) => metrics.request(l),
+    degraded,
     routers: [
       ...(push ? [push.inbound.router()] : []),
       wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
@@ -269,7 +283,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
       }),
     ],
   });
-  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers, metrics };
+  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers, metrics, live, degraded };
 }
 
 /** Push notifications: sealed webhook configs, Baton's inbound webhook, the signed outbox and its guarded HTTP agent. */
@@ -359,10 +373,4 @@ async function bootstrapStreams(store: Store, spaceId: string, gateway: ReturnTy
     idempotency_key: `verified:${cardDigest}`,
     payload: { card_ref: gateway.card_ref, form: 'public' },
   });
-}
-
-async function authenticator(config: Config): Promise<CallerAuthenticator> {
-  if (!config.jwt) return createCallerAuthenticator(config.callers);
-  const jwks = JSON.parse(await readFile(config.jwt.jwksFile, 'utf8'));
-  return createCallerAuthenticator(config.callers, { config: config.jwt, jwks });
 }

@@ -41,6 +41,12 @@ export const BREAK_KINDS = [
   'event_state_invalid',
   /** A head's state or scope_kind is not what folding its stream's events gives. */
   'head_state_mismatch',
+  /** A record names content (by digest) that is not in the content store at all. */
+  'content_missing',
+  /** Stored content does not hash to the digest the records name it by. */
+  'content_tampered',
+  /** Content is gone, but no retention purge record (with a later cut-off) accounts for it. */
+  'content_purge_unaccounted',
 ] as const;
 export type BreakKind = (typeof BREAK_KINDS)[number];
 
@@ -82,6 +88,9 @@ export interface AuditReport {
   control_heads_checked: number;
   /** Streams whose head state and scope_kind were compared with the fold of their events. */
   head_states_checked: number;
+  /** Content rows (messages, task views) checked, and how many of them retention purged. */
+  content_checked?: number;
+  content_purged?: number;
   /** Every break found; `breaks` lists the first `maxBreaks` of them. */
   break_count: number;
   breaks: AuditBreak[];

@@ -303,6 +303,11 @@ export class AuditVerifier {
     if (wrong.length > 0) this.add('head_state_mismatch', { project_id: s.project_id, branch_id: s.branch_id }, wrong.join('; '));
   }
 
+  /** A break found by a companion check (e.g. audit/content.ts), counted in this report. */
+  note(b: AuditBreak): void {
+    this.add(b.kind, b.where, b.detail);
+  }
+
   private add(kind: BreakKind, where: AuditWhere, detail: string): void {
     this.count++;
     if (this.breaks.length < this.maxBreaks) this.breaks.push({ kind, where, detail });

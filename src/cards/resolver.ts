@@ -69,6 +69,11 @@ export class CardResolver {
     return verification;
   }
 
+  /** Forgets the cached copy of one card: the next resolve fetches it unconditionally (`baton cards refresh`). */
+  forget(url: string): void {
+    this.entries.delete(url);
+  }
+
   /** Drops every cached card (e.g. after a trust-store change an operator wants applied now). */
   clear(): void {
     this.entries.clear();

@@ -67,6 +67,19 @@ export class TrustStore {
     this.pinned.set(originOf(origin), set);
   }
 
+  /**
+   * Takes over `next`'s pins and jku allow-list in one synchronous step (a
+   * reload: every holder of this store sees the new keys at once, none sees
+   * half of them). Local revocations stay; the jku cache is dropped.
+   */
+  adopt(next: TrustStore): void {
+    this.pinned.clear();
+    for (const [origin, set] of next.pinned) this.pinned.set(origin, set);
+    this.jkuAllowed.clear();
+    for (const o of next.jkuAllowed) this.jkuAllowed.add(o);
+    this.jkuCache.clear();
+  }
+
   /** Revokes `kid` for cards from `origin` (and for keys fetched via jku on their behalf). */
   revoke(origin: string, kid: string): void {
     const o = originOf(origin);

@@ -36,6 +36,10 @@ export const EXAMPLES: Readonly<Record<string, string>> = {
   'escalations ack': "baton escalations ack esc_01J… --note 'reconciled by hand'",
   'audit verify': 'baton audit verify --json',
   'config check': 'baton config check --config baton.config.yaml',
+  reload: 'BATON_OPERATOR_KEY=… baton --config baton.config.yaml reload',
+  'retention purge': 'baton retention purge --before 2026-01-31',
+  'retention status': 'baton retention status',
+  'cards refresh': 'BATON_OPERATOR_KEY=… baton cards refresh billing-agent',
 };
 
 /** Every runnable command (one with an action), by its full name. */

@@ -15,6 +15,8 @@ import { register as registerPush } from './commands/push.ts';
 import { register as registerOperator } from './commands/operator.ts';
 import { register as registerAudit } from './commands/audit.ts';
 import { register as registerConfig } from './commands/config.ts';
+import { register as registerReload } from './commands/reload.ts';
+import { register as registerRetention } from './commands/retention.ts';
 
 export function buildProgram(): Command {
   const program = new Command('baton')
@@ -24,7 +26,7 @@ export function buildProgram(): Command {
     .showHelpAfterError();
 
   const ctx = cliContext(() => program.opts<{ config?: string }>().config);
-  for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerOperator, registerAudit, registerConfig]) register(program, ctx);
+  for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerOperator, registerAudit, registerConfig, registerReload, registerRetention]) register(program, ctx);
   addExamples(program);
   return program;
 }

@@ -56,8 +56,15 @@ export interface AttemptBody {
   idempotency_key: string;
   state: 'dispatching' | 'open' | 'closed';
   observed?: TaskFingerprint;
-  /** Baton's task view: the last verified (or, for an interrupted turn, observed) remote task. */
+  /**
+   * Baton's task view: the last verified (or, for an interrupted turn, observed) remote task.
+   * Stored apart from the record (view_digest; records/detached.ts) and attached again when read;
+   * absent once retention purged it (`content_purged`).
+   */
   view?: StoredTaskView;
+  view_digest?: string;
+  /** Set on read only, never stored: the view named by view_digest was purged by retention. */
+  content_purged?: true;
   outcome?: Outcome;
   receipt_ref?: RevisionRef;
   /** The exact input this attempt forwarded (a task_input record). */
@@ -107,6 +114,7 @@ export const AttemptBodySchema = z.looseObject({
   state: z.enum(['dispatching', 'open', 'closed']),
   observed: Fingerprint.optional(),
   view: z.looseObject({ status: z.looseObject({ state: z.string() }), artifacts: z.array(z.unknown()).optional(), history: z.array(z.unknown()).optional() }).optional(),
+  view_digest: Digest.optional(),
   outcome: Outcome.optional(),
   receipt_ref: RevisionRef.optional(),
   input_ref: RevisionRef.optional(),
@@ -121,9 +129,10 @@ export const AttemptBodySchema = z.looseObject({
 export interface TaskInputBody {
   [key: string]: unknown;
   attempt_id: string;
-  /** Null when the message is too large to keep; its digest still fixes the input. */
+  /** Null when stored apart (`content: 'apart'`, purgeable by retention) or, in older records, too large to keep; its digest fixes the input. */
   message: { [key: string]: unknown } | null;
   message_digest: string;
+  content?: 'apart';
 }
 
 export interface ReceiptBody {

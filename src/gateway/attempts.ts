@@ -13,7 +13,9 @@ import type { ActorRef } from '../records/revision-ref.ts';
 import type { Clock } from '../records/time.ts';
 import type { Envelope } from '../records/envelope.ts';
 import type { Store } from '../store/port.ts';
-import { AttemptBodySchema, type AttemptBody } from './attempt-record.ts';
+import { AttemptBodySchema, type AttemptBody, type StoredTaskView } from './attempt-record.ts';
+import { detachedOf, ride } from '../records/detached.ts';
+import type { JsonValue } from '../records/strict-json.ts';
 
 export type Attempt = SealedRecord<AttemptBody>;
 
@@ -38,11 +40,35 @@ export function attemptOf(record: Envelope | undefined): Attempt | undefined {
   return { ...record, body: body.data as AttemptBody } as Attempt;
 }
 
+/** The views of revisions sealed by this process, for {@link shown} (the stored form names them by digest). */
+const shownViews = new WeakMap<object, StoredTaskView>();
+
+/** A sealed revision as callers see it: with the task view it was sealed with. */
+export function shown(a: Attempt): Attempt {
+  const view = shownViews.get(a);
+  return view ? { ...a, body: { ...a.body, view } } : a;
+}
+
 export class AttemptRepository {
   constructor(private readonly deps: AttemptRepositoryDeps) {}
 
   async get(attemptId: string): Promise<Attempt | undefined> {
-    return attemptOf(await this.deps.store.getRecord(attemptId));
+    const a = attemptOf(await this.deps.store.getRecord(attemptId));
+    return a && this.withContent(a);
+  }
+
+  /**
+   * The attempt with its task view attached from the content store (it is
+   * stored apart, by digest); once retention purged it, `content_purged`
+   * says so and the view is absent — never guessed, never an error.
+   */
+  async withContent(a: Attempt): Promise<Attempt> {
+    const digest = a.body.view_digest;
+    if (a.body.view || !digest) return a;
+    const row = await this.deps.store.content.get(digest);
+    if (row?.document) return { ...a, body: { ...a.body, view: JSON.parse(row.document) as StoredTaskView } };
+    if (row?.purged_at) return { ...a, body: { ...a.body, content_purged: true } };
+    throw storageError('the task view an attempt names is missing from the content store', { record_id: a.record_id, digest });
   }
 
   /** The newest stored revision (another path or node may have revised it). */
@@ -63,12 +89,28 @@ export class AttemptRepository {
     return typeof attemptId === 'string' ? this.get(attemptId) : undefined;
   }
 
-  /** The next revision of `attempt` with `patch` applied (not stored). */
+  /**
+   * The next revision of `attempt` with `patch` applied (not stored), as it is
+   * stored: its task view replaced by view_digest, the view riding beside it
+   * to the content table (records/detached.ts). Use {@link shown} for the
+   * in-memory attempt with its view.
+   */
   seal(attempt: Attempt, patch: Partial<AttemptBody>): Attempt {
-    return sealRecord<AttemptBody>(
-      { type: 'execution_attempt', issuedBy: this.deps.gatewayActor, lifecycle: (patch.state ?? attempt.body.state) === 'closed' ? 'recorded' : 'active', recordId: attempt.record_id, prior: refOf(attempt), body: { ...attempt.body, ...patch } },
+    const { view, content_purged: _purged, ...body } = { ...attempt.body, ...patch };
+    const content = view ? detachedOf('task_view', view as unknown as JsonValue) : undefined;
+    const record = sealRecord<AttemptBody>(
+      {
+        type: 'execution_attempt',
+        issuedBy: this.deps.gatewayActor,
+        lifecycle: (patch.state ?? attempt.body.state) === 'closed' ? 'recorded' : 'active',
+        recordId: attempt.record_id,
+        prior: refOf(attempt),
+        body: content ? { ...body, view_digest: content.digest } : body,
+      },
       this.deps,
     );
+    if (content && view) shownViews.set(record, view);
+    return ride(record, content ? [content] : []);
   }
 
   /**
@@ -92,7 +134,7 @@ export class AttemptRepository {
       const next = p && this.seal(latest, p);
       try {
         await write(next, latest);
-        return next ?? latest;
+        return next ? shown(next) : latest;
       } catch (err) {
         if (i >= MAX_REBASES || !isBatonError(err, 'invalid_request') || err.details.conflict !== 'head_moved') throw err;
         latest = await this.latest(attempt);

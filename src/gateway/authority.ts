@@ -173,6 +173,11 @@ export class DelegationAuthority {
 
   private readonly upstreamCache = new Map<string, Promise<ResolveSignerKey>>();
 
+  /** A reload re-reads upstreams' pinned contract JWKS on next use. */
+  forgetUpstreamKeys(): void {
+    this.upstreamCache.clear();
+  }
+
   /** Keys that may sign an upstream's contracts: its pinned JWKS, bound to its actor. */
   private upstreamKeys(up: NonNullable<Caller['upstream']>): Promise<ResolveSignerKey> {
     let r = this.upstreamCache.get(up.contractJwksFile);

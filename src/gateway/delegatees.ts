@@ -13,7 +13,7 @@ import type { CardResolver } from '../cards/resolver.ts';
 import type { CardVerification } from '../cards/verify.ts';
 import type { DelegateeOption } from '../contracts/presets.ts';
 import type { ControlScopeRef } from '../control/scope.ts';
-import { invalidRequest, unsupported } from '../errors.ts';
+import { invalidRequest, isBatonError, unavailable, unsupported } from '../errors.ts';
 import { Identifier } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import type { Store } from '../store/port.ts';
@@ -65,15 +65,56 @@ export interface ResolvedDelegatee {
   observation: CardObservation;
 }
 
+/** A delegatee whose card Baton could not verify: its fault, not the caller's (reported on /readyz). */
+export interface CardProblem {
+  delegatee: string;
+  message: string;
+  since: string;
+}
+
+/** Marks an `unavailable` refusal as "the delegatee's card did not verify" (a breaker signal, not a network failure). */
+export const CARD_REJECTED = 'card_rejected';
+
 export class DelegateeRegistry {
-  private readonly byId: Map<string, DelegateeConfig>;
+  private byId: Map<string, DelegateeConfig>;
 
   constructor(
     configs: readonly DelegateeConfig[],
-    private readonly deps: { resolver: CardResolver; store: Store; spaceId: string; announcer: ActorRef },
+    private readonly deps: {
+      resolver: CardResolver;
+      store: Store;
+      spaceId: string;
+      announcer: ActorRef;
+      /** Told when a delegatee's card starts or stops failing verification (the log). */
+      onCardProblem?: (delegatee: string, problem: CardProblem | undefined) => void;
+    },
   ) {
     this.byId = new Map(configs.map((c) => [c.id, c]));
   }
+
+  /**
+   * Swaps the whole set of delegatees in one synchronous step (a reload);
+   * what Baton remembers about cards it verified stays, keyed by content.
+   */
+  replace(configs: readonly DelegateeConfig[]): void {
+    this.byId = new Map(configs.map((c) => [c.id, c]));
+    for (const id of this.problems.keys()) if (!this.byId.has(id)) this.problems.delete(id);
+  }
+
+  /** Re-fetches a delegatee's card now, ignoring the cache's max-age, and verifies it (`baton cards refresh`). */
+  async refresh(id: string): Promise<ResolvedDelegatee> {
+    const config = this.byId.get(id);
+    if (!config) throw invalidRequest('no such delegatee', { delegatee: id });
+    this.deps.resolver.forget(config.cardUrl);
+    return this.resolve(id);
+  }
+
+  /** Delegatees whose card last failed verification, for /readyz. */
+  cardProblems(): CardProblem[] {
+    return [...this.problems.values()];
+  }
+
+  private readonly problems = new Map<string, CardProblem>();
 
   ids(): string[] {
     return [...this.byId.keys()];
@@ -106,7 +147,7 @@ export class DelegateeRegistry {
   async resolve(id: string): Promise<ResolvedDelegatee> {
     const config = this.byId.get(id);
     if (!config) throw invalidRequest('no such delegatee', { delegatee: id });
-    const verification = await this.deps.resolver.resolve(config.cardUrl, 'public', { allowUnsigned: config.allowUnsigned });
+    const verification = await this.verified(config);
     const { option, lifecycle, observation } = identityOf(config.id, verification, config.rw003);
     // RW-003 §4.3: a card asserting anything but active refuses new delegation.
     assertCardUsableForDelegation({ ...lifecycle, state: lifecycle.state as 'active', head: option.card_ref, card_payload_digest: verification.payload_digest });
@@ -119,6 +160,29 @@ export class DelegateeRegistry {
     this.lastCard.set(id, option.card_ref.object_id);
     this.versions.set(id, protocolVersion);
     return { config, verification, option, endpoint, protocolVersion, agentScope, observation, headers: this.credentialsOf(id) };
+  }
+
+  /**
+   * A card that does not verify under the pinned keys is the delegatee's (or
+   * its operator's) problem: refused as `unavailable` naming the delegatee,
+   * remembered for /readyz — never `invalid_request`, which would blame the
+   * caller (issue #17). A network failure is already `unavailable`.
+   */
+  private async verified(config: DelegateeConfig): Promise<CardVerification> {
+    try {
+      const v = await this.deps.resolver.resolve(config.cardUrl, 'public', { allowUnsigned: config.allowUnsigned });
+      if (this.problems.delete(config.id)) this.deps.onCardProblem?.(config.id, undefined);
+      return v;
+    } catch (err) {
+      if (!isBatonError(err) || err.code === 'unavailable') throw err;
+      const known = this.problems.get(config.id);
+      if (known?.message !== err.message) {
+        const problem = { delegatee: config.id, message: err.message, since: new Date().toISOString() };
+        this.problems.set(config.id, problem);
+        this.deps.onCardProblem?.(config.id, problem);
+      }
+      throw unavailable(`delegatee ${config.id}: its card does not verify: ${err.message}`, { delegatee: config.id, reason: CARD_REJECTED, ...err.details }, err);
+    }
   }
 
   private readonly announced = new Set<string>();

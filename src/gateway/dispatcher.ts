@@ -117,10 +117,11 @@ export class Dispatcher {
     for (let pages = 0; pages < 20 && tasks.length < pageSize; pages++) {
       const page = await this.deps.store.listCurrent(ATTEMPT_SCHEMA, { limit: 200, ...(cursor ? { cursor } : {}) });
       for (const rec of page.records) {
-        const a = attemptOf(rec)!.body;
-        if (a.caller_id !== caller.id || (delegateeId !== undefined && a.delegatee_id !== delegateeId)) continue;
-        if (opts.contextId && a.context_id !== opts.contextId) continue;
-        if (tasks.length < pageSize) tasks.push(presentAttempt(a, 0));
+        const a = attemptOf(rec)!;
+        if (a.body.caller_id !== caller.id || (delegateeId !== undefined && a.body.delegatee_id !== delegateeId)) continue;
+        if (opts.contextId && a.body.context_id !== opts.contextId) continue;
+        // The task view is stored apart (records/detached.ts): attach it, or learn it was purged.
+        if (tasks.length < pageSize) tasks.push(presentAttempt((await this.deps.attempts.withContent(a)).body, 0));
       }
       cursor = page.cursor;
       if (!cursor) break;

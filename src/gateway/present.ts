@@ -43,6 +43,8 @@ export interface OutcomeMetadata {
   receipt: { objectId: string; revisionId: string; contentDigest: string } | null;
   cancelCause?: { cause: string; at: string; detail?: string };
   reassignedFrom?: string;
+  /** The task view (artifacts, history) was purged by retention; outcome and receipt remain. */
+  content?: 'purged';
   /** Set on push notifications: the attempt revision that closed the task, and when. */
   revisionId?: string;
   closedAt?: string;
@@ -75,6 +77,8 @@ export function outcomeMetadata(attempt: AttemptBody, outcome: Outcome | undefin
     receipt: camelRef(attempt.receipt_ref),
     ...(attempt.cancel_cause ? { cancelCause: { ...attempt.cancel_cause } } : {}),
     ...(attempt.reassigned_from ? { reassignedFrom: attempt.reassigned_from } : {}),
+    // Retention purged the task view (artifacts, history): the outcome and its receipt remain (README "Data retention").
+    ...(attempt.content_purged ? { content: 'purged' as const } : {}),
   };
 }
 

@@ -57,6 +57,12 @@ export class ProxyCards {
     return c;
   }
 
+  /** Rebuilds delegatee `id`'s card (or every one) on next use: after a card refresh or a reload. */
+  forget(id?: string): void {
+    if (id === undefined) this.cache.clear();
+    else this.cache.delete(id);
+  }
+
   /**
    * The card the SDK's transport checks a request against (protocol
    * version, streaming). Reads of Baton's own task view (GetTask, ListTasks,

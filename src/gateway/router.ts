@@ -51,24 +51,35 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
   };
   // v0.3 callers go through the SDK's compatibility layer (A2A-Version 0.3, or none: A2A §3.6.1) into the same handler.
   const legacyCompat = { enabled: true };
-  const mount = (base: string, handler: BatonA2AHandler, delegatee?: string) => {
-    router.use(`${base}/a2a/jsonrpc`, requestSpan('jsonrpc', delegatee), inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
-    router.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, restHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+  const mountOn = (on: Router, base: string, handler: BatonA2AHandler, delegatee?: string) => {
+    on.use(`${base}/a2a/jsonrpc`, requestSpan('jsonrpc', delegatee), inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+    on.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, restHandler({ requestHandler: handler, userBuilder, legacyCompat }));
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
-  mount('', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
-  for (const id of deps.delegatees.ids()) {
-    const base = `/agents/${id}`;
+  mountOn(router, '', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
+  // Delegatees are looked up per request, not mounted once: a reload may add or remove them (README "Reloading").
+  const perDelegatee = new Map<string, Router>();
+  const delegateeRouter = (id: string): Router => {
+    let sub = perDelegatee.get(id);
+    if (sub) return sub;
+    sub = Router();
     // As Baton's own card (A2A §8.6.1): exact bytes, ETag, Last-Modified, conditional GET; a refusal is never cacheable.
-    router.get(`${base}/.well-known/agent-card.json`, async (req, res) => {
+    sub.get('/.well-known/agent-card.json', async (req, res) => {
       try {
         serveDocument(req, res, (await cardOf(id)).doc, 'public, max-age=60');
       } catch (err) {
         sendA2AError(res, err, 'rest');
       }
     });
-    mount(base, new BatonA2AHandler({ delegatee: id, card: () => deps.cards.forTransport(id), push: deps.push }, deps.dispatcher, facts), id);
-  }
+    mountOn(sub, '', new BatonA2AHandler({ delegatee: id, card: () => deps.cards.forTransport(id), push: deps.push }, deps.dispatcher, facts), id);
+    perDelegatee.set(id, sub);
+    return sub;
+  };
+  router.use('/agents/:delegatee', (req, res, next) => {
+    const id = String(req.params.delegatee);
+    if (!deps.delegatees.has(id)) return next();
+    delegateeRouter(id)(req, res, next);
+  });
   return router;
 }
 

@@ -4,11 +4,10 @@
  * Baton attaches. Stored with the attempt in its admission transaction, so a
  * resumed or reassigned attempt sends exactly these bytes and can prove it.
  */
-import { canonicalBytes } from '../records/canonical.ts';
-import { digestOf } from '../records/digest.ts';
+import { detachedOf, ride } from '../records/detached.ts';
+import type { ContentStore } from '../store/content-sql.ts';
 import { sealRecord, type SealedRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
-import { RECORD_LIMITS } from '../records/limits.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { Clock } from '../records/time.ts';
@@ -24,12 +23,29 @@ export function inputMessage(message: Json): Json {
   return Object.keys(metadata).length > 0 ? { ...rest, metadata } : rest;
 }
 
+/**
+ * The task_input record names the message by digest only; the message itself
+ * is stored apart (records/detached.ts), in the same transaction, so retention
+ * can purge it while the record and every chain through it stay valid.
+ */
 export function taskInput(attemptId: string, message: Json, deps: { ids: IdSource; clock: Clock; gatewayActor: ActorRef }): SealedRecord<TaskInputBody> {
   const input = inputMessage(message);
-  // Leave room for the envelope: a message near the record bound is fixed by digest only.
-  const keep = canonicalBytes(input).byteLength <= RECORD_LIMITS.maxRecordBytes - 4096;
-  return sealRecord<TaskInputBody>(
-    { type: 'task_input', issuedBy: deps.gatewayActor, lifecycle: 'recorded', body: { attempt_id: attemptId, message: keep ? input : null, message_digest: digestOf(input) } },
+  const content = detachedOf('task_input', input);
+  const record = sealRecord<TaskInputBody>(
+    { type: 'task_input', issuedBy: deps.gatewayActor, lifecycle: 'recorded', body: { attempt_id: attemptId, message: null, message_digest: content.digest, content: 'apart' } },
     deps,
   );
+  return ride(record, [content]);
+}
+
+/** What a task_input record's message is now: kept inline (older records), stored apart, purged by retention, or never kept. */
+export type InputContent = { state: 'present'; message: Json } | { state: 'purged'; purged_at: string } | { state: 'absent' };
+
+export async function inputContentOf(input: { body: { [k: string]: unknown } }, content: Pick<ContentStore, 'get'>): Promise<InputContent> {
+  const b = input.body;
+  if (b.message && typeof b.message === 'object') return { state: 'present', message: b.message as Json };
+  if (b.content !== 'apart' || typeof b.message_digest !== 'string') return { state: 'absent' };
+  const row = await content.get(b.message_digest);
+  if (row?.document) return { state: 'present', message: JSON.parse(row.document) as Json };
+  return row?.purged_at ? { state: 'purged', purged_at: row.purged_at } : { state: 'absent' };
 }

@@ -13,6 +13,11 @@ import { errorBody, toBatonError, WIRE_CODES } from './error-map.ts';
 export interface AppDeps {
   store: Store;
   logger: Logger;
+  /**
+   * Parts that work but not fully: /readyz stays 200 (other delegatees serve)
+   * and answers `degraded`, naming each (e.g. a delegatee whose card does not verify).
+   */
+  degraded?: () => ReadonlyArray<Record<string, unknown>>;
   /** Routers mounted at the root, in order (well-known, admin, A2A front door…). */
   routers?: Router[];
   /** Sees each request's access-log line once it is answered (request metrics). */
@@ -31,7 +36,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/readyz', async (_req, res) => {
     try {
       await deps.store.ping();
-      res.json({ status: 'ready' });
+      const degraded = deps.degraded?.() ?? [];
+      res.json(degraded.length > 0 ? { status: 'degraded', degraded } : { status: 'ready' });
     } catch (err) {
       const e = toBatonError(err);
       deps.logger.warn({ code: e.code }, 'readiness check failed');

@@ -25,6 +25,8 @@ export const bodies = {
   trip: z.strictObject({ trigger: z.enum(BREAKER_TRIGGERS), reason: Reason }),
   ack: z.strictObject({ note: Reason }),
   empty: z.strictObject({}),
+  purge: z.strictObject({ before: z.string().min(10).max(64).describe('ISO 8601 date or instant: content stored before it is purged') }),
+  refresh: z.strictObject({ delegatee: z.string().min(1).max(64).optional().describe('every delegatee when absent') }),
 };
 
 const Limit = z.string().regex(/^[1-9][0-9]*$/).describe('at most 1000; an invalid value means the default');
@@ -66,5 +68,8 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   'POST /admin/escalations/:id/acknowledge': { summary: 'Acknowledge an escalation', body: bodies.ack },
   'GET /admin/push/deliveries': { summary: 'Push deliveries in the outbox (bodies omitted)', query: queries.deliveries },
   'POST /admin/push/deliveries/:id/requeue': { summary: 'Requeue a dead or pending delivery now', body: bodies.empty },
+  'POST /admin/reload': { summary: 'Re-read the configuration and apply pinned JWKS, delegatees, callers and presets as one snapshot; refused whole (400, every problem listed) when it has errors; changes needing a restart are listed', body: bodies.empty },
+  'POST /admin/retention/purge': { summary: 'Purge message and task-view content stored before a date; records, digests and chains stay, the purge is recorded', body: bodies.purge },
+  'POST /admin/cards/refresh': { summary: "Re-fetch delegatees' cards now (one, or all) instead of after the cache's max-age", body: bodies.refresh },
   'POST /admin/audit/verify': { summary: 'Verify the hash chain and signatures of every stored record' },
 };

@@ -7,7 +7,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { z } from 'zod';
-import { BatonError, invalidRequest, type ErrorCode } from '../errors.ts';
+import { BatonError, invalidRequest, unsupported, type ErrorCode } from '../errors.ts';
 import { noteCaller } from '../http/access-log.ts';
 import { errorBody, toBatonError, WIRE_CODES } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
@@ -16,6 +16,7 @@ import { parseStrictJson } from '../records/strict-json.ts';
 import type { OperatorService } from './service.ts';
 import { bodies, queries, ROUTE_DOCS, ScopeKind } from './route-docs.ts';
 import { apiDocsRouter } from './api-docs.ts';
+import type { LiveConfig } from './reload.ts';
 import { operatorActorRef, type OperatorConfig } from './identity.ts';
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
@@ -24,7 +25,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   return r.data;
 }
 
-export function operatorRouter(deps: { service: OperatorService; operators: readonly OperatorConfig[]; logger: Logger }): Router {
+export function operatorRouter(deps: { service: OperatorService; live?: LiveConfig; operators: readonly OperatorConfig[]; logger: Logger }): Router {
   const router = Router();
   // The API's description and its reference page need no key: they describe routes, never data (README "Operator API").
   router.use(apiDocsRouter());
@@ -113,6 +114,22 @@ export function operatorRouter(deps: { service: OperatorService; operators: read
     return { requeued: p(req, 'id') };
   });
   route('post', '/admin/audit/verify', () => s.auditVerify());
+  const live = (): LiveConfig => {
+    if (!deps.live) throw unsupported('this operator API cannot reload the gateway');
+    return deps.live;
+  };
+  route('post', '/admin/reload', async (req) => {
+    parse(bodies.empty, req.body);
+    const report = await live().reload();
+    // A refused configuration is the operator's to fix: invalid_request, with every problem (path, message, hint).
+    if (!report.applied) throw invalidRequest('configuration refused; the running one stays', { source: report.source, problems: report.problems });
+    return report;
+  });
+  route('post', '/admin/retention/purge', async (req, by) => s.purgeContent(new Date(parse(bodies.purge, req.body).before), by));
+  route('post', '/admin/cards/refresh', async (req) => {
+    const b = parse(bodies.refresh, req.body);
+    return { cards: await live().refreshCards(b.delegatee) };
+  });
   router.use((_req: Request, res: Response) => void res.status(404).json(errorBody(invalidRequest('no such operator route'))));
   return router;
 }

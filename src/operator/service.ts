@@ -18,6 +18,8 @@ import type { StreamHead } from '../control/fence.ts';
 import { streamKey, streamOf, type ControlScopeRef, type ScopeKind } from '../control/scope.ts';
 import { contextInvalidated, invalidRequest } from '../errors.ts';
 import type { AttemptBody, TaskInputBody } from '../gateway/attempt-record.ts';
+import { inputContentOf } from '../gateway/task-input.ts';
+import { purgeContent } from '../retention/purge.ts';
 import type { DelegationAuthority } from '../gateway/authority.ts';
 import type { DelegateeRegistry } from '../gateway/delegatees.ts';
 import type { Dispatcher } from '../gateway/dispatcher.ts';
@@ -202,10 +204,18 @@ export class OperatorService {
       const h = await this.deps.store.control.streamHead(b);
       heads.push({ branch_id: b.branch_id, fenced_position: b.position, head_position: h?.position ?? null, state: h?.state ?? null, moved: h?.event_id !== b.event_id });
     }
+    // Content stored apart (records/detached.ts): say whether it is still held or was purged by retention.
+    const inputContent = input ? await inputContentOf(input, this.deps.store.content) : ({ state: 'absent' } as const);
+    const inputState = inputContent.state;
+    const viewRow = latest.body.view_digest ? await this.deps.store.content.get(latest.body.view_digest) : undefined;
+    const viewState = latest.body.view ? 'present' : viewRow?.document ? 'present' : viewRow?.purged_at ? 'purged' : 'absent';
     return {
       attempt: latest as unknown as JsonValue,
+      content: { input: inputState, view: viewState },
       revisions: revisions.map((r) => ({ revision_id: r.revision_id, issued_at: r.issued_at, state: attemptOf(r)!.body.state, outcome: attemptOf(r)!.body.outcome ?? null, content_digest: r.content_digest })),
+      // The record as stored (it names the message by digest), and the message while retention keeps it.
       input: (input ?? null) as unknown as JsonValue,
+      input_message: (inputContent.state === 'present' ? inputContent.message : null) as unknown as JsonValue,
       decision: (decision ?? null) as unknown as JsonValue,
       reservation: (reservation ?? null) as unknown as JsonValue,
       events: events as unknown as JsonValue,
@@ -270,7 +280,9 @@ export class OperatorService {
     const late = await this.resumeCheck(cp, prior, current, 'check');
     if (late.length > 0) throw await refuse(late);
     const input = (await this.deps.store.getRecord(cp.body.input_revisions[0]!.object_id, cp.body.input_revisions[0]!.revision_id)) as unknown as SealedRecord<TaskInputBody>;
-    if (input.body.message === null) throw invalidRequest('the input was too large to keep; resubmit it as a new task');
+    const content = await inputContentOf(input, this.deps.store.content);
+    if (content.state === 'purged') throw invalidRequest('the input was purged by retention; resubmit it as a new task', { purged_at: content.purged_at });
+    if (content.state !== 'present') throw invalidRequest('the input was too large to keep; resubmit it as a new task');
 
     const remaining = await this.remaining(prior.body.root_ref.object_id, delegationId);
     const parents = await this.parentChain(current);
@@ -295,7 +307,7 @@ export class OperatorService {
       },
       { expectedHead: { position: revoked.position, event_id: revoked.event_id }, at: this.deps.clock.now().toISOString() },
     );
-    const attempt = await this.deps.dispatcher.startResumed(prior, [...parents.contracts, revision], req.to, input.body.message as Json, refOf(cp));
+    const attempt = await this.deps.dispatcher.startResumed(prior, [...parents.contracts, revision], req.to, content.message, refOf(cp));
     await this.deps.carryPush?.(prior.record_id, attempt.record_id);
     return { checkpoint: cp.record_id, revoked, reassigned, contract: revision, attempt };
   }
@@ -375,6 +387,11 @@ export class OperatorService {
   }
 
   auditVerify() {
-    return auditStore(this.deps.store.audit);
+    return auditStore(this.deps.store.audit, {}, this.deps.store.content);
+  }
+
+  /** `baton retention purge` / POST /admin/retention/purge (src/retention/purge.ts). */
+  purgeContent(before: Date, by: ActorRef) {
+    return purgeContent({ store: this.deps.store, clock: this.deps.clock, ids: this.deps.ids }, before, by, 'operator');
   }
 }

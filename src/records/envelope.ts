@@ -116,6 +116,7 @@ const PREFIXES: Record<RecordType, string> = {
   grant: 'grant',
   escalation: 'esc',
   task_input: 'in',
+  retention_purge: 'rp',
 };
 function prefixOf(type: RecordType): string {
   return PREFIXES[type];

@@ -21,6 +21,7 @@ import type {
 import type { Envelope } from '../records/envelope.ts';
 import type { EventRow, RecordRow, WorkRow } from './programs/ops.ts';
 import type { MetaStore } from './meta.ts';
+import type { ContentStore } from './content-sql.ts';
 
 export type PutResult = 'inserted' | 'exists';
 
@@ -274,6 +275,8 @@ export interface Store extends RecordStore {
   readonly work: WorkStore;
   readonly push: PushStore;
   readonly audit: AuditReads;
+  /** Message and task-view content kept apart from the records, purgeable by retention (content-sql.ts). */
+  readonly content: ContentStore;
   readonly meta: MetaStore;
   /** Read-only aggregates for the metrics endpoint (src/store/gauges-sql.ts). */
   readonly gauges: GaugeReads;

@@ -38,7 +38,7 @@ describe('baton audit verify', () => {
     const clean = await baton(['audit', 'verify'], s.env);
     expect(clean.stderr).toBe('');
     expect(clean.code).toBe(0);
-    expect(clean.stdout).toMatch(/^records \d+ \(heads \d+\) {2}events \d+ in \d+ streams \(heads \d+\)$/m);
+    expect(clean.stdout).toMatch(/^records \d+ \(heads \d+\) {2}events \d+ in \d+ streams \(heads \d+\) {2}content \d+ \(\d+ purged by retention\)$/m);
     expect(clean.stdout.trim().endsWith('audit: clean')).toBe(true);
 
     const target = s.revisions[1]!;

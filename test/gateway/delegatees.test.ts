@@ -75,7 +75,11 @@ describe('delegatee registry', () => {
     const p = await partner('stranger');
     const other = await partner('stranger');
     served = await p.sign();
-    await expectCodeAsync((await registry(store, other.jwks)).resolve('p'), 'invalid_request');
+    const reg = await registry(store, other.jwks);
+    // The delegatee's problem, not the caller's (issue #17): unavailable, naming it; remembered for /readyz.
+    const e = await expectCodeAsync(reg.resolve('p'), 'unavailable');
+    expect(e.details).toMatchObject({ delegatee: 'p', reason: 'card_rejected' });
+    expect(reg.cardProblems().map((x) => x.delegatee)).toEqual(['p']);
     expect(await store.control.head({ space_id: 'sp', scope_kind: 'agent', scope_id: 'card_stranger' })).toBeUndefined();
     await store.close();
   });

@@ -108,7 +108,7 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     // Turn it into what the previous build left behind.
     const raw = new Database(path);
     raw.exec(`DROP TABLE baton_meta; DROP TABLE gateway_identity; DROP TABLE card_history;
-      DROP TABLE attempt_work; DROP TABLE preset_locks; DROP INDEX ledger_nodes_by_preset; ALTER TABLE ledger_nodes DROP COLUMN preset_id;
+      DROP TABLE content; DROP TABLE attempt_work; DROP TABLE preset_locks; DROP INDEX ledger_nodes_by_preset; ALTER TABLE ledger_nodes DROP COLUMN preset_id;
       DELETE FROM schema_migrations WHERE version >= 5`);
     raw.close();
     writeFileSync(`${path}.initialized`, '2026-01-01T00:00:00.000Z\n');

@@ -21,7 +21,7 @@ export function register(program: Command, ctx: CliContext): void {
     .action(async (opts: { json?: boolean; maxBreaks: string }) => {
       const maxBreaks = Number(opts.maxBreaks);
       if (!Number.isInteger(maxBreaks) || maxBreaks < 0) throw new TypeError('--max-breaks: expected a whole number');
-      const report = await withStore(ctx, (store) => auditStore(store.audit, { maxBreaks }));
+      const report = await withStore(ctx, (store) => auditStore(store.audit, { maxBreaks }, store.content));
       console.log(opts.json ? JSON.stringify(report, null, 2) : renderReport(report));
       if (report.break_count > 0) process.exitCode = 1;
     });
@@ -29,7 +29,8 @@ export function register(program: Command, ctx: CliContext): void {
 
 export function renderReport(r: AuditReport): string {
   const lines = [
-    `records ${r.records_checked} (heads ${r.record_heads_checked})  events ${r.events_checked} in ${r.streams_checked} streams (heads ${r.control_heads_checked})`,
+    `records ${r.records_checked} (heads ${r.record_heads_checked})  events ${r.events_checked} in ${r.streams_checked} streams (heads ${r.control_heads_checked})` +
+      (r.content_checked === undefined ? '' : `  content ${r.content_checked} (${r.content_purged ?? 0} purged by retention)`),
     ...r.breaks.map(renderBreak),
   ];
   if (r.break_count > r.breaks.length) lines.push(`… and ${r.break_count - r.breaks.length} more breaks not listed`);

@@ -17,6 +17,8 @@ import { parseCardJson, verifyCardBytes, type CardVerification } from '../../car
 import { Keyring } from '../../keys/keyring.ts';
 import { systemClock } from '../../records/time.ts';
 import type { CliContext } from '../context.ts';
+import type { CardRefresh } from '../../operator/reload.ts';
+import { callOperatorApi, OperatorApiError } from '../operator-api.ts';
 
 interface VerifyOptions {
   jwks?: string;
@@ -55,6 +57,26 @@ export function register(program: Command, ctx: CliContext): void {
       const record = await verifyTarget(target, o, ctx);
       const { card: _card, rw003: _rw003, ...summary } = record;
       console.log(JSON.stringify(o.json ? record : summary, null, 2));
+    });
+
+  cards
+    .command('refresh [delegatee]')
+    .description("re-fetch a delegatee's card now (every delegatee without an argument) in the running gateway, instead of after the cache's max-age")
+    .option('--admin <url>', 'operator API base URL (default http://<admin.host>:<admin.port> from the config)')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', '\nNeeds BATON_OPERATOR_KEY. Exit 1 when a card does not verify or cannot be fetched.')
+    .action(async (delegatee: string | undefined, o: { admin?: string; json?: boolean }) => {
+      const body = delegatee === undefined ? {} : { delegatee };
+      try {
+        const { cards: results } = (await callOperatorApi(ctx.config(), '/admin/cards/refresh', body, o.admin ? { admin: o.admin } : {})) as { cards: CardRefresh[] };
+        if (o.json) console.log(JSON.stringify(results, null, 2));
+        else for (const r of results) console.log(r.ok ? `${r.delegatee}: verified ${r.payload_digest}${r.signed ? '' : ' (unsigned, operator-attested)'}` : `${r.delegatee}: ${r.code}: ${r.message}`);
+        if (results.some((r) => !r.ok)) process.exitCode = 1;
+      } catch (err) {
+        if (!(err instanceof OperatorApiError)) throw err;
+        console.error(`baton: ${err.body.error?.code ?? err.status}: ${err.message}`);
+        process.exitCode = 1;
+      }
     });
 }
 

@@ -22,7 +22,13 @@ export function register(program: Command, ctx: CliContext): void {
         return;
       }
       if (opts.port !== undefined) config.port = Number(opts.port);
-      const gw = await startGateway(config);
+      // A reload reads the same file and environment through the same checks (and keeps --port).
+      const reread = () => {
+        const r = checkStatic(file ? { file } : {});
+        if (r.config && opts.port !== undefined) r.config.port = Number(opts.port);
+        return r;
+      };
+      const gw = await startGateway(config, { reread });
       // SIGTERM/SIGINT drain (see Gateway.close): bounded by shutdown.drainMs, plus a hard stop in case closing itself hangs.
       const stop = async (signal: string) => {
         gw.logger.info({ signal, drainMs: config.shutdown.drainMs }, 'shutting down: draining');
@@ -40,6 +46,8 @@ export function register(program: Command, ctx: CliContext): void {
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
+      // SIGHUP: reload without a restart (src/operator/reload.ts logs what it applied or why it refused).
+      process.on('SIGHUP', () => void gw.reload().catch((err: unknown) => gw.logger.error({ err }, 'reload failed')));
       // Announced only once the handlers are in place: a supervisor that signals the moment it reads this
       // line must reach the drain, not the default action (seen: npm start killed mid-announcement).
       console.log(`baton: listening on ${gw.url}`);

@@ -6,7 +6,7 @@
 import { isBatonError } from '../../errors.ts';
 import type { Attempt } from '../attempts.ts';
 import { LEGACY_VERSION } from '../legacy-remote.ts';
-import type { ResolvedDelegatee } from '../delegatees.ts';
+import { CARD_REJECTED, type ResolvedDelegatee } from '../delegatees.ts';
 import type { PathDeps } from './deps.ts';
 import type { Target } from './turn.ts';
 
@@ -15,7 +15,8 @@ export async function resolveTarget(deps: Pick<PathDeps, 'delegatees' | 'events'
     return await deps.delegatees.resolve(delegateeId);
   } catch (err) {
     const agent = deps.delegatees.lastCardId(delegateeId);
-    if (agent && isBatonError(err) && err.code !== 'unavailable') await deps.events.emit({ type: 'signal', signal: { kind: 'card_rejected', agent, detail: err.message } });
+    const rejected = isBatonError(err) && (err.code !== 'unavailable' || err.details.reason === CARD_REJECTED);
+    if (agent && rejected) await deps.events.emit({ type: 'signal', signal: { kind: 'card_rejected', agent, detail: err.message } });
     throw err;
   }
 }

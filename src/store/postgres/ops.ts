@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import type { StreamId } from '../../control/scope.ts';
 import type { AsyncTxOps } from '../programs/run.ts';
+import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql } from '../capacity.ts';
 import type { BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../programs/ops.ts';
 
@@ -26,6 +27,7 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     recordByRevision: (id) => one<RecordRow>('SELECT * FROM records WHERE revision_id = $1', [id]),
     recordHead: async (id) => (await one<{ revision_id: string }>('SELECT revision_id FROM record_heads WHERE record_id = $1 FOR UPDATE', [id]))?.revision_id,
     insertRecord: (row) => insert('records', row),
+    insertContent: (row) => exec(INSERT_CONTENT_SQL((n) => `$${n}`), [row.digest, row.kind, row.document, row.stored_at]),
     setRecordHead: (id, rev) =>
       exec('INSERT INTO record_heads(record_id, revision_id) VALUES ($1, $2) ON CONFLICT (record_id) DO UPDATE SET revision_id = excluded.revision_id', [id, rev]),
 

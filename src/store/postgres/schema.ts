@@ -7,6 +7,7 @@ import { CAPACITY_INDEXES } from '../capacity.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushTablesSql } from '../push-sql.ts';
 import { workTablesSql } from '../work-sql.ts';
+import { contentTablesSql } from '../content-sql.ts';
 
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {
@@ -115,4 +116,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   { version: 4, sql: pushTablesSql('') },
   { version: 5, sql: metaTableSql('') },
   { version: 6, sql: workTablesSql('') },
+  { version: 9, sql: contentTablesSql('') },
 ];

@@ -18,6 +18,7 @@ import { composeGauges, type GaugeReads } from '../gauges-sql.ts';
 import { composeAudit } from '../audit-sql.ts';
 import type { AuditReads, ControlStore, LedgerStore, PushStore, PutResult, Store, WorkStore } from '../port.ts';
 import { composeWork } from '../work-sql.ts';
+import { composeContent, type ContentStore } from '../content-sql.ts';
 import type { HeadRow, NodeRow, Program, ReservationRow } from '../programs/ops.ts';
 import { putRecord } from '../programs/records.ts';
 import { runAsync } from '../programs/run.ts';
@@ -44,6 +45,7 @@ export class PgStore implements Store {
   readonly ledger: LedgerStore;
   readonly push: PushStore;
   readonly work: WorkStore;
+  readonly content: ContentStore;
   readonly audit: AuditReads;
   readonly gauges: GaugeReads;
   readonly meta: MetaStore;
@@ -77,6 +79,7 @@ export class PgStore implements Store {
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = pgPush((sql, params) => this.query(sql, params));
     this.work = composeWork(pgDialect((sql, params) => this.query(sql, params)));
+    this.content = composeContent(pgDialect((sql, params) => this.query(sql, params)));
     this.audit = composeAudit({ p: (n) => `$${n}`, all: (sql, params) => this.read(sql, [...params]) });
     this.gauges = composeGauges({ p: (n) => `$${n}`, all: (sql, params) => this.read(sql, [...params]) });
     this.meta = pgMeta({ read: (sql, params) => this.read(sql, params), write: (sql, params) => this.query(sql, params), withClient: (fn) => this.inTransaction(fn) });

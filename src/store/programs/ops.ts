@@ -111,6 +111,8 @@ export interface TxOps {
   recordByRevision(revisionId: string): RecordRow | undefined;
   recordHead(recordId: string): string | undefined;
   insertRecord(row: RecordRow): void;
+  /** Content stored apart from a record (src/records/detached.ts); a digest already stored is left as it is. */
+  insertContent(row: { digest: string; kind: string; document: string; stored_at: string }): void;
   setRecordHead(recordId: string, revisionId: string): void;
 
   streamHead(stream: StreamId, lock: Lock): HeadRow | undefined;

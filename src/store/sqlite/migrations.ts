@@ -7,6 +7,7 @@ import { CAPACITY_INDEXES } from '../capacity.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushTablesSql } from '../push-sql.ts';
 import { workTablesSql } from '../work-sql.ts';
+import { contentTablesSql } from '../content-sql.ts';
 
 export interface Migration {
   version: number;
@@ -128,4 +129,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, sql: pushTablesSql(' STRICT') },
   { version: 5, sql: metaTableSql(' STRICT') },
   { version: 6, sql: workTablesSql(' STRICT') },
+  // 7 and 8 are taken by other branches (federation, approvals); the lead renumbers on merge if needed.
+  { version: 9, sql: contentTablesSql(' STRICT') },
 ];

@@ -7,6 +7,7 @@ import type { StreamId } from '../../control/scope.ts';
 import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, TxOps, WorkRow } from '../programs/ops.ts';
 import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
+import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql } from '../capacity.ts';
 
 
@@ -18,6 +19,7 @@ export function sqliteOps(db: Db): TxOps {
       `INSERT INTO records(record_id, revision_id, content_digest, schema_ref, prior_revision, document, stored_at)
        VALUES (@record_id, @revision_id, @content_digest, @schema_ref, @prior_revision, @document, @stored_at)`,
     ),
+    insertContent: db.prepare(INSERT_CONTENT_SQL(() => '?')),
     setRecordHead: db.prepare(
       'INSERT INTO record_heads(record_id, revision_id) VALUES (?, ?) ON CONFLICT(record_id) DO UPDATE SET revision_id = excluded.revision_id',
     ),
@@ -87,6 +89,7 @@ export function sqliteOps(db: Db): TxOps {
     recordByRevision: (id) => q.recordByRevision.get(id),
     recordHead: (id) => q.recordHead.get(id)?.revision_id,
     insertRecord: (row) => void q.insertRecord.run(row),
+    insertContent: (row) => void q.insertContent.run(row.digest, row.kind, row.document, row.stored_at),
     setRecordHead: (id, rev) => void q.setRecordHead.run(id, rev),
     streamHead: (s: StreamId) => {
       const row = q.streamHead.get(s.project_id, s.branch_id);

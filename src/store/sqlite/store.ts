@@ -17,6 +17,7 @@ import { GroupCommit, type GroupCommitStats } from './group-commit.ts';
 import { sqliteOps } from './ops.ts';
 import { sqliteDialect, sqlitePush } from './push.ts';
 import { composeWork } from '../work-sql.ts';
+import { composeContent, type ContentStore } from '../content-sql.ts';
 import { sqliteMeta } from './meta.ts';
 import type { MetaStore } from '../meta.ts';
 import { recordReads } from './records.ts';
@@ -31,6 +32,7 @@ export class SqliteStore implements Store {
   readonly ledger: LedgerStore;
   readonly push: PushStore;
   readonly work: WorkStore;
+  readonly content: ContentStore;
   readonly audit: AuditReads;
   readonly meta: MetaStore;
   readonly gauges: GaugeReads;
@@ -72,6 +74,7 @@ export class SqliteStore implements Store {
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = sqlitePush(db, (fn) => this.guard(fn));
     this.work = composeWork(sqliteDialect(db, (fn) => this.guard(fn)));
+    this.content = composeContent(sqliteDialect(db, (fn) => this.guard(fn)));
     this.meta = sqliteMeta(db, (fn) => this.guard(fn));
     const scans = new Map<string, Database.Statement>(); // a fixed handful of texts
     const dialect = {

@@ -1,0 +1,27 @@
+/**
+ * The periodic purge (retention.contentDays): every purgeIntervalMs, content
+ * older than the retention period is purged, recorded as a `schedule` purge.
+ * Passes never overlap; a failed pass is logged and the next one retries.
+ * With several nodes each purges; a purge that finds nothing still leaves its record.
+ */
+import type { Logger } from '../log.ts';
+import type { ActorRef } from '../records/revision-ref.ts';
+import { cutoffFor, purgeContent, type PurgeDeps, type RetentionConfig } from './purge.ts';
+
+export function schedulePurges(config: RetentionConfig, deps: PurgeDeps & { logger: Logger; actor: ActorRef }): () => void {
+  const days = config.contentDays;
+  if (days === undefined) return () => undefined;
+  let running = false;
+  const pass = () => {
+    if (running) return;
+    running = true;
+    purgeContent(deps, cutoffFor(days, deps.clock.now()), deps.actor, 'schedule')
+      .then((r) => r.purged > 0 && deps.logger.info({ purged: r.purged, before: r.before, purge_id: r.purge_id }, 'retention: content purged'))
+      .catch((err: unknown) => deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'retention: purge failed; the next pass retries'))
+      .finally(() => (running = false));
+  };
+  const timer = setInterval(pass, config.purgeIntervalMs);
+  timer.unref();
+  pass();
+  return () => clearInterval(timer);
+}
