@@ -2,6 +2,7 @@
 import { invalidRequest } from '../../errors.ts';
 import { canonicalText } from '../../records/canonical.ts';
 import { computeContentDigest, type Envelope } from '../../records/envelope.ts';
+import { rememberStored } from '../decode.ts';
 import type { PutResult } from '../port.ts';
 import { tx, type Program } from './ops.ts';
 
@@ -37,5 +38,6 @@ export function* putRecord(record: Envelope, at: string): Program<PutResult> {
     stored_at: at,
   });
   yield* tx('setRecordHead', record.record_id, record.revision_id);
+  rememberStored(record, document);
   return 'inserted';
 }
