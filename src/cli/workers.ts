@@ -111,7 +111,7 @@ export async function superviseWorkers(n: number, log: { info(msg: string): void
       watch(r.worker);
     } catch (err) {
       log.error(`baton: not starting: ${err instanceof Error ? err.message : String(err)}`);
-      stopAll(0);
+      stopAll(1);
       return;
     }
   }
