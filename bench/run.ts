@@ -13,13 +13,14 @@ import { benchContracts } from './contracts.ts';
 import { benchHttp } from './http.ts';
 import { cleanupTemp, machine, spawnLines, stopAllLines } from './lib/proc.ts';
 import { profileBaton } from './profile.ts';
+import { benchWorkers, type WorkersResults } from './workers.ts';
 import { find, renderMarkdown, targetsOf, type Accounting, type Results } from './report.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
 if (process.env.BENCH_RENDER_ONLY === '1') {
   // Re-render RESULTS.md from the last results.json without measuring.
   const results = JSON.parse(readFileSync(fileURLToPath(new URL('./results.json', import.meta.url)), 'utf8')) as Results;
-  Object.assign(results, targetsOf(results.http, results.admission)); // the target rules may have changed since
+  Object.assign(results, targetsOf(results.http, results.admission, results.workers)); // the target rules may have changed since
   writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), renderMarkdown(results));
   process.exit(0);
 }
@@ -43,10 +44,10 @@ const loadAverageBefore = loadavg();
 try {
   log(`machine: ${machine(quick).cpuModel}, load average ${loadAverageBefore.map((x) => x.toFixed(2)).join(' ')}`);
 
-  log('1/5 delegated SendMessage: direct, pass-through, Baton at c=1 and c=32');
+  log('1/6 delegated SendMessage: direct, pass-through, Baton at c=1 and c=32');
   const http = await benchHttp(quick, log);
 
-  log('2/5 per-request accounting (instrumented gateway, c=1)');
+  log('2/6 per-request accounting (instrumented gateway, c=1)');
   let accounting: Accounting | undefined;
   const acct = spawnLines(fileURLToPath(new URL('./accounting.ts', import.meta.url)), [JSON.stringify({ requests: quick ? 20 : 60, warmup: 10 })]);
   try {
@@ -59,7 +60,7 @@ try {
     await acct.stop();
   }
 
-  log('3/5 profile: Baton under --cpu-prof at c=32');
+  log('3/6 profile: Baton under --cpu-prof at c=32');
   let profile;
   try {
     profile = await profileBaton(quick, find(http, 'baton', 1)?.rps ?? 5, log);
@@ -67,20 +68,27 @@ try {
     notes.push(`Profile run failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
   }
 
-  log('4/5 durable admission: SQLite and PostgreSQL, 1 and 4 processes; growth');
+  log('4/6 durable admission: SQLite and PostgreSQL, 1 and 4 processes; growth');
   const admission = await benchAdmission(quick, log);
 
-  log('5/5 contracts: mint + sign + verify, verification by depth');
+  log('5/6 contracts: mint + sign + verify, verification by depth');
   const contracts = await benchContracts(quick);
 
-  const { targets, ratios } = targetsOf(http, admission);
+  log('6/6 scale across cores: baton serve --workers 1 and 2, SQLite and PostgreSQL');
+  let workers: WorkersResults | undefined;
+  try {
+    workers = await benchWorkers(quick, find(http, 'baton', 1)?.rps ?? 5, log);
+  } catch (err) {
+    notes.push(`--workers run failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+  }
+
+  const { targets, ratios } = targetsOf(http, admission, workers);
   const lifetimes = http.rows.filter((r) => r.route === 'baton').map((r) => `c=${r.concurrency}: ${r.rootLifetimeS} s`);
   notes.push(
     `Capacity limits met while benchmarking (production defaults, not changed here): every SendMessage issues a fresh root and writes three retained ledger records (root node, child node, reservation). ADR-0014 allows 10,000 retained records per owner namespace and nothing prunes them, so one gateway namespace serves about 3,300 delegated tasks in its lifetime; and at most 1,024 roots may be active per namespace (and per preset), a root staying active for its preset lifetime (default 3,600 s), i.e. about 1,024 tasks per hour at the defaults.`,
     `To measure at all, every Baton phase runs on a fresh instance and data dir, stops at ${http.timing.batonMaxRequests} requests, and uses a short preset lifetime chosen from the c=1 rate so that 1024 / lifetime stays above the rate and a queued request's root is still live when admitted and verified (${lifetimes.join(', ')}; override with BENCH_ROOT_LIFETIME_S).`,
     'The admission benchmarks lift only the retained-records cap (see above); depth and descendants limits stay at their defaults.',
     'This machine is shared: other work was running (see the load average), so figures move between runs; the ratios compare routes measured seconds apart in the same run, each on fresh processes.',
-    'Scale across cores (`baton serve --workers N`) is not measured: it needs src/cli and src/main.ts, which belong to another line of work.',
     ...contracts.notes.filter((n) => n.startsWith('chain stopped')),
   );
   const results: Results = {
@@ -91,6 +99,7 @@ try {
     ...(profile ? { profile } : {}),
     admission,
     contracts,
+    ...(workers ? { workers } : {}),
     targets,
     notes,
   };
