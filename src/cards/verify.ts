@@ -79,7 +79,7 @@ export interface VerifyCardDeps {
 
 /** Verifies raw card bytes; throws invalid_request / limit_exceeded, never returns an unverified card. */
 export async function verifyCardBytes(input: VerifyCardInput, deps: VerifyCardDeps): Promise<CardVerification> {
-  const { raw, parsed, payload, payloadDigest, rawDigest } = prepare(input.bytes, deps.maxBytes ?? MAX_CARD_BYTES);
+  const { parsed, payload, payloadDigest } = prepare(input.bytes, deps.maxBytes ?? MAX_CARD_BYTES);
   const signatures = parsed.data.signatures ?? [];
   if (signatures.length === 0) {
     if (!input.allowUnsigned) throw invalidRequest('Agent Card is unsigned');
@@ -119,7 +119,6 @@ function observation(input: VerifyCardInput, payloadDigest: Digest, deps: Verify
 }
 
 interface Prepared {
-  raw: JsonValue;
   parsed: { data: AgentCardJson };
   payload: Uint8Array;
   payloadDigest: Digest;
@@ -139,14 +138,15 @@ const prepared = new WeakMap<Uint8Array, Prepared>();
 function prepare(bytes: Uint8Array, maxBytes: number): Prepared {
   const rawDigest = sha256Digest(bytes);
   const hit = prepared.get(bytes);
-  if (hit && hit.rawDigest === rawDigest) return hit;
+  // The signing bytes are copied out: a Uint8Array cannot be frozen, and no caller may alter another's.
+  if (hit && hit.rawDigest === rawDigest) return { ...hit, payload: hit.payload.slice() };
   const raw = parseStrictJson(bytes, { maxBytes });
   // A v0.3 card is validated (and read) in its v1.0 translation; its signatures cover the raw bytes.
   const parsed = LooseAgentCard.safeParse(isLegacyCard(raw) ? v1ViewOf(raw) : raw);
   if (!parsed.success) throw invalidRequest('Agent Card does not match the A2A v1.0 schema', { issues: summariseIssues(parsed.error) });
   assertNoSecrets(raw, 'Agent Card');
   const payload = cardSigningBytes(raw);
-  const out: Prepared = { raw: freezeCanonical(raw), parsed: { data: freezeCanonical(parsed.data) }, payload, payloadDigest: sha256Digest(payload), rawDigest };
+  const out: Prepared = { parsed: { data: freezeCanonical(parsed.data) }, payload, payloadDigest: sha256Digest(payload), rawDigest };
   prepared.set(bytes, out);
   return out;
 }
