@@ -63,6 +63,7 @@ export async function superviseWorkers(n: number, log: { info(msg: string): void
   let stopping = false;
   let failures = 0;
   const stopAll = (code: number) => {
+    if (stopping) return;
     stopping = true;
     for (const w of workers) w.process.kill('SIGTERM');
     const done = () => (workers.size === 0 ? process.exit(code) : undefined);
