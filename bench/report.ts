@@ -4,6 +4,7 @@ import type { ContractResults } from './contracts.ts';
 import type { HttpResults, HttpRow, Route } from './http.ts';
 import type { Machine } from './lib/proc.ts';
 import type { ProfileResults } from './profile.ts';
+import type { WorkersResults } from './workers.ts';
 
 export interface Accounting {
   requests: number;
@@ -32,6 +33,7 @@ export interface Results {
   profile?: ProfileResults;
   admission: AdmissionResults;
   contracts: ContractResults;
+  workers?: WorkersResults;
   targets: Target[];
   notes: string[];
 }
@@ -53,7 +55,7 @@ export function find(http: HttpResults, route: Route, c: number): HttpRow | unde
 /** A target that this run could not measure (distance says why). */
 const unmeasured = (name: string, goal: string, why: string): Target => ({ name, goal, measured: 'not measured', pass: false, distance: why, unmeasured: true });
 
-export function targetsOf(http: HttpResults, admission: AdmissionResults): { targets: Target[]; ratios: Record<string, number> } {
+export function targetsOf(http: HttpResults, admission: AdmissionResults, workers?: WorkersResults): { targets: Target[]; ratios: Record<string, number> } {
   const b32 = find(http, 'baton', 32);
   const p32 = find(http, 'passthrough', 32);
   const r32 = find(http, 'readback', 32);
@@ -141,9 +143,22 @@ export function targetsOf(http: HttpResults, admission: AdmissionResults): { tar
       : unmeasured('Flat growth: admission at 10^6 retained records vs 10^3', '≤ 1.25×', `this run seeded only up to ${gMax?.value.toLocaleString('en-US') ?? '–'} (${f(growth, 2)}× there); the full run seeds 10^6`),
     unmeasured('Flat growth: chain verification at 10^6 retained records', '≤ 1.25×', 'chain verification reads no retained records (the chain is passed in, heads from the store by stream); not benchmarked separately'),
     unmeasured('Bounded memory: RSS after a 100,000-request soak at c=32 vs after 10,000', '≤ 1.15×', 'not run: each Baton instance stops at 3,000 requests (ADR-0014 retained-records cap per namespace, see notes)'),
-    unmeasured('Scale across cores: `baton serve --workers N`', '–', 'not built here: needs src/cli and src/main.ts, owned by another engineer'),
+    ...scaleTargets(workers),
   ];
   return { targets, ratios };
+}
+
+/** `baton serve --workers N`: the issue sets no number, so the row reports N=2 over N=1 and passes above 1×. */
+function scaleTargets(workers: WorkersResults | undefined): Target[] {
+  if (!workers || workers.rows.length === 0) return [unmeasured('Scale across cores: `baton serve --workers 2` vs 1, c=32', '> 1× (report)', 'not run')];
+  return (['sqlite', 'postgres'] as const).map((store): Target => {
+    const one = workers.rows.find((x) => x.store === store && x.workers === 1);
+    const two = workers.rows.find((x) => x.store === store && x.workers === 2);
+    const name = `Scale across cores: \`baton serve --workers 2\` vs 1, ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, c=32`;
+    if (!one || !two) return unmeasured(name, '> 1× (report)', 'not run (see notes)');
+    const x = two.rps / one.rps;
+    return { name, goal: '> 1× (report)', measured: `${f(x, 2)}× (${f(two.rps)} vs ${f(one.rps)} req/s)`, pass: x > 1, distance: x > 1 ? 'met' : `${f(1 / x, 2)}× short of break-even` };
+  });
 }
 
 export function renderMarkdown(r: Results): string {
@@ -233,6 +248,19 @@ export function renderMarkdown(r: Results): string {
   for (const x of ad.rows) out.push(row([x.store === 'pg' ? 'PostgreSQL' : 'SQLite', x.processes, x.inflightPerProcess, f(x.txPerSec, 0), f(x.p50Ms, 2), f(x.p99Ms, 2), x.admissions, x.errors ? `${x.errors}: ${x.errorSample ?? ''}` : '0']));
   out.push('');
 
+  if (r.workers) {
+    out.push('## Scale across cores: `baton serve --workers N`', '');
+    out.push(
+      'The CLI itself (`baton -c <config> serve --workers N`, node:cluster: the primary accepts on the one port and hands connections to the workers in turn; every worker opens the same store). Delegated SendMessage at c=32 as above, on a fresh data dir (and, for PostgreSQL, a fresh schema) per row; CPU is utime+stime of the primary and all workers. On a 2-core machine shared with the load generator, the agent and the database, a second worker has at most a fraction of a core to itself.',
+      '',
+    );
+    out.push(header(['Store', 'workers', 'c', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'errors', 'gateway CPU ms/req (all processes)']));
+    for (const x of r.workers.rows) out.push(row([x.store === 'sqlite' ? 'SQLite' : 'PostgreSQL', x.workers, x.concurrency, f(x.rps), f(x.p50Ms, 2), f(x.p99Ms, 2), x.requests, x.errors ? `${x.errors}: ${x.errorSample ?? ''}` : '0', f(x.cpuMsPerRequest, 2)]));
+    out.push('');
+    for (const n of r.workers.notes) out.push(`- ${n}`);
+    if (r.workers.notes.length) out.push('');
+  }
+
   const c = r.contracts;
   out.push('## Contracts: mint + sign + verify', '');
   out.push(
@@ -308,7 +336,7 @@ function reading(r: Results): string[] {
         .map((c) => `${c.perRequest}× \`${c.call.replace('store.', '')}\``)
         .join(', ')}. At this disk's bare floor of ${f(floor, 0)} commits/s that is ≥ ${f((w * 1000) / floor, 1)} ms of blocked commit per request, a ceiling of ≈ ${f(floor / w, 0)} req/s for the process before any other work; the profile books it as \`sqliteTransaction\` self time.`,
       `- **${n('node:crypto.sign') + n('webcrypto.sign')} ES256 signatures and ${n('node:crypto.verify') + n('webcrypto.verify')} verifications per request** (synchronous node:crypto; the accounting counts calls, their time shows in the profile).`,
-      `- **${n('node:crypto.createHash')} sha256 digests over JCS-canonicalised JSON per request**, plus ${a.storeReadsPerRequest} store reads (${n('store.getRecord')} getRecord, ${n('store.control.head')} head): canonicalisation (\`canonicalize\`, \`assertCanonicalisable\`), strict JSON parsing and zod re-validation of stored records are the largest pure-CPU items in the profile.`,
+      `- **${n('node:crypto.createHash')} sha256 digests over JCS-canonicalised JSON per request**, plus ${a.storeReadsPerRequest} store reads (${n('store.getRecord')} getRecord, ${n('store.control.head')} head): see the profile for what canonicalisation, parsing and validation still cost after the caches of issue #15.`,
       `- ${Object.entries(a.agentCalls).map(([k, v]) => `${v} ${k}`).join(' + ')} to the agent per request, the same two round trips the read-back pass-through makes.`,
     );
   }

@@ -15,6 +15,7 @@
  * - at least one signature must verify.
  */
 import { invalidRequest } from '../errors.ts';
+import { freezeCanonical } from '../records/canonical.ts';
 import { sha256Digest, type Digest } from '../records/digest.ts';
 import { summariseIssues } from '../records/envelope.ts';
 import { sameRevision, type ActorRef } from '../records/revision-ref.ts';
@@ -78,14 +79,8 @@ export interface VerifyCardDeps {
 
 /** Verifies raw card bytes; throws invalid_request / limit_exceeded, never returns an unverified card. */
 export async function verifyCardBytes(input: VerifyCardInput, deps: VerifyCardDeps): Promise<CardVerification> {
-  const raw = parseStrictJson(input.bytes, { maxBytes: deps.maxBytes ?? MAX_CARD_BYTES });
-  // A v0.3 card is validated (and read) in its v1.0 translation; its signatures cover the raw bytes.
-  const parsed = LooseAgentCard.safeParse(isLegacyCard(raw) ? v1ViewOf(raw) : raw);
-  if (!parsed.success) throw invalidRequest('Agent Card does not match the A2A v1.0 schema', { issues: summariseIssues(parsed.error) });
-  assertNoSecrets(raw, 'Agent Card');
+  const { parsed, payload, payloadDigest } = prepare(input.bytes, deps.maxBytes ?? MAX_CARD_BYTES);
   const signatures = parsed.data.signatures ?? [];
-  const payload = cardSigningBytes(raw);
-  const payloadDigest = sha256Digest(payload);
   if (signatures.length === 0) {
     if (!input.allowUnsigned) throw invalidRequest('Agent Card is unsigned');
     // Unsigned: nothing on it is evidence, so its RW-003 claims are not read as identity.
@@ -120,7 +115,40 @@ export async function verifyCardBytes(input: VerifyCardInput, deps: VerifyCardDe
 
 /** RW-003 §10.3: which form, from where, and the exact digests observed. */
 function observation(input: VerifyCardInput, payloadDigest: Digest, deps: VerifyCardDeps) {
-  return { form: input.form ?? 'public', source: input.source, origin: input.origin, raw_digest: sha256Digest(input.bytes), payload_digest: payloadDigest, verified_at: utc(deps.clock.now()) };
+  return { form: input.form ?? 'public', source: input.source, origin: input.origin, raw_digest: prepare(input.bytes, deps.maxBytes ?? MAX_CARD_BYTES).rawDigest, payload_digest: payloadDigest, verified_at: utc(deps.clock.now()) };
+}
+
+interface Prepared {
+  parsed: { data: AgentCardJson };
+  payload: Uint8Array;
+  payloadDigest: Digest;
+  rawDigest: Digest;
+}
+
+/**
+ * What depends on the bytes alone (parse, schema, secret scan, signing bytes,
+ * digests), done once per byte buffer: the resolver re-verifies the same
+ * cached buffer on every request while the card is fresh (issue #15). Keyed
+ * by the buffer and checked against a digest of its contents, so a buffer
+ * changed in place is prepared again. Trust lookups, signatures (memoised by
+ * the caller), RW-003 claims and continuity still run on every call.
+ */
+const prepared = new WeakMap<Uint8Array, Prepared>();
+
+function prepare(bytes: Uint8Array, maxBytes: number): Prepared {
+  const rawDigest = sha256Digest(bytes);
+  const hit = prepared.get(bytes);
+  // The signing bytes are copied out: a Uint8Array cannot be frozen, and no caller may alter another's.
+  if (hit && hit.rawDigest === rawDigest) return { ...hit, payload: hit.payload.slice() };
+  const raw = parseStrictJson(bytes, { maxBytes });
+  // A v0.3 card is validated (and read) in its v1.0 translation; its signatures cover the raw bytes.
+  const parsed = LooseAgentCard.safeParse(isLegacyCard(raw) ? v1ViewOf(raw) : raw);
+  if (!parsed.success) throw invalidRequest('Agent Card does not match the A2A v1.0 schema', { issues: summariseIssues(parsed.error) });
+  assertNoSecrets(raw, 'Agent Card');
+  const payload = cardSigningBytes(raw);
+  const out: Prepared = { parsed: { data: freezeCanonical(parsed.data) }, payload, payloadDigest: sha256Digest(payload), rawDigest };
+  prepared.set(bytes, out);
+  return out;
 }
 
 async function verifyOnce(

@@ -22,7 +22,7 @@ import { Identifier } from '../records/ids.ts';
 import { RECORD_LIMITS } from '../records/limits.ts';
 import { ActorRef, RevisionRef } from '../records/revision-ref.ts';
 import { recordTypeOf } from '../records/schema-ref.ts';
-import { canonicalBytes } from '../records/canonical.ts';
+import { canonicalBytes, freezeCanonical, isCanonicalFrozen } from '../records/canonical.ts';
 import { AttestationLink } from './attestation-link.ts';
 import { tierProblems } from './autonomy.ts';
 import { checkTermsBounds, Terms } from './terms.ts';
@@ -145,6 +145,21 @@ export function validateBody(body: ContractBody): void {
  * Signatures are checked by the attestation chain, not here.
  */
 export function parseContract(value: unknown): DelegationContract {
+  // A deep-frozen input cannot change, so its parse is done once (issue #15).
+  if (!isCanonicalFrozen(value)) return parseContractOnce(value);
+  let contract = parsedContracts.get(value);
+  if (contract === undefined) {
+    contract = freezeCanonical(parseContractOnce(value));
+    parsedContracts.set(value, contract);
+    parsedContracts.set(contract, contract);
+  }
+  return contract;
+}
+
+/** Contracts parsed from deep-frozen values (sealed here or decoded from the store). */
+const parsedContracts = new WeakMap<object, DelegationContract>();
+
+function parseContractOnce(value: unknown): DelegationContract {
   const envelope = openEnvelope(value);
   if (recordTypeOf(envelope.schema_ref) !== 'delegation_contract') {
     throw invalidRequest('record is not a delegation contract', { record_id: envelope.record_id });

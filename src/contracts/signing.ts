@@ -4,7 +4,7 @@
  * content digest, schema ref, record and revision ids, issuer, issued time
  * and prior revision ref (RW-003 §2, last paragraph).
  */
-import { canonicalBytes } from '../records/canonical.ts';
+import { canonicalText, freezeCanonical, isCanonicalFrozen } from '../records/canonical.ts';
 import { sealRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
@@ -26,9 +26,20 @@ export type ResolveSignerKey = (kid: string, issuer: ActorRef) => Promise<Verify
 
 /** The exact bytes a record signature covers. */
 export function signingBytes(record: object): Uint8Array {
-  const { signatures: _s, ...rest } = record as Record<string, unknown>;
-  return canonicalBytes(rest);
+  const frozen = isCanonicalFrozen(record);
+  let text = frozen ? signedTexts.get(record) : undefined;
+  if (text === undefined) {
+    const { signatures: _s, ...rest } = record as Record<string, unknown>;
+    text = canonicalText(rest);
+    if (frozen) signedTexts.set(record, text);
+  }
+  // Cached as text (immutable) and encoded per call, so no caller can alter another's bytes.
+  return encoder.encode(text);
 }
+
+const encoder = new TextEncoder();
+/** Signing text of deep-frozen records (sealed here or decoded), computed once each (issue #15). */
+const signedTexts = new WeakMap<object, string>();
 
 /**
  * An id source that hands out a pre-chosen delegation id, so the body can
@@ -57,7 +68,7 @@ export async function sealContract(
   ) as unknown as DelegationContract;
   if (sealed.record_id !== input.body.delegation_id) throw new TypeError('sealed record id does not match the delegation id');
   const signature = await signDetached(signingBytes(sealed), deps.signer.key, { alg: deps.signer.alg, kid: deps.signer.kid });
-  return { ...sealed, signatures: [signature] };
+  return freezeCanonical({ ...sealed, signatures: [signature] });
 }
 
 /**

@@ -2,18 +2,29 @@
  * RFC 8785 JSON Canonicalization Scheme. Signatures and digests are computed
  * over these bytes and nothing else; callers keep the bytes they signed rather
  * than re-serialising later.
+ *
+ * Issue #15: canonicalisation was a quarter of the gateway's busy time, mostly
+ * re-serialising the same sealed records. Two changes, same bytes:
+ * - one pass that both checks and writes (it was a check pass plus the
+ *   `canonicalize` package, which still serves as the reference in tests);
+ * - `freezeCanonical` deep-freezes a value; from then on the JCS text of each
+ *   of its objects is computed once and remembered (keyed by the object, in a
+ *   WeakMap, so it lives exactly as long as the record does). Only objects this
+ *   module froze itself are trusted, so a cached text can never go stale.
  */
-import canonicalize from 'canonicalize';
 import { invalidRequest } from '../errors.ts';
 
 const encoder = new TextEncoder();
+const MAX_DEPTH = 128;
+
+/** Objects frozen, with everything beneath them, by `freezeCanonical`. */
+const deepFrozen = new WeakSet<object>();
+/** Their JCS text and nesting height, computed on first use. */
+const texts = new WeakMap<object, { text: string; height: number }>();
 
 /** JCS text of `value`. Rejects values JSON cannot represent faithfully. */
 export function canonicalText(value: unknown): string {
-  assertCanonicalisable(value, 0);
-  const text = canonicalize(value);
-  if (text === undefined) throw invalidRequest('value has no JSON representation');
-  return text;
+  return write(value, 0).text;
 }
 
 /** JCS UTF-8 bytes of `value`. */
@@ -21,36 +32,106 @@ export function canonicalBytes(value: unknown): Uint8Array {
   return encoder.encode(canonicalText(value));
 }
 
-// canonicalize (like JSON.stringify) maps NaN to null, drops undefined members
-// and serialises lone surrogates as escapes; each would make the signed bytes
-// disagree with what the signer meant, so refuse them up front.
-function assertCanonicalisable(value: unknown, depth: number): void {
-  if (depth > 128) throw invalidRequest('value nests too deeply to canonicalise');
+/**
+ * Deep-freezes `value` (plain objects and arrays) in place and returns it, so
+ * its canonical text can be cached. A value holding anything else is left as
+ * it is (canonicalising it throws anyway).
+ */
+export function freezeCanonical<T>(value: T): T {
+  freeze(value);
+  return value;
+}
+
+/** Whether `value` was deep-frozen by `freezeCanonical` (so anything derived from it may be cached by identity). */
+export function isCanonicalFrozen(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && deepFrozen.has(value);
+}
+
+function freeze(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (deepFrozen.has(value)) return true;
+  let ok = true;
+  if (Array.isArray(value)) {
+    for (const item of value) ok = freeze(item) && ok;
+  } else {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return false;
+    for (const k of Object.keys(value)) ok = freeze((value as Record<string, unknown>)[k]) && ok;
+  }
+  if (!ok) return false;
+  Object.freeze(value);
+  deepFrozen.add(value);
+  return true;
+}
+
+interface Written {
+  text: string;
+  /** Levels of nesting beneath this value (0 for a scalar). */
+  height: number;
+}
+
+// JSON.stringify of a finite number is ECMAScript Number::toString, which is
+// what RFC 8785 §3.2.2.3 prescribes; of a well-formed string, the §3.2.2.2
+// escaping. NaN, undefined members and lone surrogates would make the signed
+// bytes disagree with what the signer meant, so they are refused.
+function write(value: unknown, depth: number): Written {
+  if (depth > MAX_DEPTH) throw invalidRequest('value nests too deeply to canonicalise');
   switch (typeof value) {
     case 'string':
       if (!value.isWellFormed()) throw invalidRequest('string holds a lone surrogate');
-      return;
+      return { text: JSON.stringify(value), height: 0 };
     case 'number':
       if (!Number.isFinite(value)) throw invalidRequest('non-finite number cannot be canonicalised');
-      return;
+      return { text: JSON.stringify(value), height: 0 };
     case 'boolean':
-      return;
-    case 'object':
-      if (value === null) return;
-      if (Array.isArray(value)) {
-        for (const item of value) assertCanonicalisable(item, depth + 1);
-        return;
+      return { text: value ? 'true' : 'false', height: 0 };
+    case 'object': {
+      if (value === null) return { text: 'null', height: 0 };
+      const frozen = deepFrozen.has(value);
+      if (frozen) {
+        const hit = texts.get(value);
+        if (hit) {
+          if (depth + hit.height > MAX_DEPTH) throw invalidRequest('value nests too deeply to canonicalise');
+          return hit;
+        }
       }
-      if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) {
-        throw invalidRequest('only plain objects can be canonicalised');
-      }
-      for (const [k, v] of Object.entries(value)) {
-        if (!k.isWellFormed()) throw invalidRequest('key holds a lone surrogate');
-        if (v === undefined) throw invalidRequest('undefined member cannot be canonicalised', { key: k });
-        assertCanonicalisable(v, depth + 1);
-      }
-      return;
+      const out = Array.isArray(value) ? writeArray(value, depth) : writeObject(value, depth);
+      if (frozen) texts.set(value, out);
+      return out;
+    }
     default:
       throw invalidRequest(`a ${typeof value} cannot be canonicalised`);
   }
+}
+
+function writeArray(value: readonly unknown[], depth: number): Written {
+  let text = '[';
+  let height = 0;
+  for (let i = 0; i < value.length; i++) {
+    const item = write(value[i], depth + 1);
+    if (i > 0) text += ',';
+    text += item.text;
+    if (item.height >= height) height = item.height + 1;
+  }
+  return { text: `${text}]`, height };
+}
+
+function writeObject(value: object, depth: number): Written {
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) throw invalidRequest('only plain objects can be canonicalised');
+  // Default sort compares UTF-16 code units, the order RFC 8785 §3.2.3 requires.
+  const keys = Object.keys(value).sort();
+  let text = '{';
+  let height = 0;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (!k.isWellFormed()) throw invalidRequest('key holds a lone surrogate');
+    const v = (value as Record<string, unknown>)[k];
+    if (v === undefined) throw invalidRequest('undefined member cannot be canonicalised', { key: k });
+    const member = write(v, depth + 1);
+    if (i > 0) text += ',';
+    text += `${JSON.stringify(k)}:${member.text}`;
+    if (member.height >= height) height = member.height + 1;
+  }
+  return { text: `${text}}`, height };
 }

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { canonicalBytes } from './canonical.ts';
+import { canonicalBytes, isCanonicalFrozen } from './canonical.ts';
 
 export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
 export const Digest = z.string().regex(DIGEST_PATTERN, 'expected sha256:<64 lowercase hex>');
@@ -15,7 +15,13 @@ export function sha256Digest(bytes: Uint8Array | string): Digest {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }
 
+/** Digests of deep-frozen values (see `freezeCanonical`), computed once each. */
+const frozenDigests = new WeakMap<object, Digest>();
+
 /** `sha256:<hex>` of the JCS canonical bytes of `value`. */
 export function digestOf(value: unknown): Digest {
-  return sha256Digest(canonicalBytes(value));
+  if (!isCanonicalFrozen(value)) return sha256Digest(canonicalBytes(value));
+  let d = frozenDigests.get(value);
+  if (d === undefined) frozenDigests.set(value, (d = sha256Digest(canonicalBytes(value))));
+  return d;
 }

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { invalidRequest } from '../errors.ts';
+import { freezeCanonical, isCanonicalFrozen } from './canonical.ts';
 import { Digest, digestOf } from './digest.ts';
 import { Identifier, type IdSource } from './ids.ts';
 import { ActorRef, RevisionRef } from './revision-ref.ts';
@@ -76,13 +77,28 @@ export function sealRecord<B extends Record<string, unknown>>(
     lifecycle_assertion: input.lifecycle,
     body: input.body,
   };
-  return { ...unsigned, content_digest: digestOf(unsigned) } as SealedRecord<B>;
+  const content_digest = digestOf(unsigned);
+  // Sealed means immutable (RW-003 §3): frozen, so its canonical bytes and
+  // digest are computed once however often it is stored, signed or checked.
+  const sealed = freezeCanonical({ ...unsigned, content_digest });
+  contentDigests.set(sealed, content_digest);
+  return sealed as SealedRecord<B>;
 }
+
+/** Content digests of deep-frozen records, computed once each (issue #15). */
+const contentDigests = new WeakMap<object, Digest>();
 
 /** The digest a record must carry: canonical bytes without digest and signatures. */
 export function computeContentDigest(record: Record<string, unknown>): Digest {
+  const frozen = isCanonicalFrozen(record);
+  if (frozen) {
+    const known = contentDigests.get(record);
+    if (known !== undefined) return known;
+  }
   const { content_digest: _d, signatures: _s, ...rest } = record;
-  return digestOf(rest);
+  const digest = digestOf(rest);
+  if (frozen) contentDigests.set(record, digest);
+  return digest;
 }
 
 /**

@@ -104,10 +104,12 @@ describe('child minting', () => {
     const w = await world();
     const root = await w.issue();
     const chain = await w.evaluate(refOf(root.contract));
-    const leaf = chain.leaf as unknown as { body: Record<string, unknown> };
+    // Evaluated contracts are frozen (issue #15), so the widened leaf is a copy put in its place.
+    const leaf = structuredClone(chain.leaf) as unknown as { body: Record<string, unknown> };
     leaf.body.scope_override = { operations: ['a2a.SetTaskPushNotificationConfig'], effect_classes: ['delete'] };
+    const widened = { ...chain, leaf: leaf as unknown as typeof chain.leaf };
     const err = await expectCodeAsync(
-      mintChild(chain, childRequest('b', { scope: { operations: ['a2a.SetTaskPushNotificationConfig'] } }), actors.agentA, w.mintDeps),
+      mintChild(widened, childRequest('b', { scope: { operations: ['a2a.SetTaskPushNotificationConfig'] } }), actors.agentA, w.mintDeps),
       'deny',
     );
     expect(err.details.failures).toEqual([expect.objectContaining({ dimension: 'operations' })]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalBytes, canonicalText } from '../../src/records/canonical.ts';
+import canonicalize from 'canonicalize';
+import { canonicalBytes, canonicalText, freezeCanonical, isCanonicalFrozen } from '../../src/records/canonical.ts';
 import { digestOf, sha256Digest } from '../../src/records/digest.ts';
 import { parseStrictJson } from '../../src/records/strict-json.ts';
 import { expectCode } from '../helpers/errors.ts';
@@ -86,5 +87,72 @@ describe('digests', () => {
     expect(digestOf({ b: 1, a: 2 })).toBe(sha256Digest('{"a":2,"b":1}'));
     expect(digestOf({ a: 2, b: 1 })).toBe(digestOf({ b: 1, a: 2 }));
     expect(digestOf({ a: 1 })).not.toBe(digestOf({ a: 1.5 }));
+  });
+});
+
+// Issue #15: the one-pass writer and its cache must produce exactly the bytes
+// the reference implementation (the `canonicalize` package) does.
+describe('the one-pass writer against the reference', () => {
+  // A small deterministic generator (no Math.random: failures must reproduce).
+  let seed = 0x15;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  const STRINGS = ['', 'a', 'é', '\u20ac', '\ud83d\ude00', '"\\\n\t\u0001', '1', '10', '\u0080', 'Z', 'z'];
+  const NUMBERS = [0, -0, 1, -1, 0.1, 1e21, 1e-7, 333333333.3333333, 2 ** 53, -5e-324, 123456.789];
+  const gen = (depth: number): unknown => {
+    const k = rand(depth > 4 ? 4 : 7);
+    if (k === 0) return STRINGS[rand(STRINGS.length)];
+    if (k === 1) return NUMBERS[rand(NUMBERS.length)];
+    if (k === 2) return [true, false, null][rand(3)];
+    if (k === 3) return rand(50);
+    if (k === 4) return Array.from({ length: rand(4) }, () => gen(depth + 1));
+    return Object.fromEntries(Array.from({ length: rand(5) }, () => [STRINGS[rand(STRINGS.length)]! + String(rand(3)), gen(depth + 1)]));
+  };
+
+  it('matches canonicalize on 500 generated values, frozen or not, first use and cached', () => {
+    for (let i = 0; i < 500; i++) {
+      const value = gen(0);
+      const expected = canonicalize(structuredClone(value));
+      expect(canonicalText(value)).toBe(expected);
+      const frozen = freezeCanonical(structuredClone(value));
+      expect(canonicalText(frozen)).toBe(expected);
+      expect(canonicalText(frozen)).toBe(expected);
+      // A fresh wrapper around frozen parts reuses their cached text.
+      expect(canonicalText({ wrap: frozen, n: i })).toBe(canonicalize({ wrap: value, n: i }));
+    }
+  });
+
+  it('freezes deeply, so a cached text cannot go stale', () => {
+    const record = freezeCanonical({ body: { items: [{ a: 1 }] }, id: 'x' });
+    const before = canonicalText(record);
+    expect(isCanonicalFrozen(record)).toBe(true);
+    expect(isCanonicalFrozen(record.body.items[0])).toBe(true);
+    expect(() => {
+      (record.body.items[0] as { a: number }).a = 2;
+    }).toThrow(TypeError);
+    expect(() => (record.body.items as unknown[]).push(1)).toThrow(TypeError);
+    expect(canonicalText(record)).toBe(before);
+  });
+
+  it('does not trust objects frozen by anyone else, and leaves non-JSON values unfrozen', () => {
+    const outside = Object.freeze({ a: 1 });
+    expect(isCanonicalFrozen(outside)).toBe(false);
+    const withDate = { when: new Date(0) };
+    freezeCanonical(withDate);
+    expect(isCanonicalFrozen(withDate)).toBe(false);
+    expect(Object.isFrozen(withDate)).toBe(false);
+    expectCode(() => canonicalText(withDate), 'invalid_request');
+  });
+
+  it('keeps the nesting limit when a cached subtree is placed deeper', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100; i++) deep = [deep];
+    const frozen = freezeCanonical(deep);
+    expect(() => canonicalText(frozen)).not.toThrow();
+    let wrapped: unknown = frozen;
+    for (let i = 0; i < 40; i++) wrapped = [wrapped];
+    expectCode(() => canonicalText(wrapped), 'invalid_request');
   });
 });

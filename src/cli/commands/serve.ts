@@ -4,14 +4,16 @@ import { startGateway } from '../../main.ts';
 import { renderProblems } from '../config/problems.ts';
 import { checkStatic } from '../config/static-checks.ts';
 import type { CliContext } from '../context.ts';
+import { announceReady, isClusterWorker, MAX_WORKERS, parseWorkers, superviseWorkers } from '../workers.ts';
 
 export function register(program: Command, ctx: CliContext): void {
   program
     .command('serve')
     .description('run the gateway (embedded SQLite, cards from cards/, dev keys generated on first start)')
     .option('-p, --port <port>', 'listen port (overrides config and BATON_PORT)')
+    .option('-w, --workers <n>', `gateway processes sharing the port and the store, 1-${MAX_WORKERS} (node:cluster)`, '1')
     .addHelpText('after', '\nRefuses to start (exit 1) when `baton config check --offline` finds an error.')
-    .action(async (opts: { port?: string }) => {
+    .action(async (opts: { port?: string; workers?: string }) => {
       // The same static checks as `baton config check` (not the network ones): a broken config never half-starts.
       const file = ctx.configFile();
       const { config, source, problems } = checkStatic(file ? { file } : {});
@@ -22,6 +24,13 @@ export function register(program: Command, ctx: CliContext): void {
         return;
       }
       if (opts.port !== undefined) config.port = Number(opts.port);
+      const workers = parseWorkers(opts.workers);
+      if (workers === undefined) {
+        console.error(`baton: not starting: --workers takes an integer from 1 to ${MAX_WORKERS}`);
+        process.exitCode = 1;
+        return;
+      }
+      if (workers > 1 && !isClusterWorker()) return superviseWorkers(workers, { info: (m) => console.error(m), error: (m) => console.error(m) });
       // A reload reads the same file and environment through the same checks (and keeps --port).
       const reread = () => {
         const r = checkStatic(file ? { file } : {});
@@ -50,6 +59,7 @@ export function register(program: Command, ctx: CliContext): void {
       process.on('SIGHUP', () => void gw.reload().catch((err: unknown) => gw.logger.error({ err }, 'reload failed')));
       // Announced only once the handlers are in place: a supervisor that signals the moment it reads this
       // line must reach the drain, not the default action (seen: npm start killed mid-announcement).
-      console.log(`baton: listening on ${gw.url}`);
+      if (isClusterWorker()) announceReady(gw.url);
+      else console.log(`baton: listening on ${gw.url}`);
     });
 }

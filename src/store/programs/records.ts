@@ -3,6 +3,7 @@ import { invalidRequest } from '../../errors.ts';
 import { canonicalText } from '../../records/canonical.ts';
 import { computeContentDigest, type Envelope } from '../../records/envelope.ts';
 import { ridersOf } from '../../records/detached.ts';
+import { rememberStored } from '../decode.ts';
 import type { PutResult } from '../port.ts';
 import { tx, type Program } from './ops.ts';
 
@@ -40,5 +41,6 @@ export function* putRecord(record: Envelope, at: string): Program<PutResult> {
   yield* tx('setRecordHead', record.record_id, record.revision_id);
   // Content the record names by digest only, in the same transaction (src/records/detached.ts).
   for (const c of ridersOf(record)) yield* tx('insertContent', { digest: c.digest, kind: c.kind, document: c.document, stored_at: at });
+  rememberStored(record, document);
   return 'inserted';
 }
