@@ -260,7 +260,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   // Noting the caller lets the access log name who made each request (src/http/access-log.ts).
   const callers = new SwappableAuthenticator(await authenticatorFor(config));
   const auth = notingCaller(callers);
-  const live = new LiveConfig(config, { parts: { trust, delegatees, presets, auth: callers, cards, authority, owner, buildPreset: presetOf, fetchJwks: jwksFetcherOf(fetcher) }, logger, ...(deps.reread ? { reread: deps.reread } : {}) });
+  const live = new LiveConfig(config, { parts: { trust, delegatees, presets, auth: callers, cards, authority, buildPreset: presetOf, fetchJwks: jwksFetcherOf(fetcher) }, logger, ...(deps.reread ? { reread: deps.reread } : {}) });
   // /readyz names delegatees whose card does not verify (issue #17): their fault, not the callers'.
   const degraded = () => delegatees.cardProblems().map((p) => ({ delegatee: p.delegatee, problem: p.message, since: p.since }));
   const app = createApp({

@@ -68,7 +68,15 @@ export interface PreparedAuthority extends TaskAuthority {
 }
 
 export class DelegationAuthority {
-  constructor(private readonly deps: AuthorityDeps) {}
+  constructor(private deps: AuthorityDeps) {}
+
+  /**
+   * A reload's presets: roots minted from now on name the new config revision. The
+   * binding is replaced, never edited: the old one is shared by (frozen) sealed records.
+   */
+  reviseOwner(config_revision: string): void {
+    this.deps = { ...this.deps, owner: { ...this.deps.owner, config_revision } };
+  }
 
   /**
    * Heads from the control plane: the stored revision plus its stream's

@@ -14,7 +14,6 @@ import { TrustStore as TrustStoreClass } from '../cards/trust-store.ts';
 import { parseJwks } from '../cards/jwks.ts';
 import type { JwksFetcher } from '../cards/trust-store.ts';
 import type { Config } from '../config.ts';
-import type { OwnerBinding } from '../contracts/model.ts';
 import type { Preset } from '../contracts/presets.ts';
 import { invalidRequest, isBatonError } from '../errors.ts';
 import type { DelegationAuthority } from '../gateway/authority.ts';
@@ -72,7 +71,6 @@ export interface LiveParts {
   auth: SwappableAuthenticator;
   cards: ProxyCards;
   authority: DelegationAuthority;
-  owner: OwnerBinding;
   buildPreset: (p: GatewayPresetConfig) => Readonly<Preset>;
   fetchJwks: JwksFetcher;
 }
@@ -196,7 +194,7 @@ export class LiveConfig {
     p.presets.clear();
     for (const [id, preset] of s.presets) p.presets.set(id, preset);
     p.auth.swap(s.auth);
-    p.owner.config_revision = configRevisionOf(config.presets);
+    p.authority.reviseOwner(configRevisionOf(config.presets));
     p.authority.forgetUpstreamKeys();
     p.cards.forget();
     const live = Object.fromEntries(LIVE_KEYS.map((k) => [k, config[k]]));
