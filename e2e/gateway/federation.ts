@@ -16,6 +16,7 @@ import { PgStore } from '../../src/store/postgres/store.ts';
 import type { Store } from '../../src/store/port.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { freePort } from '../harness/net.ts';
+import { startHeadsProxy, type HeadsProxy } from './heads-proxy.ts';
 import { spawnAgent, spawnReady, type ReadyProcess, type SpawnedAgent } from '../harness/process.ts';
 
 const BATON_MAIN = fileURLToPath(new URL('../harness/baton-main.ts', import.meta.url));
@@ -42,6 +43,8 @@ export interface Federation {
   dir: string;
   agent: SpawnedAgent;
   orgs: Org[];
+  /** By downstream org name: the hop its head statements come through (b → A's statements). */
+  proxies: Record<string, HeadsProxy>;
   client(): Promise<Client>;
   close(): Promise<void>;
 }
@@ -75,6 +78,8 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
   const urlOf = (i: number) => `http://127.0.0.1:${ports[i]}`;
   const env: Record<string, string> = {};
   const orgs: Org[] = [];
+  const proxies: Record<string, HeadsProxy> = {};
+  for (let i = 1; i < hops; i++) proxies[names[i]!] = await startHeadsProxy(() => urlOf(i - 1));
 
   // Last org first: each org verifies the next one's card when it starts serving.
   for (let i = hops - 1; i >= 0; i--) {
@@ -99,7 +104,7 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
         upstream: {
           actorObjectId: `actor_baton_${prev}`,
           contractJwksFile: join(dir, `${prev}.jwks.json`),
-          headsUrl: `${urlOf(i - 1)}/federation/v1/heads`,
+          headsUrl: `${proxies[name]!.url}/federation/v1/heads`,
           auth: { header: 'x-api-key', env: `E2E_HEADS_${name.toUpperCase()}` },
           ...opts.upstream,
         },
@@ -120,6 +125,8 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
         spaceId: `space_${name}`,
         ownerNamespace: `org_${name}`,
         logLevel: 'warn',
+        // Refusals are provoked on purpose here; automatic breakers would trip and refuse the next tests' calls first.
+        breakers: { repeatedFailures: 1000, staleInputs: 1000 },
         trust: { pinnedJwks: pinned, jkuAllowedOrigins: [] },
         delegatees: [delegatee],
         callers,
@@ -149,6 +156,7 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
     dir,
     agent,
     orgs,
+    proxies,
     async client() {
       const fetchImpl: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), 'x-api-key': CALLER_KEY } });
       const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] }));
@@ -156,6 +164,7 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
     },
     async close() {
       for (const o of orgs) await o.proc.stop();
+      for (const p of Object.values(proxies)) await p.close();
       await agent.stop();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -160,7 +160,7 @@ export class Federation {
     const headers: Record<string, string> = { accept: 'application/jose' };
     if (up.auth) {
       const value = process.env[up.auth.env];
-      if (!value) throw unavailable('upstream credential is not set in the environment', { env: up.auth.env });
+      if (!value) throw unavailable('upstream credential is not set in the environment', { env: up.auth.env, before_transmission: true });
       headers[up.auth.header] = up.auth.scheme ? `${up.auth.scheme} ${value}` : value;
     }
     const url = `${up.headsUrl.replace(/\/+$/, '')}/${encodeURIComponent(subject)}`;
@@ -168,10 +168,10 @@ export class Federation {
     try {
       res = await (this.deps.fetch ?? fetch)(url, { headers, signal: AbortSignal.timeout(this.deps.timeoutMs), redirect: 'error' });
     } catch (err) {
-      throw unavailable('upstream control heads are unavailable', { upstream: up.actorObjectId }, err);
+      throw unavailable('upstream control heads are unavailable', { upstream: up.actorObjectId, before_transmission: true }, err);
     }
     const text = await res.text().catch(() => '');
-    if (!res.ok) throw unavailable('upstream refused to state its control heads', { upstream: up.actorObjectId, status: res.status });
+    if (!res.ok) throw unavailable('upstream refused to state its control heads', { upstream: up.actorObjectId, status: res.status, before_transmission: true });
     if (text.length > 128 * 1024) throw contextInvalidated('upstream head statement is oversize', { reason: 'malformed' });
     return text.trim();
   }

@@ -43,12 +43,13 @@ export const HeadStatement = z.strictObject({
 export type HeadStatement = z.infer<typeof HeadStatement>;
 
 /** One entry of a PermissionDecision's remote fence: whose statement, which head, in what state. */
-export interface RemoteFenceEntry {
-  upstream: string;
-  scope: ControlScopeRef;
-  boundary: ControlBoundaryRef;
-  state: string;
-}
+export const RemoteFenceEntry = z.strictObject({
+  upstream: Identifier,
+  scope: ControlScopeRef,
+  boundary: ControlBoundaryRef,
+  state: z.enum(AUTHORITY_STATES),
+});
+export type RemoteFenceEntry = z.infer<typeof RemoteFenceEntry>;
 
 export interface StatementExpectation {
   iss: string;
