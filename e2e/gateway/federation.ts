@@ -127,6 +127,8 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
         logLevel: 'warn',
         // Refusals are provoked on purpose here; automatic breakers would trip and refuse the next tests' calls first.
         breakers: { repeatedFailures: 1000, staleInputs: 1000 },
+        // A test may hold a statement while it runs the CLI at the upstream (seconds on a loaded machine).
+        federation: { timeoutMs: 30_000 },
         trust: { pinnedJwks: pinned, jkuAllowedOrigins: [] },
         delegatees: [delegatee],
         callers,
