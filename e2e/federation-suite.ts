@@ -12,6 +12,15 @@ import { schemaRefFor } from '../src/records/schema-ref.ts';
 import type { Store } from '../src/store/port.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import { pollUntil } from './harness/process.ts';
+import { streamActingAtWorking } from './gateway/mid-stream.ts';
+import { CompactSign, generateKeyPair } from 'jose';
+
+/** A notice claiming to be A's, signed by a key nobody pinned. */
+async function forgeNotice(): Promise<string> {
+  const { privateKey } = await generateKeyPair('ES256');
+  const payload = { typ: 'baton.control_heads/v1', iss: 'actor_baton_a', aud: 'actor_baton_b', subject: 'dlg_forged', issued_at: new Date().toISOString(), max_staleness_ms: 0, heads: [] };
+  return new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader({ alg: 'ES256', kid: 'forged', typ: 'baton-control-notice+jws' }).sign(privateKey);
+}
 
 const OUTCOME = 'urn:baton:outcome:v2';
 const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
@@ -196,6 +205,38 @@ export function federationSuite(name: string, setup: () => Promise<{ pgUrls?: Re
       expect(attempt).toMatchObject({ state: 'closed', outcome: 'unknown' });
       expect(outcomeOf((await client.getTask({ tenant: '', id: task.id, historyLength: 0 })) as Task).outcome).not.toBe('succeeded');
       await withStore(store(B), async (s) => expect((await s.ledger.reservation(attempt!.reservation_id as string))?.status).toBe('unknown'));
+    });
+  });
+
+  describe(`${name}: separate stores: revocation at A reaches B`, () => {
+    it('revoking A\'s root while B\'s agent works: A tells B (signed notice + CancelTask), B cancels its agent\'s task and admits nothing more under that chain', async () => {
+      const client = await fed.client();
+      const run = await streamActingAtWorking(client, send('slow across stores'), async (root) => {
+        const out = await batonCli(['control', 'revoke', root, '--reason', 'e2e: org A revokes'], { BATON_CONFIG: fed.orgs[A]!.config, BATON_LOG_LEVEL: 'silent' });
+        expect(out.code).toBe(0);
+      });
+      expect(run.acted).toBe(true);
+      expect(run.finalState).not.toBe(TaskState.TASK_STATE_COMPLETED);
+      expect((await fed.agent.log()).counts.CancelTask ?? 0).toBeGreaterThanOrEqual(1);
+      const chain = (await chainAtAgent(fed)).slice(0, 2);
+      // B's own copy of A's delegation stream carries the notice: its local fence refuses at once.
+      const head = await withStore(store(B), async (s) => s.control.head({ space_id: 'space_a', scope_kind: 'delegation', scope_id: chain[1]!.record_id }));
+      expect(head?.state).toBe('tripped');
+      const calls = (await fed.agent.log()).requests.length;
+      const res = await fetch(`${fed.orgs[B]!.url}/agents/x/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': forwardKey('a', 'b') },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'after revocation' }], metadata: { [CONTRACT_EXT]: { chain } } } } }),
+      });
+      expect(JSON.stringify(((await res.json()) as { error?: unknown }).error)).toMatch(/CONTEXT_INVALIDATED/);
+      expect((await fed.agent.log()).requests.length).toBe(calls);
+    }, 60_000);
+
+    it('a control notice B cannot verify under A\'s pinned keys changes nothing: context_invalidated', async () => {
+      const forged = await forgeNotice();
+      const res = await fetch(`${fed.orgs[B]!.url}/federation/v1/notify`, { method: 'POST', headers: { 'content-type': 'application/jose' }, body: forged });
+      expect(res.status).toBe(409);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('context_invalidated');
     });
   });
 

@@ -188,7 +188,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const trust = await TrustStore.fromConfig(config.trust, { readFile: async (p) => readFile(p), fetchJwks: jwksFetcherOf(fetcher) });
   const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust, history: storeCardHistory(store.meta) }), store, spaceId: config.spaceId, announcer: gateway.actor_ref });
   const presets = new Map(config.presets.map((p) => [p.id, buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId })]));
-  const federation = federationOf(config, { store, keyring, self: gateway.actor_ref.object_id });
+  const federation = federationOf(config, { store, keyring, self: gateway.actor_ref.object_id, actorRef: gateway.actor_ref });
   const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets, federation });
   const cards = new ProxyCards({ delegatees, keyring, publicUrl: () => publicUrl, identity: own.params, push: config.push.enabled });
   // Push and dispatcher refer to each other (a verified outcome feeds the outbox; a notification triggers a re-read).

@@ -20,12 +20,17 @@ import type { Keyring } from '../keys/keyring.ts';
 import { canonicalText } from '../records/canonical.ts';
 import { refOf } from '../records/envelope.ts';
 import { utc, type Clock } from '../records/time.ts';
+import type { ActorRef } from '../records/revision-ref.ts';
 import type { Store } from '../store/port.ts';
 import { HEAD_STATEMENT_TYPE, HeadStatement, remoteFenceHolds, remoteFenceOf, type HeadEntry, type RemoteFenceEntry } from './head-statement.ts';
 import { signJws, verifyJws } from './jws.ts';
 import { localStreamScope, splitChain, type ChainSplit } from './scopes.ts';
 
 export const HEADS_JWS_TYP = 'baton-control-heads+jws';
+/** A control notice is a head statement pushed by the upstream when a head stops permitting. */
+export const NOTICE_JWS_TYP = 'baton-control-notice+jws';
+/** How old a received notice may be (a replayed one could only block, never permit, but stays bounded). */
+const NOTICE_MAX_AGE_MS = 60_000;
 
 /** An upstream this gateway accepts chains from, fenced through its head statements. */
 export interface UpstreamLink {
@@ -38,6 +43,13 @@ export interface UpstreamLink {
   maxStalenessMs: number;
 }
 
+/** A downstream gateway on its own store, told of control changes on delegations issued to it. */
+export interface DownstreamLink {
+  actorObjectId: string;
+  /** Its control-notice endpoint (…/federation/v1/notify); without it, only CancelTask and its next fetch stop it. */
+  notifyUrl?: string | undefined;
+}
+
 export interface FederationDeps {
   store: Store;
   keyring: Keyring;
@@ -46,6 +58,9 @@ export interface FederationDeps {
   /** This gateway's actor object id: the signer of its own contracts and statements. */
   self: string;
   upstreams: readonly UpstreamLink[];
+  downstreams: readonly DownstreamLink[];
+  /** Who appends a received notice on the local stream. */
+  actorRef: ActorRef;
   /** The staleness this gateway allows its downstreams (stated in every statement). */
   servedStalenessMs: number;
   timeoutMs: number;
@@ -137,6 +152,58 @@ export class Federation {
     return signJws(this.deps.keyring, HEADS_JWS_TYP, payload);
   }
 
+  /**
+   * Upstream side (issue #16 "Revocation reaches B"): a delegation this
+   * gateway issued to a separate-store downstream stopped permitting while
+   * attempts under it are open: push the signed heads to the downstream's
+   * notice endpoint, so it blocks new effects before its next fetch.
+   * Returns false when no notice endpoint is configured for that downstream.
+   */
+  async notifyDownstream(leafId: string): Promise<boolean> {
+    const record = await this.deps.store.getRecord(leafId);
+    const leaf = record ? parseContract(record) : undefined;
+    if (!leaf || leaf.issued_by_actor_ref.object_id !== this.deps.self) return false;
+    const down = this.deps.downstreams.find((d) => d.actorObjectId === leaf.body.delegatee_agent_ref.actor_ref.object_id);
+    if (!down?.notifyUrl) return false;
+    const statement = JSON.parse(Buffer.from((await this.statementFor(down.actorObjectId, leafId)).split('.')[1]!, 'base64url').toString('utf8')) as HeadStatement;
+    const jws = await signJws(this.deps.keyring, NOTICE_JWS_TYP, statement);
+    const res = await (this.deps.fetch ?? fetch)(down.notifyUrl, { method: 'POST', headers: { 'content-type': 'application/jose' }, body: jws, signal: AbortSignal.timeout(this.deps.timeoutMs), redirect: 'error' });
+    await res.body?.cancel();
+    if (!res.ok) throw unavailable('downstream did not accept the control notice', { status: res.status });
+    return true;
+  }
+
+  /**
+   * Downstream side: a notice from an upstream, verified under its pinned
+   * keys. Every stated head that no longer permits trips the breaker on this
+   * store's copy of the delegation stream: the local fence of every new
+   * admission and the revocation sweep of running ones see it at once.
+   * Returns how many streams were tripped.
+   */
+  async receiveNotice(jws: string): Promise<number> {
+    const claimed = peekIssuer(jws);
+    const up = claimed ? this.byActor.get(claimed) : undefined;
+    if (!up) throw contextInvalidated('control notice from an unknown upstream', { reason: 'unknown_issuer' });
+    const parsed = HeadStatement.safeParse(await verifyJws(jws, await this.keysOf(up), NOTICE_JWS_TYP));
+    if (!parsed.success) throw contextInvalidated('control notice is malformed', { reason: 'malformed' });
+    const n = parsed.data;
+    const age = this.deps.clock.now().getTime() - Date.parse(n.issued_at);
+    if (n.iss !== up.actorObjectId || n.aud !== this.deps.self || age > NOTICE_MAX_AGE_MS) throw contextInvalidated('control notice is stale or addressed elsewhere', { reason: 'stale' });
+    this.cache.delete(n.subject);
+    const node = await this.deps.store.ledger.node(n.subject);
+    const blocked = n.heads.filter((h) => h.state !== 'active');
+    if (!node || blocked.length === 0) return 0;
+    const first = blocked[0]!;
+    await this.deps.store.control.appendControl({
+      event_type: 'rw003.circuit_breaker.tripped',
+      control_scope_ref: { space_id: node.space_id, scope_kind: 'delegation', scope_id: n.subject },
+      actor_ref: this.deps.actorRef,
+      idempotency_key: `notice:${n.subject}:${first.boundary?.event_id ?? first.state}`,
+      payload: { action: 'trip', trigger: 'revocation', reason: `upstream ${up.actorObjectId}: ${first.scope.scope_kind} ${first.state}`.slice(0, 2048) },
+    });
+    return 1;
+  }
+
   private async localHead(scope: ControlScopeRef): Promise<HeadEntry> {
     const h = await this.deps.store.control.head(localStreamScope(scope, this.deps.spaceId));
     if (!h) return { scope, boundary: null, state: 'unresolved' };
@@ -184,5 +251,15 @@ export class Federation {
       this.keys.set(up.contractJwksFile, k);
     }
     return k;
+  }
+}
+
+/** The `iss` a compact JWS claims, read only to choose which pinned keys verify it. */
+function peekIssuer(jws: string): string | undefined {
+  try {
+    const iss = (JSON.parse(Buffer.from(jws.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iss?: unknown }).iss;
+    return typeof iss === 'string' ? iss : undefined;
+  } catch {
+    return undefined;
   }
 }

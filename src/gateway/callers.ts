@@ -43,7 +43,13 @@ export const CallerConfig = z.strictObject({
     })
     .optional(),
   /** A downstream gateway (separate store) that may fetch head statements for delegations issued to `actorObjectId`. */
-  downstream: z.strictObject({ actorObjectId: Identifier }).optional(),
+  downstream: z
+    .strictObject({
+      actorObjectId: Identifier,
+      /** Its control-notice endpoint: revocations of delegations issued to it are pushed there (signed). */
+      notifyUrl: z.url({ protocol: /^https?$/ }).optional(),
+    })
+    .optional(),
 });
 export type CallerConfig = z.infer<typeof CallerConfig>;
 
@@ -86,7 +92,7 @@ export function createCallerAuthenticator(callers: readonly CallerConfig[], jwt?
     via,
     ...(c.preset ? { preset: c.preset } : {}),
     ...(c.upstream ? { upstream: { actorObjectId: c.upstream.actorObjectId, contractJwksFile: c.upstream.contractJwksFile } } : {}),
-    ...(c.downstream ? { downstream: c.downstream } : {}),
+    ...(c.downstream ? { downstream: { actorObjectId: c.downstream.actorObjectId } } : {}),
   });
   const rejected = () => new BatonError('authentication_required', 'credentials were not accepted');
 
