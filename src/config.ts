@@ -232,6 +232,7 @@ function resolveFilePaths(raw: Record<string, unknown>, base: string): Record<st
   for (const c of Array.isArray(raw.callers) ? raw.callers : []) {
     const up = obj(obj(c)?.upstream);
     if (up && 'contractJwksFile' in up) up.contractJwksFile = fix(up.contractJwksFile);
+    for (const a of Array.isArray(up?.ancestors) ? up.ancestors : []) if (obj(a) && 'contractJwksFile' in a) a.contractJwksFile = fix(a.contractJwksFile);
   }
   return raw;
 }

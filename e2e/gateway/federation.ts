@@ -105,6 +105,7 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
           actorObjectId: `actor_baton_${prev}`,
           contractJwksFile: join(dir, `${prev}.jwks.json`),
           headsUrl: `${proxies[name]!.url}/federation/v1/heads`,
+          ...(i > 1 ? { ancestors: names.slice(0, i - 1).map((n) => ({ actorObjectId: `actor_baton_${n}`, contractJwksFile: join(dir, `${n}.jwks.json`) })) } : {}),
           auth: { header: 'x-api-key', env: `E2E_HEADS_${name.toUpperCase()}` },
           ...opts.upstream,
         },

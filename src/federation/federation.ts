@@ -201,6 +201,9 @@ export class Federation {
       idempotency_key: `notice:${n.subject}:${first.boundary?.event_id ?? first.state}`,
       payload: { action: 'trip', trigger: 'revocation', reason: `upstream ${up.actorObjectId}: ${first.scope.scope_kind} ${first.state}`.slice(0, 2048) },
     });
+    // Further down (three hops): the children this gateway issued under it hear it now, not only when a sweep stops an attempt.
+    const tree = await this.deps.store.ledger.tree(n.subject);
+    for (const child of tree?.children ?? []) await this.notifyDownstream(child.node_id).catch(() => false);
     return 1;
   }
 

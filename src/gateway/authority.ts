@@ -193,9 +193,12 @@ export class DelegationAuthority {
     let r = this.upstreamCache.get(up.contractJwksFile);
     if (!r) {
       r = (async () => {
-        const set = await parseJwks(await readFile(up.contractJwksFile));
-        return async (kid, issuer) => (issuer.object_id === up.actorObjectId ? set.keys.get(kid)?.key : undefined);
+        // Each issuer only under its own pinned set: the upstream's, or an ancestor organisation's (three hops).
+        const sets = new Map<string, Awaited<ReturnType<typeof parseJwks>>>();
+        for (const p of [up, ...(up.ancestors ?? [])]) sets.set(p.actorObjectId, await parseJwks(await readFile(p.contractJwksFile)));
+        return async (kid, issuer) => sets.get(issuer.object_id)?.keys.get(kid)?.key;
       })();
+      r.catch(() => this.upstreamCache.delete(up.contractJwksFile));
       this.upstreamCache.set(up.contractJwksFile, r);
     }
     return r;
