@@ -196,12 +196,14 @@ export function federationSuite(name: string, setup: () => Promise<{ pgUrls?: Re
       const params = send('recheck fails');
       const task = (await client.sendMessage({ ...params, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true } } as never)) as Task;
       // B presents an unknown outcome as still WORKING, so A keeps holding its own reservation: read B's verdict at B.
-      const attempts = await pollUntil(
-        async () => newest(store(B), 'execution_attempt', 3),
-        (list) => list.some((a) => a.outcome !== undefined && a.state === 'closed' && fed.proxies.b!.subjects.filter((x) => !known.has(x)).length >= 2),
+      // B's attempt under this task's delegation (the one new subject), once B has given its verdict.
+      const subject = await pollUntil(async () => fed.proxies.b!.subjects.find((x) => !known.has(x)), (x) => x !== undefined, { what: 'a statement request for the new task' });
+      const child = await pollUntil(async () => withStore(store(B), async (st) => (await st.ledger.tree(subject!))?.children[0]?.node_id), (x) => x !== undefined, { what: "B's child" });
+      const attempt = await pollUntil(
+        async () => (await newest(store(B), 'execution_attempt', 10)).find((a) => (a.delegation_ref as { object_id: string }).object_id === child),
+        (a) => a?.state === 'closed',
         { what: "B's verdict" },
       );
-      const attempt = attempts.find((a) => a.state === 'closed' && a.outcome !== 'succeeded' && a.outcome !== undefined) ?? attempts[0];
       expect(attempt).toMatchObject({ state: 'closed', outcome: 'unknown' });
       expect(outcomeOf((await client.getTask({ tenant: '', id: task.id, historyLength: 0 })) as Task).outcome).not.toBe('succeeded');
       await withStore(store(B), async (s) => expect((await s.ledger.reservation(attempt!.reservation_id as string))?.status).toBe('unknown'));
