@@ -110,6 +110,25 @@ export function federationSuite(name: string, setup: () => Promise<{ pgUrls?: Re
       });
     });
 
+    it('idempotent import: A\'s retries of the same chain, even concurrent, reuse B\'s child and ledger nodes', async () => {
+      const client = await fed.client();
+      await client.sendMessage(send('to be retried'));
+      const chain = (await chainAtAgent(fed)).slice(0, 2);
+      const retry = () =>
+        fetch(`${fed.orgs[B]!.url}/agents/x/a2a/jsonrpc`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': forwardKey('a', 'b') },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'retried' }], metadata: { [CONTRACT_EXT]: { chain } } } } }),
+        }).then((r) => r.json() as Promise<{ result?: unknown; error?: unknown }>);
+      const answers = await Promise.all([retry(), retry()]);
+      expect(answers.map((a) => a.error)).toEqual([undefined, undefined]);
+      await withStore(store(B), async (s) => {
+        const tree = (await s.ledger.tree(chain[1]!.record_id))!;
+        expect(tree.children).toHaveLength(1);
+        expect(tree.balances.find((b) => b.dimension === 'invocations')).toMatchObject({ consumed: '3' });
+      });
+    });
+
     it('streams across the boundary', async () => {
       const client = await fed.client();
       const kinds: string[] = [];

@@ -21,6 +21,7 @@ import type { Envelope } from '../records/envelope.ts';
 import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import { sameRevision, type ActorRef, type RevisionRef } from '../records/revision-ref.ts';
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseJwks } from '../cards/jwks.ts';
 import { utc, type Clock } from '../records/time.ts';
@@ -159,12 +160,20 @@ export class DelegationAuthority {
     const split = this.deps.federation?.split(contracts);
     // Separate stores: the imported leaf is this ledger's root, so its ceilings (never the upstream root's) bound every effect here.
     const rootId = split ? contracts[split.upstreamLeaf]!.record_id : contracts[0]!.record_id;
-    const { contract: child } = await mintChild(
-      chain,
-      { delegatee, objective, input_revisions: [] },
-      self.actor_ref,
-      { clock: this.deps.clock, ids: this.deps.ids, signer: this.signer(self.actor_ref), registry: defaultScopeRegistry, countDescendants: async () => this.descendants(rootId) },
-    );
+    // Idempotent import (issue #16): the child for one upstream leaf revision and one delegatee has one id,
+    // so a retried request reuses it, and a concurrent duplicate cannot open a second one (its node conflicts).
+    const childId = importedChildId(chain.leaf, self.actor_ref.object_id, delegatee.card_ref.object_id);
+    const stored = await this.deps.store.getRecord(childId);
+    const child = stored
+      ? parseContract(stored)
+      : (
+          await mintChild(
+            chain,
+            { delegatee, objective, input_revisions: [] },
+            self.actor_ref,
+            { clock: this.deps.clock, ids: { next: (p) => (p === 'dlg' ? childId : this.deps.ids.next(p)) }, signer: this.signer(self.actor_ref), registry: defaultScopeRegistry, countDescendants: async () => this.descendants(rootId) },
+          )
+        ).contract;
     const all = [...contracts, child];
     const keys = this.either(resolveSignerKey);
     const budgets = split
@@ -264,4 +273,22 @@ export class DelegationAuthority {
 function inSpaceOf(contracts: readonly DelegationContract[], op?: OperationRequest): OperationRequest | undefined {
   if (!op || op.resource.kind !== 'project') return op;
   return { ...op, resource: { ...op.resource, project_id: contracts[0]!.body.owner.space_id } };
+}
+
+/** The one child id for (upstream leaf revision, this gateway, delegatee card): `dlg_` + 26 base32 chars of a digest. */
+function importedChildId(leaf: DelegationContract, self: string, card: string): string {
+  const h = createHash('sha256').update(`${leaf.record_id}\u0000${leaf.revision_id}\u0000${leaf.content_digest}\u0000${self}\u0000${card}`).digest();
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const byte of h.subarray(0, 17)) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5 && out.length < 26) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return `dlg_${out}`;
 }
