@@ -57,7 +57,7 @@ export function federationSuite(name: string, setup: () => Promise<{ pgUrls?: Re
   let fed: Federation;
   beforeAll(async () => {
     fed = await startFederation({ ...(await setup()), presetA: { maxInvocations: 8 } });
-  }, 90_000);
+  }, 180_000);
   afterAll(async () => fed?.close());
   const [A, B] = [0, 1];
   const store = (i: number) => () => fed.orgs[i]!.store();
@@ -265,7 +265,7 @@ export function federationSuite(name: string, setup: () => Promise<{ pgUrls?: Re
     let tight: Federation;
     beforeAll(async () => {
       tight = await startFederation({ ...(await setup()), presetA: { maxInvocations: 1 } });
-    }, 90_000);
+    }, 180_000);
     afterAll(async () => tight?.close());
 
     it('B enforces A\'s leaf ceiling in its own ledger: the same chain presented again is refused with limit_exceeded', async () => {

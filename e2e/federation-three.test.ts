@@ -20,7 +20,7 @@ describe('three organisations on three stores: A → B → C → agent', () => {
   let fed: Federation;
   beforeAll(async () => {
     fed = await startFederation({ hops: 3 });
-  }, 120_000);
+  }, 240_000);
   afterAll(async () => fed?.close());
 
   const chainAtAgent = async (): Promise<Link[]> => {

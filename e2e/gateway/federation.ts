@@ -136,7 +136,8 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
         ...(i === 0 ? { presets: [{ id: 'standard', maxInvocations: 5, delegationDepth: 3, ...opts.presetA }] } : {}),
       }),
     );
-    const spawnOrg = () => spawnReady<{ url: string }>(BATON_MAIN, [config], env);
+    // Three gateways and an agent start on a shared, loaded machine: allow each one a minute to come up.
+    const spawnOrg = () => spawnReady<{ url: string }>(BATON_MAIN, [config], env, { timeoutMs: 60_000 });
     const org: Org = {
       name,
       dir: odir,
