@@ -51,6 +51,15 @@ export const Config = z.strictObject({
   /** Who may call the front door, and from which preset their authority is issued. */
   callers: z.array(CallerConfig).default([]),
   jwt: JwtConfig.optional(),
+  /** Separate-store gateway-to-gateway delegation (issue #16): what this gateway states to its downstreams. */
+  federation: z
+    .strictObject({
+      /** The head-statement staleness downstreams may accept (stated in every statement; 0: fetch per effect). */
+      servedStalenessMs: z.number().int().nonnegative().max(60_000).default(0),
+      /** Bound on one head-statement fetch from an upstream. */
+      timeoutMs: z.number().int().min(100).max(60_000).default(5_000),
+    })
+    .prefault({}),
   presets: z.array(GatewayPresetConfig).default(() => [GatewayPresetConfig.parse({ id: 'standard' })]),
   /** How often running attempts are checked against their fences (revocation propagation). */
   revocationSweepMs: z.number().int().min(50).max(60_000).default(500),
@@ -231,6 +240,7 @@ function resolveFilePaths(raw: Record<string, unknown>, base: string): Record<st
   for (const c of Array.isArray(raw.callers) ? raw.callers : []) {
     const up = obj(obj(c)?.upstream);
     if (up && 'contractJwksFile' in up) up.contractJwksFile = fix(up.contractJwksFile);
+    for (const a of Array.isArray(up?.ancestors) ? up.ancestors : []) if (obj(a) && 'contractJwksFile' in a) a.contractJwksFile = fix(a.contractJwksFile);
   }
   return raw;
 }

@@ -25,6 +25,8 @@ import type { RemoteClient } from './gateway/remote.ts';
 import { VersionedRemoteClient } from './gateway/legacy-remote.ts';
 import { gatewayRouter } from './gateway/router.ts';
 import { createApp } from './http/app.ts';
+import { federationOf } from './federation/compose.ts';
+import { federationRouter } from './federation/routes.ts';
 import { notingCaller } from './http/access-log.ts';
 import { createListener, drain, listen } from './http/listener.ts';
 import { extendedCardFor, wellKnownRouter } from './http/well-known.ts';
@@ -204,7 +206,8 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust, history: storeCardHistory(store.meta) }), store, spaceId: config.spaceId, announcer: gateway.actor_ref, onCardProblem });
   const presetOf = (p: GatewayPresetConfig) => buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId });
   const presets = new Map(config.presets.map((p) => [p.id, presetOf(p)]));
-  const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets });
+  const federation = federationOf(config, { store, keyring, self: gateway.actor_ref.object_id, actorRef: gateway.actor_ref });
+  const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets, federation });
   const cards = new ProxyCards({ delegatees, keyring, publicUrl: () => publicUrl, identity: own.params, push: config.push.enabled });
   // Push and dispatcher refer to each other (a verified outcome feeds the outbox; a notification triggers a re-read).
   const refresh = (taskId: string): Promise<void> => dispatcher.refresh(taskId); // only ever called after both exist
@@ -234,6 +237,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     node: randomIds.next('node'),
     follow: config.follow,
     events,
+    federation,
     ...(push ? { push: push.hooks } : {}),
   });
   const breakers = new BreakerMonitor({
@@ -270,6 +274,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     degraded,
     routers: [
       ...(push ? [push.inbound.router()] : []),
+      federationRouter({ federation, auth }),
       wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
       gatewayRouter({
         dispatcher,

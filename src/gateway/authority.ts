@@ -21,11 +21,13 @@ import type { Envelope } from '../records/envelope.ts';
 import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import { sameRevision, type ActorRef, type RevisionRef } from '../records/revision-ref.ts';
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseJwks } from '../cards/jwks.ts';
 import { utc, type Clock } from '../records/time.ts';
 import type { Store } from '../store/port.ts';
 import type { OpenBudgetRequest, PresetIssuance } from '../ledger/types.ts';
+import type { Federation } from '../federation/federation.ts';
 import type { Caller } from './callers.ts';
 
 /**
@@ -44,6 +46,8 @@ export interface AuthorityDeps {
   /** Baton's own identity: every root's delegatee and every child's delegator. */
   gateway: DelegateeOption;
   presets: ReadonlyMap<string, Readonly<Preset>>;
+  /** Separate-store upstreams (issue #16): their streams are fenced remotely, not in this store. */
+  federation?: Pick<Federation, 'isRemoteIssuer' | 'split'>;
 }
 
 export interface TaskAuthority {
@@ -65,6 +69,8 @@ export interface TaskAuthority {
 export interface PreparedAuthority extends TaskAuthority {
   /** The nodes to open with the admission, root first; existing ones are found idempotently. */
   budgets: OpenBudgetRequest[];
+  /** Upstream ancestors stored as records only (separate stores: their budgets are the upstream's). */
+  imported?: DelegationContract[];
 }
 
 export class DelegationAuthority {
@@ -92,7 +98,11 @@ export class DelegationAuthority {
           const p = pending.find((c) => c.record_id === delegationId);
           return p ? { ref: refOf(p), status: 'active' } : undefined;
         }
-        const head = await this.deps.store.control.head({ space_id: this.deps.owner.space_id, scope_kind: 'delegation', scope_id: delegationId });
+        const contract = parseContract(record);
+        const head = await this.deps.store.control.head({ space_id: contract.body.owner.space_id, scope_kind: 'delegation', scope_id: delegationId });
+        // A separate-store upstream's delegation has no stream here: its head is fenced
+        // through the upstream's signed statement at admission (src/federation/).
+        if (!head && this.deps.federation?.isRemoteIssuer(contract.issued_by_actor_ref.object_id)) return { ref: refOf(record), status: 'active' };
         const state = head?.state;
         const status = state === 'active' ? 'active' : state === 'suspended' || state === 'tripped' ? 'suspended' : state === 'expired' ? 'expired' : 'revoked';
         return { ref: refOf(record), status };
@@ -155,19 +165,33 @@ export class DelegationAuthority {
       throw invalidRequest('the presented chain does not delegate to this gateway', { expected_card: self.card_ref.object_id });
     }
     const objective = { text: objectiveText.slice(0, 2000) || 'A2A task', type: chain.leaf.body.objective.type };
-    const rootId = contracts[0]!.record_id;
-    const { contract: child } = await mintChild(
-      chain,
-      { delegatee, objective, input_revisions: [] },
-      self.actor_ref,
-      { clock: this.deps.clock, ids: this.deps.ids, signer: this.signer(self.actor_ref), registry: defaultScopeRegistry, countDescendants: async () => this.descendants(rootId) },
-    );
+    const split = this.deps.federation?.split(contracts);
+    // Separate stores: the imported leaf is this ledger's root, so its ceilings (never the upstream root's) bound every effect here.
+    const rootId = split ? contracts[split.upstreamLeaf]!.record_id : contracts[0]!.record_id;
+    // Idempotent import (issue #16): the child for one upstream leaf revision and one delegatee has one id,
+    // so a retried request reuses it, and a concurrent duplicate cannot open a second one (its node conflicts).
+    const childId = importedChildId(chain.leaf, self.actor_ref.object_id, delegatee.card_ref.object_id);
+    const stored = await this.deps.store.getRecord(childId);
+    const child = stored
+      ? parseContract(stored)
+      : (
+          await mintChild(
+            chain,
+            { delegatee, objective, input_revisions: [] },
+            self.actor_ref,
+            { clock: this.deps.clock, ids: { next: (p) => (p === 'dlg' ? childId : this.deps.ids.next(p)) }, signer: this.signer(self.actor_ref), registry: defaultScopeRegistry, countDescendants: async () => this.descendants(rootId) },
+          )
+        ).contract;
     const all = [...contracts, child];
     const keys = this.either(resolveSignerKey);
+    const budgets = split
+      ? [this.importedRoot(contracts[split.upstreamLeaf]!, caller.actor), this.budgetOf(child)]
+      : [...contracts.map((c) => this.budgetOf(c, caller.actor)), this.budgetOf(child)];
     return {
       contracts: all,
-      budgets: [...contracts.map((c) => this.budgetOf(c, caller.actor)), this.budgetOf(child)],
-      reevaluate: (op?: OperationRequest) => evaluateChain(all, { clock: this.deps.clock, resolveSignerKey: keys, heads: this.headsWith(all) }, op),
+      budgets,
+      ...(split ? { imported: contracts.slice(0, split.upstreamLeaf) } : {}),
+      reevaluate: (op?: OperationRequest) => evaluateChain(all, { clock: this.deps.clock, resolveSignerKey: keys, heads: this.headsWith(all) }, inSpaceOf(all, op)),
     };
   }
 
@@ -175,7 +199,7 @@ export class DelegationAuthority {
   async resume(caller: Caller, leaf: RevisionRef): Promise<TaskAuthority> {
     const contracts = (await loadChain(this.deps.store, leaf)).map((r) => parseContract(r));
     const keys = caller.upstream ? this.either(await this.upstreamKeys(caller.upstream)) : this.resolveSignerKey;
-    const reevaluate = (op?: OperationRequest) => evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey: keys, heads: this.heads }, op);
+    const reevaluate = (op?: OperationRequest) => evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey: keys, heads: this.heads }, inSpaceOf(contracts, op));
     return { contracts, reevaluate };
   }
 
@@ -191,9 +215,12 @@ export class DelegationAuthority {
     let r = this.upstreamCache.get(up.contractJwksFile);
     if (!r) {
       r = (async () => {
-        const set = await parseJwks(await readFile(up.contractJwksFile));
-        return async (kid, issuer) => (issuer.object_id === up.actorObjectId ? set.keys.get(kid)?.key : undefined);
+        // Each issuer only under its own pinned set: the upstream's, or an ancestor organisation's (three hops).
+        const sets = new Map<string, Awaited<ReturnType<typeof parseJwks>>>();
+        for (const p of [up, ...(up.ancestors ?? [])]) sets.set(p.actorObjectId, await parseJwks(await readFile(p.contractJwksFile)));
+        return async (kid, issuer) => sets.get(issuer.object_id)?.keys.get(kid)?.key;
       })();
+      r.catch(() => this.upstreamCache.delete(up.contractJwksFile));
       this.upstreamCache.set(up.contractJwksFile, r);
     }
     return r;
@@ -231,6 +258,12 @@ export class DelegationAuthority {
     };
   }
 
+  /** An upstream leaf opened as a root of this ledger (separate stores): same node id and ceilings, no parent here. */
+  private importedRoot(leaf: DelegationContract, announcer: ActorRef): OpenBudgetRequest {
+    const { parent_id: _parent, ...root } = this.budgetOf(leaf, announcer);
+    return root;
+  }
+
   private async descendants(rootId: string): Promise<number> {
     const tree = await this.deps.store.ledger.tree(rootId);
     const count = (n: { children: unknown[] } | undefined): number =>
@@ -245,3 +278,30 @@ export class DelegationAuthority {
 
 }
 
+/**
+ * The operation as the chain's owner sees it: work under an upstream's chain
+ * is done in the upstream owner's project space (a child cannot change
+ * space, ADR-0014), which with separate stores is not this gateway's own.
+ */
+function inSpaceOf(contracts: readonly DelegationContract[], op?: OperationRequest): OperationRequest | undefined {
+  if (!op || op.resource.kind !== 'project') return op;
+  return { ...op, resource: { ...op.resource, project_id: contracts[0]!.body.owner.space_id } };
+}
+
+/** The one child id for (upstream leaf revision, this gateway, delegatee card): `dlg_` + 26 base32 chars of a digest. */
+function importedChildId(leaf: DelegationContract, self: string, card: string): string {
+  const h = createHash('sha256').update(`${leaf.record_id}\u0000${leaf.revision_id}\u0000${leaf.content_digest}\u0000${self}\u0000${card}`).digest();
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const byte of h.subarray(0, 17)) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5 && out.length < 26) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return `dlg_${out}`;
+}

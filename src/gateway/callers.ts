@@ -26,7 +26,36 @@ export const CallerConfig = z.strictObject({
    * issuing new root authority. Contracts must be signed by `actorObjectId`
    * with a key in the pinned `contractJwksFile`.
    */
-  upstream: z.strictObject({ actorObjectId: Identifier, contractJwksFile: z.string().min(1) }).optional(),
+  upstream: z
+    .strictObject({
+      actorObjectId: Identifier,
+      contractJwksFile: z.string().min(1),
+      /**
+       * Separate stores (issue #16): where the upstream states its control
+       * heads. Set, every effect under its chain is fenced remotely through
+       * signed statements; unset, both gateways must share one ledger.
+       */
+      headsUrl: z.url({ protocol: /^https?$/ }).optional(),
+      /** Credential for headsUrl: header name and the environment variable holding its value (never the value). */
+      auth: z.strictObject({ header: z.string().regex(/^[a-z0-9-]+$/), env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/), scheme: z.string().optional() }).optional(),
+      /**
+       * Organisations further up the chain whose contracts this upstream presents
+       * (three hops and more): their pinned contract keys. Their heads still come
+       * only through this upstream's signed statements.
+       */
+      ancestors: z.array(z.strictObject({ actorObjectId: Identifier, contractJwksFile: z.string().min(1) })).max(4).optional(),
+      /** How old a head statement may be at admission; 0 fetches one for every effect. */
+      maxStalenessMs: z.number().int().nonnegative().max(60_000).default(0),
+    })
+    .optional(),
+  /** A downstream gateway (separate store) that may fetch head statements for delegations issued to `actorObjectId`. */
+  downstream: z
+    .strictObject({
+      actorObjectId: Identifier,
+      /** Its control-notice endpoint: revocations of delegations issued to it are pushed there (signed). */
+      notifyUrl: z.url({ protocol: /^https?$/ }).optional(),
+    })
+    .optional(),
 });
 export type CallerConfig = z.infer<typeof CallerConfig>;
 
@@ -45,7 +74,8 @@ export interface Caller {
   actor: ActorRef;
   via: 'api_key' | 'jwt';
   preset?: string;
-  upstream?: { actorObjectId: string; contractJwksFile: string };
+  upstream?: { actorObjectId: string; contractJwksFile: string; ancestors?: Array<{ actorObjectId: string; contractJwksFile: string }> };
+  downstream?: { actorObjectId: string };
 }
 
 export interface CallerAuthenticator {
@@ -67,7 +97,8 @@ export function createCallerAuthenticator(callers: readonly CallerConfig[], jwt?
     actor: callerActorRef(c.id),
     via,
     ...(c.preset ? { preset: c.preset } : {}),
-    ...(c.upstream ? { upstream: c.upstream } : {}),
+    ...(c.upstream ? { upstream: { actorObjectId: c.upstream.actorObjectId, contractJwksFile: c.upstream.contractJwksFile, ...(c.upstream.ancestors ? { ancestors: c.upstream.ancestors } : {}) } } : {}),
+    ...(c.downstream ? { downstream: { actorObjectId: c.downstream.actorObjectId } } : {}),
   });
   const rejected = () => new BatonError('authentication_required', 'credentials were not accepted');
 

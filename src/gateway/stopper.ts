@@ -94,6 +94,8 @@ export class Stopper {
     if (taskId === undefined) {
       reasons.push('the delegatee never named its task; nothing to cancel or read back');
     } else {
+      // A separate-store downstream gateway hears it signed first, so it blocks new effects before its next fetch (issue #16).
+      if (cause !== 'caller') await this.deps.federation?.notifyDownstream(latest.body.delegation_ref.object_id).catch((err: unknown) => reasons.push(`control notice was not accepted: ${err instanceof Error ? err.message : String(err)}`));
       await this.deps.remote.call(target.endpoint, 'CancelTask', { id: taskId }, { headers: target.headers }).catch((err: unknown) => reasons.push(`CancelTask was not acknowledged: ${err instanceof Error ? err.message : String(err)}`));
       const back = await readBack(this.deps.remote, target.endpoint, taskId, target.headers);
       if (back.kind !== 'task') reasons.push(`read-back after cancellation failed: ${back.reason}`);

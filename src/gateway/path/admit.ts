@@ -15,6 +15,8 @@ import { isBatonError } from '../../errors.ts';
 import type { AdmissionRequest, FollowUp, OpenBudgetRequest } from '../../ledger/types.ts';
 import { refOf, sealRecord, type SealedRecord } from '../../records/envelope.ts';
 import { utc } from '../../records/time.ts';
+import type { RemoteFenceEntry } from '../../federation/head-statement.ts';
+import type { JsonValue } from '../../records/strict-json.ts';
 import type { AttemptBody } from '../attempt-record.ts';
 import type { Attempt } from '../attempts.ts';
 import type { Caller } from '../callers.ts';
@@ -38,6 +40,8 @@ interface Plan {
   operation: string;
   message: Json;
   budgets: OpenBudgetRequest[];
+  /** Upstream heads bound beside the local fence (separate stores). */
+  remote?: RemoteFenceEntry[];
   /** Builds the records this admission commits besides the decision (the first turn's attempt and input). */
   records: (effect: Effect, fence: ControlBoundaryRef[]) => { attempt: Attempt; records: SealedRecord<Record<string, unknown>>[] };
 }
@@ -52,7 +56,7 @@ export async function admitFirstTurn(
   deps: PathDeps,
   caller: Pick<Caller, 'id'> & { contextId?: string },
   resolved: ResolvedDelegatee,
-  authority: { contracts: readonly DelegationContract[]; budgets: OpenBudgetRequest[]; reevaluate: (op?: ReturnType<PathDeps['authority']['operation']>) => Promise<EvaluatedChain> },
+  authority: { contracts: readonly DelegationContract[]; budgets: OpenBudgetRequest[]; imported?: readonly DelegationContract[]; reevaluate: (op?: ReturnType<PathDeps['authority']['operation']>) => Promise<EvaluatedChain> },
   message: Json,
   operation: string,
   resumed?: Pick<AttemptBody, 'resumed_from' | 'reassigned_from'>,
@@ -107,7 +111,9 @@ export async function admitFirstTurn(
     budgets: authority.budgets,
     records: (effect, fence) => {
       const attempt = seal(effect, fence);
-      return { attempt, records: [input, attempt] };
+      // Separate stores: the upstream's ancestors are kept as records so a later turn can reload the chain.
+      const imported = (authority.imported ?? []) as unknown as SealedRecord<Record<string, unknown>>[];
+      return { attempt, records: [...imported, input, attempt] };
     },
   };
   return admitPlan(deps, resolved, plan);
@@ -134,7 +140,18 @@ export async function admitFollowUp(deps: PathDeps, resolved: ResolvedDelegatee,
 
 async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan): Promise<AdmittedTurn> {
   const effect: Effect = { effect_id: deps.ids.next('eff'), reservation_id: deps.ids.next('res') };
-  const scopes = plan.chain.fenceScopes as ControlScopeRef[];
+  // Separate stores (issue #16): the upstream's streams are fenced through its signed
+  // statement, fetched now, immediately before transmission (RW-003 §1.2); ours atomically below.
+  const split = deps.federation?.split(plan.contracts);
+  const scopes = split ? split.local : (plan.chain.fenceScopes as ControlScopeRef[]);
+  let remote: RemoteFenceEntry[] = [];
+  try {
+    remote = split ? await deps.federation!.remoteFence(plan.contracts, split) : [];
+  } catch (err) {
+    await signalRefusal(deps, plan, err);
+    throw err;
+  }
+  plan.remote = remote;
   const preFence = [...(await deps.store.control.fenceSet(scopes))];
   const now = deps.clock.now();
   const at = utc(now);
@@ -172,7 +189,16 @@ async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan
   }
   const { attempt, fence } = built!;
   await deps.events.emit({ type: 'admitted', delegatee: resolved.config.id, operation: plan.operation });
-  return { attempt, ...effect, fence_set: fence, scopes, target: targetOf(resolved), contracts: plan.contracts, ...(attempt.body.remote.task_id ? { remoteTaskId: attempt.body.remote.task_id } : {}) };
+  return {
+    attempt,
+    ...effect,
+    fence_set: fence,
+    scopes,
+    ...(remote.length > 0 ? { remote_fence: { subject: plan.contracts[split!.upstreamLeaf]!.record_id, entries: remote } } : {}),
+    target: targetOf(resolved),
+    contracts: plan.contracts,
+    ...(attempt.body.remote.task_id ? { remoteTaskId: attempt.body.remote.task_id } : {}),
+  };
 }
 
 function decisionOf(deps: PathDeps, plan: Plan, effect: Effect, fence: ControlBoundaryRef[], at: string) {
@@ -181,7 +207,17 @@ function decisionOf(deps: PathDeps, plan: Plan, effect: Effect, fence: ControlBo
       type: 'permission_decision',
       issuedBy: deps.gatewayActor,
       lifecycle: 'recorded',
-      body: { decision: 'allow', ...effect, attempt_id: plan.attemptId, operation: plan.operation, delegation_ref: refOf(plan.chain.leaf), fence_set: fence, evaluated_at: at },
+      body: {
+        decision: 'allow',
+        ...effect,
+        attempt_id: plan.attemptId,
+        operation: plan.operation,
+        delegation_ref: refOf(plan.chain.leaf),
+        fence_set: fence,
+        // Remote fence entries beside the local streams: the upstream heads this effect was admitted under.
+        ...(plan.remote && plan.remote.length > 0 ? { remote_fence_set: plan.remote as unknown as JsonValue } : {}),
+        evaluated_at: at,
+      },
     },
     deps,
   );

@@ -35,7 +35,7 @@ export function classify(err: unknown): RemoteResult {
   }
   if (err instanceof RemoteRpcError) {
     const code = batonCodeOf(err.data);
-    if (NOT_EXECUTED.has(err.code) || (code !== undefined && REFUSING_CODES.has(code))) return { kind: 'refused', reason: `remote error ${err.code}${code ? ` (${code})` : ''}`, error: err };
+    if (NOT_EXECUTED.has(err.code) || (code !== undefined && (REFUSING_CODES.has(code) || saysNotTransmitted(err.data)))) return { kind: 'refused', reason: `remote error ${err.code}${code ? ` (${code})` : ''}`, error: err };
     return { kind: 'uncertain', reason: `remote error ${err.code}` };
   }
   return { kind: 'uncertain', reason: err instanceof Error ? err.message : 'unexpected failure' };
@@ -54,4 +54,14 @@ export function batonCodeOf(data: unknown): ErrorCode | undefined {
     if (d?.['@type'] === ERROR_INFO_TYPE && d.domain === 'baton' && (ERROR_CODES as readonly string[]).includes(code)) return code as ErrorCode;
   }
   return undefined;
+}
+
+/**
+ * A downstream Baton's `unavailable` is a refusal when it says it failed
+ * before transmitting anything (its upstream's control heads could not be
+ * fetched, issue #16): ErrorInfo metadata `beforeTransmission: "true"`.
+ */
+function saysNotTransmitted(data: unknown): boolean {
+  if (!Array.isArray(data)) return false;
+  return (data as Array<{ domain?: unknown; metadata?: { beforeTransmission?: unknown } }>).some((d) => d?.domain === 'baton' && d.metadata?.beforeTransmission === 'true');
 }

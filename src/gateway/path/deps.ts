@@ -10,6 +10,7 @@ import type { Caller } from '../callers.ts';
 import type { DelegateeRegistry } from '../delegatees.ts';
 import type { ProxyCards } from '../proxy-card.ts';
 import type { RemoteClient } from '../remote.ts';
+import type { Federation } from '../../federation/federation.ts';
 import type { PathEvents } from './events.ts';
 
 /** What the path needs of push notifications (src/push), so the two stay decoupled. */
@@ -57,4 +58,6 @@ export interface PathDeps {
   follow: FollowLimits;
   events: PathEvents;
   push?: PushHooks;
+  /** Separate-store upstreams: remote fences by signed head statements (issue #16). */
+  federation?: Federation;
 }

@@ -5,31 +5,53 @@
  */
 import { ControlBoundaryRef } from '../../control/fence.ts';
 import type { ControlScopeRef } from '../../control/scope.ts';
+import { loadChain } from '../../contracts/attestation-chain.ts';
 import { parseContract } from '../../contracts/model.ts';
+import { RemoteFenceEntry } from '../../federation/head-statement.ts';
 import type { Attempt } from '../attempts.ts';
 import type { PathDeps } from './deps.ts';
 import { pinnedTarget } from './resolve-target.ts';
 import type { Turn } from './turn.ts';
 
 /** Undefined when the turn's reservation is already resolved (its verdict was committed elsewhere). */
-export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'delegatees'>, ref: { attempt_id: string; reservation_id: string }): Promise<Turn | undefined> {
+export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'delegatees' | 'federation'>, ref: { attempt_id: string; reservation_id: string }): Promise<Turn | undefined> {
   const [attempt, r] = await Promise.all([deps.attempts.get(ref.attempt_id), deps.store.ledger.reservation(ref.reservation_id)]);
   if (!attempt || !r || (r.status !== 'held' && r.status !== 'unknown')) return undefined;
   const decision = await deps.store.getByDigest(r.decision_ref.content_digest);
   const fence = ControlBoundaryRef.array().parse(decision?.body.fence_set ?? []);
+  const { scopes, subject } = await fencedScopes(deps, attempt);
+  const remote = RemoteFenceEntry.array().parse(decision?.body.remote_fence_set ?? []);
   return {
     attempt,
     effect_id: r.effect_id,
     reservation_id: r.reservation_id,
     fence_set: fence,
-    scopes: await scopesOf(deps, attempt),
+    scopes,
+    // Separate stores: the upstream heads this turn was admitted under, for the post-effect recheck.
+    ...(remote.length > 0 ? { remote_fence: { subject: subject ?? '', entries: remote } } : {}),
     target: pinnedTarget(deps, attempt),
     ...(attempt.body.remote.task_id ? { remoteTaskId: attempt.body.remote.task_id } : {}),
   };
 }
 
 /** The authority scopes an attempt fenced, re-derived from its stored leaf contract. */
-export async function scopesOf(deps: Pick<PathDeps, 'store'>, attempt: Attempt): Promise<ControlScopeRef[]> {
+export async function scopesOf(deps: Pick<PathDeps, 'store' | 'federation'>, attempt: Attempt): Promise<ControlScopeRef[]> {
+  return (await fencedScopes(deps, attempt)).scopes;
+}
+
+/**
+ * The local scopes, and for a chain imported from a separate-store upstream
+ * the subject of its head statements: the upstream's own streams are not in
+ * this store, so they are never re-checked here (issue #16).
+ */
+async function fencedScopes(deps: Pick<PathDeps, 'store' | 'federation'>, attempt: Attempt): Promise<{ scopes: ControlScopeRef[]; subject?: string }> {
   const child = await deps.store.getRecord(attempt.body.delegation_ref.object_id, attempt.body.delegation_ref.revision_id);
-  return child ? (parseContract(child).body.control_scopes as ControlScopeRef[]) : [];
+  if (!child) return { scopes: [] };
+  const leaf = parseContract(child);
+  if (deps.federation && leaf.body.lineage.kind === 'child') {
+    const contracts = (await loadChain(deps.store, attempt.body.delegation_ref)).map((r) => parseContract(r));
+    const split = deps.federation.split(contracts);
+    if (split) return { scopes: split.local, subject: contracts[split.upstreamLeaf]!.record_id };
+  }
+  return { scopes: leaf.body.control_scopes as ControlScopeRef[] };
 }

@@ -9,6 +9,7 @@ import type { ControlScopeRef } from '../../control/scope.ts';
 import type { AcceptanceCriteria } from '../../attempts/outcome.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
 import type { Attempt } from '../attempts.ts';
+import type { RemoteFenceEntry } from '../../federation/head-statement.ts';
 
 export type Json = { [key: string]: JsonValue };
 
@@ -32,6 +33,8 @@ export interface Turn {
   fence_set: ControlBoundaryRef[];
   /** Authority scopes re-checked after the effect (RW-003 §1.2). */
   scopes: ControlScopeRef[];
+  /** Separate stores: the upstream heads bound at admission, rechecked after read-back (issue #16). */
+  remote_fence?: { subject: string; entries: RemoteFenceEntry[] };
   target: Target;
   /** The delegatee's task, once known (from the attempt, the reply, or a lookup by context). */
   remoteTaskId?: string;

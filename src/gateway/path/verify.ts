@@ -32,7 +32,7 @@ import type { PathDeps } from './deps.ts';
 import type { Json, Turn } from './turn.ts';
 import { inSpan, turnIds } from '../../telemetry/tracing.ts';
 
-type Deps = Pick<PathDeps, 'store' | 'attempts' | 'remote' | 'clock' | 'ids' | 'gatewayActor' | 'events'>;
+type Deps = Pick<PathDeps, 'store' | 'attempts' | 'remote' | 'clock' | 'ids' | 'gatewayActor' | 'events' | 'federation'>;
 
 export async function readBack(remote: RemoteClient, endpoint: string, taskId: string, headers: Record<string, string> = {}): Promise<ReadBack & { raw?: JsonValue }> {
   try {
@@ -58,6 +58,13 @@ export async function fencesCurrent(store: Store, fence: ControlFenceSet, scopes
     if (h) heads.set(streamKey(streamOf(s)), h);
   }
   return checkFences(fence, scopes, heads).length === 0;
+}
+
+/** Separate stores: the upstream's heads, refetched after the read-back, must equal those bound at admission (issue #16). */
+export async function remoteFenceCurrent(deps: Pick<PathDeps, 'federation'>, turn: Pick<Turn, 'remote_fence'>): Promise<boolean> {
+  if (!turn.remote_fence) return true;
+  if (!deps.federation) return false;
+  return deps.federation.stillHolds(turn.remote_fence.entries, turn.remote_fence.subject);
 }
 
 /** Room the stored view may take in an attempt record (RECORD_LIMITS leaves the rest to the envelope and body). */
@@ -123,7 +130,7 @@ async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Js
   // Another path or node already gave this turn its verdict: nothing to add.
   if (latest.body.state === 'closed' && r && r.status !== 'held' && r.status !== 'unknown') return latest;
   const back = observation.kind === 'task' ? await timedReadBack(deps, turn, observation.task.id) : undefined;
-  const current = await fencesCurrent(deps.store, turn.fence_set, turn.scopes);
+  const current = (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps, turn));
   const projection = withFences(project(observation, back, turn.target.acceptance), current);
   return commitVerdict(deps, turn, { observation, back, projection, fencesCurrent: current, ...(view ? { view } : {}) });
 }

@@ -1,0 +1,78 @@
+/**
+ * Three organisations, three stores, three sets of keys (issue #16):
+ * A → B → C → agent. C pins only B's keys; B vouches for A's heads in the
+ * statements it signs for C. Attenuation at every hop; a revocation at A
+ * reaches C through B.
+ */
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partsText } from './agents/card.ts';
+import { send } from './federation-suite.ts';
+import { startFederation, type Federation } from './gateway/federation.ts';
+import { streamActingAtWorking } from './gateway/mid-stream.ts';
+import { schemaRefFor } from '../src/records/schema-ref.ts';
+import { baton as batonCli } from '../test/cli/run.ts';
+
+const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
+type Link = { record_id: string; body: { lineage: { depth: number }; limits: { not_after: string }; budget_ceilings: Array<{ name: string; ceiling: string }>; delegatee_agent_ref: { actor_ref: { object_id: string } } } };
+
+describe('three organisations on three stores: A → B → C → agent', () => {
+  let fed: Federation;
+  beforeAll(async () => {
+    fed = await startFederation({ hops: 3 });
+  }, 240_000);
+  afterAll(async () => fed?.close());
+
+  const chainAtAgent = async (): Promise<Link[]> => {
+    const log = await fed.agent.log();
+    const sent = [...log.requests].reverse().find((r) => r.method === 'SendStreamingMessage' || r.method === 'SendMessage')!;
+    return (sent.messageMetadata as Record<string, { chain: Link[] }>)[CONTRACT_EXT]!.chain;
+  };
+
+  it('delegates through three gateways, attenuating at each hop; C binds A\'s heads as vouched for by B', async () => {
+    const client = await fed.client();
+    const task = (await client.sendMessage(send('three hops'))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(partsText(task.artifacts[0]!.parts)).toBe('spoh eerht');
+    const chain = await chainAtAgent();
+    expect(chain.map((c) => c.body.lineage.depth)).toEqual([0, 1, 2, 3]);
+    expect(chain.map((c) => c.body.delegatee_agent_ref.actor_ref.object_id)).toEqual(['actor_baton_a', 'actor_baton_b', 'actor_baton_c', 'actor_xagent']);
+    const horizons = chain.map((c) => Date.parse(c.body.limits.not_after));
+    for (let i = 1; i < horizons.length; i++) expect(horizons[i]).toBeLessThanOrEqual(horizons[i - 1]!);
+    const units = chain.map((c) => BigInt(c.body.budget_ceilings.find((b) => b.name === 'invocations')!.ceiling));
+    for (let i = 1; i < units.length; i++) expect(units[i]! <= units[i - 1]!).toBe(true);
+
+    const c = await fed.orgs[2]!.store();
+    try {
+      const [decision] = (await c.listCurrent(schemaRefFor('permission_decision'), { limit: 1 })).records;
+      const remote = (decision!.body as { remote_fence_set: Array<{ upstream: string; scope: { space_id: string; scope_kind: string; scope_id: string } }> }).remote_fence_set;
+      expect(new Set(remote.map((e) => e.upstream))).toEqual(new Set(['actor_baton_b']));
+      const scopes = remote.map((e) => `${e.scope.scope_kind}:${e.scope.scope_id}`);
+      expect(scopes).toEqual(expect.arrayContaining([`delegation:${chain[0]!.record_id}`, `delegation:${chain[1]!.record_id}`, `delegation:${chain[2]!.record_id}`, 'space:space_a']));
+      // C's ledger holds B's leaf as its root, and nothing of A's or B's budgets above it.
+      expect(await c.ledger.node(chain[0]!.record_id)).toBeUndefined();
+      expect(await c.ledger.node(chain[1]!.record_id)).toBeUndefined();
+      expect((await c.ledger.node(chain[2]!.record_id))?.parent_id ?? null).toBeNull();
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('revoking A\'s root while C\'s agent works: the notice travels A → B → C, the agent\'s task is cancelled, nobody reports success', async () => {
+    const client = await fed.client();
+    const run = await streamActingAtWorking(client, send('slow across three'), async (root) => {
+      const out = await batonCli(['control', 'revoke', root, '--reason', 'e2e: org A revokes'], { BATON_CONFIG: fed.orgs[0]!.config, BATON_LOG_LEVEL: 'silent' });
+      expect(out.code).toBe(0);
+    });
+    expect(run.acted).toBe(true);
+    expect(run.finalState).not.toBe(TaskState.TASK_STATE_COMPLETED);
+    expect((await fed.agent.log()).counts.CancelTask ?? 0).toBeGreaterThanOrEqual(1);
+    const chain = await chainAtAgent();
+    const c = await fed.orgs[2]!.store();
+    try {
+      expect((await c.control.head({ space_id: 'space_a', scope_kind: 'delegation', scope_id: chain[2]!.record_id }))?.state).toBe('tripped');
+    } finally {
+      await c.close();
+    }
+  }, 90_000);
+});

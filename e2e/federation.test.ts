@@ -1,0 +1,3 @@
+import { federationSuite } from './federation-suite.ts';
+
+federationSuite('sqlite', async () => ({}));
