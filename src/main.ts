@@ -115,6 +115,9 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
         .sweepRevocations()
         .then((n) => n > 0 && logger.info({ cancelled: n }, 'revocation propagated to running attempts'))
         .catch((err) => logger.warn({ err }, 'revocation sweep failed'))
+        // Approved effects recorded elsewhere (the CLI, another node) are forwarded from here.
+        .then(() => dispatcher.sweepApprovals((task, err) => logger.warn({ task, err: err instanceof Error ? err.message : String(err) }, 'approved effect not admitted')))
+        .catch((err) => logger.warn({ err }, 'approvals sweep failed'))
         .finally(() => (sweeping = false));
     }, config.revocationSweepMs);
     sweep.unref();

@@ -13,7 +13,7 @@
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import { isInterrupted, isTerminal } from '../attempts/task-view.ts';
 import type { DelegationContract } from '../contracts/model.ts';
-import { BatonError } from '../errors.ts';
+import { BatonError, isBatonError } from '../errors.ts';
 import type { Reservation } from '../ledger/types.ts';
 import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
@@ -227,6 +227,26 @@ export class Dispatcher {
     await noteRemoteTask(this.deps, turn);
     this.inBackground(completeQuietly(this.deps, turn, sent, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs));
     return this.deps.attempts.latest(turn.attempt);
+  }
+
+  /**
+   * Forwards every approved request not yet admitted: approvals recorded by
+   * the CLI or on another node, or whose admission failed transiently. Run
+   * on each node's sweep; a request admitted by another node first is
+   * refused here as a second use and skipped. Returns how many were admitted.
+   */
+  async sweepApprovals(onError: (taskId: string, err: unknown) => void): Promise<number> {
+    if (!this.deps.gates) return 0;
+    let admitted = 0;
+    for (const r of await this.deps.gates.list({ state: 'approved', limit: 100 })) {
+      try {
+        await this.resumeApproved(r.body.task_id);
+        admitted++;
+      } catch (err) {
+        if (!(isBatonError(err) && err.details.rule === 'approval_used')) onError(r.body.task_id, err);
+      }
+    }
+    return admitted;
   }
 
   /** RW-003 §6 T4: the reviewer's decision on a verified effect (src/gateway/path/review.ts). */

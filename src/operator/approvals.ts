@@ -77,8 +77,10 @@ export class ApprovalDesk {
   }
 
   /** Approves the exact preview `previewDigest`, then admits and forwards the effect. */
-  async approve(taskId: string, previewDigest: string, note: string, by: ActorRef): Promise<ApprovalOutcome> {
+  async approve(taskId: string, previewDigest: string, note: string, by: ActorRef, opts: { forward?: boolean } = {}): Promise<ApprovalOutcome> {
     const { request, decision } = await this.gates.decide(taskId, 'approve', previewDigest, note, { operator_id: operatorIdOf(by), actor_ref: by });
+    // The CLI only records: the serving gateway's sweep forwards it (a CLI process is no place to follow a task).
+    if (opts.forward === false) return { decision, request: this.summary(request) };
     let admission: ApprovalOutcome['admission'];
     try {
       const attempt = await this.deps.dispatcher.resumeApproved(taskId);

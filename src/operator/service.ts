@@ -93,8 +93,8 @@ export class OperatorService {
   }
 
   /** Approves the exact preview the operator saw (its digest), then admits and forwards the effect. */
-  approve(taskId: string, previewDigest: string, note: string, by: ActorRef): Promise<ApprovalOutcome> {
-    return this.desk.approve(taskId, previewDigest, note, by);
+  approve(taskId: string, previewDigest: string, note: string, by: ActorRef, opts: { forward?: boolean } = {}): Promise<ApprovalOutcome> {
+    return this.desk.approve(taskId, previewDigest, note, by, opts);
   }
 
   /** Denies: the task ends REJECTED and nothing is forwarded. */

@@ -121,7 +121,8 @@ export async function admitApproved(deps: PathDeps, gates: HumanGates, taskId: s
     resolved = await resolveTarget(deps, request.body.delegatee_id);
     bound = await bindAuthority(deps, caller, resolved, message);
   } catch (err) {
-    if (isBatonError(err)) return fail({ code: err.code, rule: 'authority', reason: err.message });
+    // A transient failure leaves the approval usable until it expires (the gateway's sweep tries again).
+    if (isBatonError(err) && !TRANSIENT.has(err.code)) return fail({ code: err.code, rule: 'authority', reason: err.message });
     throw err;
   }
   const chain = await bound.reevaluate(deps.authority.operation(request.body.operation, 'proposal'));
@@ -141,10 +142,12 @@ export async function admitApproved(deps: PathDeps, gates: HumanGates, taskId: s
   } catch (err) {
     // The request's head moved under us: another node admitted it first (a second use).
     if (isBatonError(err) && err.details.conflict === 'head_moved') throw refusalError({ code: 'context_invalidated', rule: 'approval_used', reason: 'this approval was already used' }, { task: taskId });
-    if (isBatonError(err)) return fail({ code: err.code, rule: err.code === 'context_invalidated' ? 'fence_moved' : 'admission', reason: err.message });
+    if (isBatonError(err) && !TRANSIENT.has(err.code)) return fail({ code: err.code, rule: err.code === 'context_invalidated' ? 'fence_moved' : 'admission', reason: err.message });
     throw err;
   }
 }
+
+const TRANSIENT = new Set(['unavailable', 'storage_error']);
 
 const STATE_OF: Record<ApprovalRequestBody['state'], string> = {
   pending: 'TASK_STATE_AUTH_REQUIRED',
