@@ -133,6 +133,7 @@ describe('human gates (RW-003 §6, ADR-0014)', () => {
 
     // A second use of the same approval (another node trying to admit it again) is refused; nothing more is sent.
     const n2 = await secondNode();
+    expect((await show(task.id)).state).toBe('admitted'); // the admission committed the request's `admitted` revision
     const again = await n2.dispatcher.resumeApproved(task.id).catch((e: unknown) => e);
     expect(isBatonError(again, 'context_invalidated') && again.details.rule).toBe('approval_used');
     expect(await sends('gated')).toBe(before + 1);
