@@ -11,7 +11,9 @@ import { writeFileSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Role, TaskState, type Message, type StreamResponse, type Task as SdkTask } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textPart } from './agents/card.ts';
 import { pollUntil } from './harness/process.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
@@ -141,16 +143,40 @@ describe('human gates (RW-003 §6, ADR-0014)', () => {
 
   it('deny: REJECTED, nothing reaches the agent, a second decision is refused', async () => {
     const before = await sends('gated');
-    const task = await sendGated('gated', 'wire 1M to account X');
+    const webhook = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+    const task = await sendGated('gated', 'wire 1M to account X', { taskPushNotificationConfig: { url: webhook, token: 'integrator-token' } });
     const d = await show(task.id);
     const denied = await admin('bob', 'POST', `/admin/approvals/${task.id}/deny`, { previewDigest: d.preview_digest, note: 'unknown account' });
     expect(denied.status).toBe(200);
     const t = await getTask(task.id);
     expect(t.status.state).toBe('TASK_STATE_REJECTED');
     expect(t.metadata['urn:baton:approval:v1']?.state).toBe('denied');
+    await pollUntil(async () => hooked, (h) => h.some((n) => n.task?.id === task.id && n.task.status.state === 'TASK_STATE_REJECTED'), { what: 'REJECTED pushed' });
     const late = await admin<ErrorJson>('alice', 'POST', `/admin/approvals/${task.id}/approve`, { previewDigest: d.preview_digest, note: 'override' });
     expect(late.status).toBe(400);
     expect(late.json.error.details.rule).toBe('not_pending');
+    expect(await sends('gated')).toBe(before);
+  });
+
+  it('the stock SDK client (JSON-RPC and HTTP+JSON, blocking and streaming) gets the held task; ListTasks shows it; CancelTask withdraws it', async () => {
+    const before = await sends('gated');
+    const sdkMessage = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
+    const params = (text: string) => ({ tenant: '', message: sdkMessage(text), configuration: undefined, metadata: undefined });
+    const rest = await world.client('gated', { transport: 'HTTP+JSON' });
+    const held = (await rest.sendMessage(params('via rest'))) as SdkTask;
+    expect(held.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
+    const jsonrpc = await world.client('gated');
+    const events: StreamResponse[] = [];
+    for await (const ev of jsonrpc.sendMessageStream(params('via stream'))) events.push(ev);
+    expect(events).toHaveLength(1);
+    const first = events[0]!.payload;
+    expect(first?.$case === 'task' && first.value.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
+    const listed = (await rpc('gated', 'ListTasks', {})).result as { tasks: Task[] };
+    expect(listed.tasks.filter((t) => t.id === held.id)).toHaveLength(1);
+    const cancelled = (await rpc('gated', 'CancelTask', { id: held.id })).result as Task;
+    expect(cancelled.status.state).toBe('TASK_STATE_CANCELED');
+    const approve = await admin<ErrorJson>('alice', 'POST', `/admin/approvals/${held.id}/approve`, { previewDigest: (await show(held.id)).preview_digest, note: 'too late' });
+    expect(approve.json.error.details.rule).toBe('not_pending');
     expect(await sends('gated')).toBe(before);
   });
 
