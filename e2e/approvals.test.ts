@@ -59,6 +59,8 @@ beforeAll(async () => {
     },
   });
   env = { BATON_CONFIG: world.configFile, BATON_LOG_LEVEL: 'silent' };
+  // Started before any request: a node announcing its own card (its own URL) moves Baton's agent head, which requests fence.
+  await secondNode();
 }, 120_000);
 afterAll(async () => {
   await node2?.close();
@@ -237,8 +239,16 @@ describe('human gates (RW-003 §6, ADR-0014)', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/approved by alice .*forwards it on its next sweep/);
     expect((await getTask(task.id)).status.state).toBe('TASK_STATE_SUBMITTED'); // approved, not yet admitted
-    expect(await (await secondNode()).dispatcher.sweepApprovals(() => undefined)).toBeGreaterThanOrEqual(1);
+    // Two admissions race for the one approval (two nodes' sweeps): exactly one is admitted, the other is a second use.
+    const before = await sends('gated');
+    const n2 = await secondNode();
+    const raced = await Promise.allSettled([n2.dispatcher.resumeApproved(task.id), n2.dispatcher.resumeApproved(task.id)]);
+    expect(raced.filter((r) => r.status === 'fulfilled'), raced.map((r) => (r.status === 'rejected' ? String(r.reason) + JSON.stringify(r.reason.details) : 'ok')).join(' | ')).toHaveLength(1);
+    const lost = raced.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(isBatonError(lost.reason, 'context_invalidated') && lost.reason.details.rule).toBe('approval_used');
+    expect(await n2.dispatcher.sweepApprovals(() => undefined)).toBe(0); // nothing left to admit
     await pollUntil(() => getTask(task.id), (t) => t.status.state === 'TASK_STATE_COMPLETED', { polls: 400, what: 'CLI-approved task completed' });
+    expect(await sends('gated')).toBe(before + 1);
   });
 
   it('a fence that moved between approval and admission refuses the admission (context_invalidated), nothing forwarded', async () => {
