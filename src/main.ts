@@ -14,6 +14,9 @@ import type { Config } from './config.ts';
 import { resolvedPaths } from './config.ts';
 import { DelegationAuthority } from './gateway/authority.ts';
 import { DelegateeRegistry, type CardProblem } from './gateway/delegatees.ts';
+import { callerActorRef } from './gateway/callers.ts';
+import { HumanGates } from './gates/approvals.ts';
+import type { ActorRef } from './records/revision-ref.ts';
 import { Dispatcher, type PushHooks } from './gateway/dispatcher.ts';
 import { AttemptRepository } from './gateway/attempts.ts';
 import { PathEvents } from './gateway/path/events.ts';
@@ -124,6 +127,9 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
         .sweepRevocations()
         .then((n) => n > 0 && logger.info({ cancelled: n }, 'revocation propagated to running attempts'))
         .catch((err) => logger.warn({ err }, 'revocation sweep failed'))
+        // Approved effects recorded elsewhere (the CLI, another node) are forwarded from here.
+        .then(() => dispatcher.sweepApprovals((task, err) => logger.warn({ task, err: err instanceof Error ? err.message : String(err) }, 'approved effect not admitted')))
+        .catch((err) => logger.warn({ err }, 'approvals sweep failed'))
         .finally(() => (sweeping = false));
     }, config.revocationSweepMs);
     sweep.unref();
@@ -223,6 +229,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   });
   const events = pathEvents({ push: push?.outbox, escalations, signal: (s) => breakers.signal(s), logger });
   const metrics = gatewayMetrics(config, { store, logger, escalations }).observe(events);
+  const gates = composeGates(config, store, gateway.actor_ref);
   const dispatcher = new Dispatcher({
     store,
     attempts: new AttemptRepository({ store, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref }),
@@ -239,6 +246,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     events,
     federation,
     ...(push ? { push: push.hooks } : {}),
+    ...(gates ? { gates } : {}),
   });
   const breakers = new BreakerMonitor({
     rules: new BreakerRules({ ...DEFAULT_BREAKER_POLICY, ...config.breakers }),
@@ -260,6 +268,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     spaceId: config.spaceId,
     gatewayActor: gateway.actor_ref,
     ...(push ? { carryPush: (from: string, to: string) => push.registry.carryOver(from, to) } : {}),
+    ...(gates ? { gates } : {}),
   });
   // Noting the caller lets the access log name who made each request (src/http/access-log.ts).
   const callers = new SwappableAuthenticator(await authenticatorFor(config));
@@ -289,6 +298,25 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     ],
   });
   return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers, metrics, live, degraded };
+}
+
+/** Human authority gates (src/gates), when any approver, rule or delegatee `requireApproval` is configured. */
+function composeGates(config: Config, store: Store, gatewayActor: ActorRef): HumanGates | undefined {
+  const a = config.approvals;
+  if (a.approvers.length === 0 && a.rules.length === 0 && !config.delegatees.some((d) => d.requireApproval !== undefined)) return undefined;
+  const callers = new Map(config.callers.map((c) => [c.id, c]));
+  return new HumanGates({
+    store,
+    clock: systemClock,
+    ids: randomIds,
+    gatewayActor,
+    config: a,
+    callerOf: (id) => {
+      const c = callers.get(id);
+      return c && { id: c.id, actor: callerActorRef(c.id), via: c.apiKeySha256 ? 'api_key' : 'jwt', ...(c.preset ? { preset: c.preset } : {}), ...(c.upstream ? { upstream: c.upstream } : {}) };
+    },
+    requireApprovalOf: (id) => config.delegatees.find((d) => d.id === id)?.requireApproval,
+  });
 }
 
 /** Push notifications: sealed webhook configs, Baton's inbound webhook, the signed outbox and its guarded HTTP agent. */
@@ -323,6 +351,7 @@ async function composePush(
     validate: (raw) => void checkWebhookUrl(parseConfigInput({ ...(raw as object), taskId: 'pending' }).url, policy),
     register: async (caller, attempt, raw) => void (await registry.create(caller, attempt, { ...(raw as object), taskId: attempt.record_id })),
     inbound: (taskId) => inbound.registrationFor(taskId),
+    notifyTask: async (taskId, revisionId, task) => void (await outbox.notifyTask(taskId, revisionId, task)),
   };
   return { outbox, registry, inbound, hooks, close: () => agent.close() };
 }

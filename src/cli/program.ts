@@ -17,6 +17,7 @@ import { register as registerAudit } from './commands/audit.ts';
 import { register as registerConfig } from './commands/config.ts';
 import { register as registerReload } from './commands/reload.ts';
 import { register as registerRetention } from './commands/retention.ts';
+import { register as registerApprovals } from './commands/approvals.ts';
 
 export function buildProgram(): Command {
   const program = new Command('baton')
@@ -26,7 +27,7 @@ export function buildProgram(): Command {
     .showHelpAfterError();
 
   const ctx = cliContext(() => program.opts<{ config?: string }>().config);
-  for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerOperator, registerAudit, registerConfig, registerReload, registerRetention]) register(program, ctx);
+  for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerOperator, registerAudit, registerConfig, registerReload, registerRetention, registerApprovals]) register(program, ctx);
   addExamples(program);
   return program;
 }

@@ -154,7 +154,7 @@ export class LiveConfig {
 
   /** Builds every swappable part from `config` without touching the running ones. */
   private async build(config: Config): Promise<Snapshot | { problems: ConfigProblem[] }> {
-    const problems: ConfigProblem[] = [];
+    const problems: ConfigProblem[] = [...unswappable(this.current, config)];
     const trust = new TrustStoreClass({ jkuAllowedOrigins: config.trust.jkuAllowedOrigins, fetchJwks: this.deps.parts.fetchJwks });
     for (const [origin, file] of Object.entries(config.trust.pinnedJwks)) {
       try {
@@ -215,6 +215,27 @@ export class LiveConfig {
 }
 
 /** Top-level keys outside LIVE_KEYS whose value differs. */
+/**
+ * Parts of live keys that other components read once at boot: a human gate
+ * (`requireApproval`) and a caller's federation terms. Applying the rest while
+ * these stayed old could fail open (an added gate not enforced), so a reload
+ * that changes them is refused whole and says why.
+ */
+export function unswappable(a: Config, b: Config): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const gateOf = new Map(a.delegatees.map((d) => [d.id, fingerprint(d.requireApproval)]));
+  for (const [i, d] of b.delegatees.entries()) {
+    if (fingerprint(d.requireApproval) !== (gateOf.get(d.id) ?? fingerprint(undefined))) out.push({ severity: 'error', path: `delegatees[${i}].requireApproval`, message: 'a human gate cannot change on reload', hint: 'restart the gateway to add, change or remove a gate' });
+  }
+  const termsOf = new Map(a.callers.map((c) => [c.id, fingerprint({ up: c.upstream, down: c.downstream })]));
+  for (const [i, c] of b.callers.entries()) {
+    const before = termsOf.get(c.id);
+    const now = fingerprint({ up: c.upstream, down: c.downstream });
+    if ((before ?? fingerprint({})) !== now) out.push({ severity: 'error', path: `callers[${i}]`, message: 'a caller\'s upstream/downstream federation terms cannot change on reload', hint: 'restart the gateway to change gateway-to-gateway terms' });
+  }
+  return out;
+}
+
 export function restartKeys(a: Config, b: Config): string[] {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   return [...keys].filter((k) => !(LIVE_KEYS as readonly string[]).includes(k) && fingerprint(field(a, k)) !== fingerprint(field(b, k))).sort();

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { SCOPE_KINDS } from '../control/scope.ts';
 import { ERROR_CODES } from '../errors.ts';
 import { Identifier } from '../records/ids.ts';
+import { Digest } from '../records/digest.ts';
+import { REQUEST_STATES } from '../gates/records.ts';
 import { BREAKER_TRIGGERS, CARD_STATES } from './service.ts';
 
 const Reason = z.string().min(1).max(2048);
@@ -24,6 +26,9 @@ export const bodies = {
   card: z.strictObject({ lifecycle: z.enum(CARD_STATES), reason: Reason }),
   trip: z.strictObject({ trigger: z.enum(BREAKER_TRIGGERS), reason: Reason }),
   ack: z.strictObject({ note: Reason }),
+  /** An approver decides on the exact preview they saw: its digest must be the request's. */
+  approval: z.strictObject({ previewDigest: Digest.describe('the preview digest shown by GET /admin/approvals/{id}'), note: Reason }),
+  review: z.strictObject({ decision: z.enum(['approve', 'deny']), note: Reason }),
   empty: z.strictObject({}),
   purge: z.strictObject({ before: z.string().min(10).max(64).describe('ISO 8601 date or instant: content stored before it is purged') }),
   refresh: z.strictObject({ delegatee: z.string().min(1).max(64).optional().describe('every delegatee when absent') }),
@@ -34,6 +39,7 @@ const Limit = z.string().regex(/^[1-9][0-9]*$/).describe('at most 1000; an inval
 export const queries = {
   trees: z.object({ limit: Limit.optional() }),
   escalations: z.object({ state: z.enum(['open', 'acknowledged']).optional().describe('any other value lists every state'), limit: Limit.optional() }),
+  approvals: z.object({ state: z.enum(REQUEST_STATES).optional().describe('any other value lists every state'), limit: Limit.optional() }),
   deliveries: z.object({ status: z.enum(['pending', 'delivering', 'delivered', 'dead']).optional(), task: z.string().optional(), limit: Limit.optional() }),
 };
 
@@ -71,5 +77,10 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   'POST /admin/reload': { summary: 'Re-read the configuration and apply pinned JWKS, delegatees, callers and presets as one snapshot; refused whole (400, every problem listed) when it has errors; changes needing a restart are listed', body: bodies.empty },
   'POST /admin/retention/purge': { summary: 'Purge message and task-view content stored before a date; records, digests and chains stay, the purge is recorded', body: bodies.purge },
   'POST /admin/cards/refresh': { summary: "Re-fetch delegatees' cards now (one, or all) instead of after the cache's max-age", body: bodies.refresh },
+  'GET /admin/approvals': { summary: 'Requests held for a named human authority (the approvals queue), newest first', query: queries.approvals },
+  'GET /admin/approvals/:id': { summary: 'One request: the exact effect preview (delegatee and card digest, message digest and rendering, scope, budget, expiry), its decision and the task' },
+  'POST /admin/approvals/:id/approve': { summary: 'Approve the exact preview (by its digest); the effect is then admitted and forwarded', body: bodies.approval },
+  'POST /admin/approvals/:id/deny': { summary: 'Deny: the task ends REJECTED and nothing is forwarded', body: bodies.approval },
+  'POST /admin/approvals/:id/review': { summary: 'T4: an independent reviewer\'s decision before a verified effect is projected succeeded', body: bodies.review },
   'POST /admin/audit/verify': { summary: 'Verify the hash chain and signatures of every stored record' },
 };

@@ -133,6 +133,8 @@ const PREFIXES: Record<RecordType, string> = {
   escalation: 'esc',
   task_input: 'in',
   retention_purge: 'rp',
+  approval_request: 'apr',
+  authority_decision: 'ad',
 };
 function prefixOf(type: RecordType): string {
   return PREFIXES[type];

@@ -14,6 +14,7 @@ import type { ControlScopeRef } from '../../control/scope.ts';
 import { isBatonError } from '../../errors.ts';
 import type { AdmissionRequest, FollowUp, OpenBudgetRequest } from '../../ledger/types.ts';
 import { refOf, sealRecord, type SealedRecord } from '../../records/envelope.ts';
+import type { RevisionRef } from '../../records/revision-ref.ts';
 import { utc } from '../../records/time.ts';
 import type { RemoteFenceEntry } from '../../federation/head-statement.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
@@ -33,8 +34,25 @@ export interface AdmittedTurn extends Turn {
   contracts: readonly DelegationContract[];
 }
 
+/**
+ * An effect a named human authority approved (src/gateway/path/gate.ts):
+ * the attempt takes the task id the caller already holds, the admission
+ * fences on the heads the approval saw, binds the AuthorityDecision into the
+ * PermissionDecision, and commits the request's `admitted` revision — whose
+ * prior must still be the approved head, so an approval is used once.
+ */
+export interface ApprovedEffect {
+  attemptId: string;
+  contextId: string;
+  pinnedFence: readonly ControlBoundaryRef[];
+  approval: { decision_ref: RevisionRef; request_ref: RevisionRef; tier: string };
+  records: SealedRecord<Record<string, unknown>>[];
+}
+
 interface Plan {
   attemptId: string;
+  pinnedFence?: readonly ControlBoundaryRef[];
+  approval?: ApprovedEffect['approval'];
   chain: EvaluatedChain;
   contracts: readonly DelegationContract[];
   operation: string;
@@ -60,9 +78,10 @@ export async function admitFirstTurn(
   message: Json,
   operation: string,
   resumed?: Pick<AttemptBody, 'resumed_from' | 'reassigned_from'>,
+  approved?: ApprovedEffect,
 ): Promise<AdmittedTurn> {
   const chain = await authority.reevaluate(deps.authority.operation(operation, 'proposal'));
-  const attemptId = deps.ids.next('att');
+  const attemptId = approved?.attemptId ?? deps.ids.next('att');
   // Baton names the remote context itself: a task whose reply was lost can still be found by it (DESIGN).
   const remoteContext = deps.ids.next('ctx');
   const input = taskInput(attemptId, message, deps);
@@ -93,10 +112,11 @@ export async function admitFirstTurn(
             context_id: remoteContext,
             ...(typeof message.messageId === 'string' ? { message_id: message.messageId } : {}),
           },
-          context_id: caller.contextId ?? deps.ids.next('ctx'),
+          context_id: approved?.contextId ?? caller.contextId ?? deps.ids.next('ctx'),
           state: 'dispatching',
           input_ref: refOf(input),
           ...resumed,
+          ...(approved ? { approval: approved.approval } : {}),
         },
       },
       // The attempt's record id is its attempt id, so Baton's task id names the record.
@@ -113,8 +133,9 @@ export async function admitFirstTurn(
       const attempt = seal(effect, fence);
       // Separate stores: the upstream's ancestors are kept as records so a later turn can reload the chain.
       const imported = (authority.imported ?? []) as unknown as SealedRecord<Record<string, unknown>>[];
-      return { attempt, records: [...imported, input, attempt] };
+      return { attempt, records: [...imported, input, attempt, ...(approved?.records ?? [])] };
     },
+    ...(approved ? { pinnedFence: approved.pinnedFence, approval: approved.approval } : {}),
   };
   return admitPlan(deps, resolved, plan);
 }
@@ -152,7 +173,7 @@ async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan
     throw err;
   }
   plan.remote = remote;
-  const preFence = [...(await deps.store.control.fenceSet(scopes))];
+  const preFence = pinned([...(await deps.store.control.fenceSet(scopes))], plan.pinnedFence);
   const now = deps.clock.now();
   const at = utc(now);
   const follow: FollowUp = {
@@ -201,6 +222,18 @@ async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan
   };
 }
 
+/**
+ * The approved heads replace today's for the same streams: the admission
+ * transaction then refuses (stale fence) if any of them moved since the
+ * approver saw them (RW-003 §1.2).
+ */
+function pinned(now: ControlBoundaryRef[], pin: readonly ControlBoundaryRef[] | undefined): ControlBoundaryRef[] {
+  if (!pin) return now;
+  const key = (b: ControlBoundaryRef) => `${b.project_id}\u0000${b.branch_id}`;
+  const byStream = new Map(pin.map((b) => [key(b), b]));
+  return [...now.filter((b) => !byStream.has(key(b))), ...pin];
+}
+
 function decisionOf(deps: PathDeps, plan: Plan, effect: Effect, fence: ControlBoundaryRef[], at: string) {
   return sealRecord(
     {
@@ -217,6 +250,8 @@ function decisionOf(deps: PathDeps, plan: Plan, effect: Effect, fence: ControlBo
         // Remote fence entries beside the local streams: the upstream heads this effect was admitted under.
         ...(plan.remote && plan.remote.length > 0 ? { remote_fence_set: plan.remote as unknown as JsonValue } : {}),
         evaluated_at: at,
+        // RW-003 §1.1: allow is not an AuthorityDecision; where a human gate applies, the exact one is bound here.
+        ...(plan.approval ? { authority_decision_ref: plan.approval.decision_ref, approval_request_ref: plan.approval.request_ref } : {}),
       },
     },
     deps,

@@ -1,4 +1,5 @@
 /** What the request path's steps share (wired once in src/main.ts). */
+import type { HumanGates } from '../../gates/approvals.ts';
 import type { IdSource } from '../../records/ids.ts';
 import type { ActorRef } from '../../records/revision-ref.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
@@ -19,6 +20,8 @@ export interface PushHooks {
   validate(config: JsonValue): void;
   /** Registers an integrator's webhook for a Baton task. */
   register(caller: Caller, attempt: Attempt, config: JsonValue): Promise<void>;
+  /** Tells a task's webhooks of a state Baton set itself (a task held for approval, then denied). */
+  notifyTask?(taskId: string, revisionId: string, task: JsonValue): Promise<void>;
   /** Baton's own webhook the delegatee should notify about this task. */
   inbound(taskId: string): { id: string; url: string; token: string };
 }
@@ -60,4 +63,6 @@ export interface PathDeps {
   push?: PushHooks;
   /** Separate-store upstreams: remote fences by signed head statements (issue #16). */
   federation?: Federation;
+  /** Human authority gates (src/gates); absent when no approvals are configured. */
+  gates?: HumanGates;
 }

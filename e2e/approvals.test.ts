@@ -1,0 +1,3 @@
+import { approvalsSuite } from './approvals-suite.ts';
+
+approvalsSuite('sqlite', async () => undefined);
