@@ -5,7 +5,7 @@ import { textPart, partsText } from './agents/card.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
-import type { AttemptBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../src/attempts/record.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import { until } from '../test/helpers/until.ts';
 

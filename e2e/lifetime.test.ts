@@ -17,7 +17,7 @@ import { textPart, partsText } from './agents/card.ts';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { pollUntil } from './harness/process.ts';
-import type { AttemptBody, ReceiptBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody, ReceiptBody } from '../src/attempts/record.ts';
 import type { LedgerTreeNode } from '../src/ledger/types.ts';
 import { streamOf } from '../src/control/scope.ts';
 import { baton as batonCli } from '../test/cli/run.ts';

@@ -15,7 +15,7 @@ import { baton as batonCli } from '../test/cli/run.ts';
 import { sealRecord } from '../src/records/envelope.ts';
 import { randomIds } from '../src/records/ids.ts';
 import { systemClock } from '../src/records/time.ts';
-import type { AttemptBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../src/attempts/record.ts';
 
 const OPS_KEY = 'e2e-operator-key-not-a-secret';
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');

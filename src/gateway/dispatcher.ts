@@ -19,7 +19,7 @@ import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { schemaRefFor } from '../records/schema-ref.ts';
 import { attemptOf, type Attempt } from './attempts.ts';
-import type { AttemptBody } from './attempt-record.ts';
+import type { AttemptBody } from '../attempts/record.ts';
 import type { Caller } from './callers.ts';
 import { Follower } from './follower.ts';
 import { admitFirstTurn, admitFollowUp, type AdmittedTurn } from './path/admit.ts';

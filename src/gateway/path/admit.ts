@@ -15,7 +15,7 @@ import { isBatonError } from '../../errors.ts';
 import type { AdmissionRequest, FollowUp, OpenBudgetRequest } from '../../ledger/types.ts';
 import { refOf, sealRecord, type SealedRecord } from '../../records/envelope.ts';
 import { utc } from '../../records/time.ts';
-import type { AttemptBody } from '../attempt-record.ts';
+import type { AttemptBody } from '../../attempts/record.ts';
 import type { Attempt } from '../attempts.ts';
 import type { Caller } from '../callers.ts';
 import type { ResolvedDelegatee } from '../delegatees.ts';

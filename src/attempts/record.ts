@@ -10,8 +10,8 @@ import { Outcome } from '../control/event.ts';
 import { Digest } from '../records/digest.ts';
 import { Identifier } from '../records/ids.ts';
 import { RevisionRef } from '../records/revision-ref.ts';
-import type { TaskFingerprint } from '../attempts/task-view.ts';
-import type { CardObservation } from './delegatee-identity.ts';
+import type { TaskFingerprint } from './task-view.ts';
+import type { CardObservation } from '../gateway/delegatee-identity.ts';
 
 /**
  * The part of the remote task Baton keeps as its own task view (DESIGN:
