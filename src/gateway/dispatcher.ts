@@ -11,7 +11,7 @@
  * never sees a remote id.
  */
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
-import { isInterrupted, isTerminal } from '../attempts/task-view.ts';
+import { isInterrupted, isTerminal, stateOf } from '../attempts/task-view.ts';
 import type { DelegationContract } from '../contracts/model.ts';
 import { BatonError } from '../errors.ts';
 import type { Reservation } from '../ledger/types.ts';
@@ -37,7 +37,7 @@ import { verdictReleased } from './path/verify.ts';
 import { presentMessage, presentTask, withIds } from './present.ts';
 import { Reconciler } from './reconciler.ts';
 import { Stopper, type StopCause } from './stopper.ts';
-import { stateOf, toCallerError } from './wire.ts';
+import { toCallerError } from './wire.ts';
 
 export type { Attempt } from './attempts.ts';
 export type { PushHooks } from './path/deps.ts';
