@@ -283,8 +283,9 @@ describe('cancellation preserves its first cause', () => {
 
     await revoke(root, 'e2e: revoked after the caller cancelled');
     await pollUntil(() => withStore((s) => s.control.head({ space_id: closed.space_id, scope_kind: 'delegation', scope_id: root })), (h) => h?.state === 'revoked', { what: 'revoked head' });
-    // Give the 50 ms revocation sweep several passes to (wrongly) touch the attempt.
-    await new Promise((r) => setTimeout(r, 300));
+    // Whole revocation sweep passes after the head moved: pass+1 and pass+2 both began after the revocation was durable.
+    const pass = (await world.baton.nextLine((m) => typeof m.sweep_pass === 'number')).sweep_pass as number;
+    await world.baton.nextLine((m) => typeof m.sweep_pass === 'number' && m.sweep_pass >= pass + 2);
 
     const after = (await latestAttempt(attemptId))!;
     expect(after).toMatchObject({ state: 'closed', outcome: 'cancelled', cancel_cause: { cause: 'caller' } });
