@@ -183,7 +183,8 @@ describe('RW-003 §11.4 mid-execution reassignment', () => {
     const d2 = (await audit(other)).attempt.body.delegation_ref.object_id;
     expect((await admin('POST', `/admin/delegations/${d2}/revoke`, { reason: 'misconduct' })).status).toBe(200);
     const again = await admin<{ error: { code: string } }>('POST', `/admin/delegations/${d2}/reassign`, { to: 'beta', reason: 'try', resolvePrevious: { as: 'consumed', note: 'x' } });
-    expect(again.status).toBeGreaterThanOrEqual(400);
+    expect(again.status).toBe(400);
+    expect(again.json.error.code).toBe('invalid_request');
     expect(await sendsTo('beta')).toBe(before); // beta never got either (Baton may still be reading ATT-2 there)
   });
 
