@@ -40,7 +40,7 @@ function pureCoreRule(extra) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'well-known/', 'coverage/', 'dist/'] },
+  { ignores: ['node_modules/', 'data/', 'well-known/', 'coverage/', 'dist/', 'reports/', '.stryker-tmp/'] },
   ...tseslint.configs.recommended,
   {
     rules: {
