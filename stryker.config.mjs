@@ -10,24 +10,29 @@ export default {
   // Static mutants (module-level constants, zod schemas built at import) rerun every test:
   // ~60% of the run time for ~17% of the mutants. Left out; see the README's testing section.
   ignoreStatic: true,
+  // The rules the issue names (records; contracts: attenuation, mint, chain;
+  // control: fences, state; ledger: rules, programs; attempts: outcome,
+  // task view). Every contract test seals records, so records/ mutants are
+  // covered by nearly every test: the list stays to the files with logic.
   mutate: [
-    'src/records/*.ts',
+    'src/records/canonical.ts',
+    'src/records/digest.ts',
+    'src/records/envelope.ts',
+    'src/records/revision-ref.ts',
+    'src/records/strict-json.ts',
+    'src/records/put.ts',
     'src/contracts/attenuation.ts',
-    'src/contracts/limits.ts',
-    'src/contracts/scope.ts',
     'src/contracts/mint.ts',
     'src/contracts/attestation-chain.ts',
-    'src/contracts/attestation-link.ts',
     'src/control/fence.ts',
     'src/control/state.ts',
-    'src/control/append.ts',
     'src/ledger/rules.ts',
     'src/ledger/amount.ts',
     'src/ledger/programs.ts',
     'src/attempts/outcome.ts',
     'src/attempts/task-view.ts',
-    'src/attempts/checkpoint.ts',
   ],
+
   // The machine is shared (2 cores).
   concurrency: 2,
   timeoutMS: 20_000,

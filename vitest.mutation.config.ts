@@ -16,8 +16,8 @@ export default defineConfig({
       'test/store/sqlite-ledger.test.ts',
       'test/store/sqlite-records.test.ts',
     ],
-    // Spawns the CLI: slow, and it tests the CLI, not the core.
-    exclude: ['test/contracts/delegate-cli.test.ts'],
+    // The CLI and the tree renderer are not the core (the CLI test spawns processes).
+    exclude: ['test/contracts/delegate-cli.test.ts', 'test/contracts/render-tree.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },
