@@ -3,6 +3,10 @@
  * admission") as transaction programs. Each runs entirely inside one durable
  * transaction: either every check passed and every row was written before
  * dispatch, or nothing changed.
+ *
+ * One module (~380 lines) on purpose: open, admit, settle and narrow share
+ * the chain read and the journal write, and must lock in the same order;
+ * split apart, that one rule would be spread over files.
  */
 import { boundaryOf } from '../control/event.ts';
 import { assertFences, fenceSetOf, streamsToRead, type ControlBoundaryRef, type StreamHead } from '../control/fence.ts';
