@@ -115,6 +115,9 @@ describe('applyDeltas', () => {
     expect(applyDeltas(rows, [{ node_id: 'root', dimension: 'tokens', consumed: 3n, reserved: -3n }])).toEqual([bal('root', 'tokens', 10n, 5n, 0n)]);
     expect(applyDeltas(rows, [{ node_id: 'root', dimension: 'tokens', consumed: 5n, reserved: 0n }])).toEqual([bal('root', 'tokens', 10n, 7n, 3n)]);
     expect(rows).toEqual([bal('root', 'tokens', 10n, 2n, 3n)]); // inputs untouched
+    // Exactly 0 and exactly the ceiling are inside the bounds.
+    expect(applyDeltas([bal('root', 'tokens', 3n, 0n, 3n)], [{ node_id: 'root', dimension: 'tokens', consumed: 0n, reserved: -3n }])).toEqual([bal('root', 'tokens', 3n, 0n, 0n)]);
+    expect(applyDeltas(rows, [{ node_id: 'root', dimension: 'tokens', consumed: 8n, reserved: -3n }])).toEqual([bal('root', 'tokens', 10n, 10n, 0n)]);
     expect(() => applyDeltas(rows, [{ node_id: 'root', dimension: 'tokens', consumed: 6n, reserved: 0n }])).toThrow(RangeError);
     expect(() => applyDeltas(rows, [{ node_id: 'root', dimension: 'tokens', consumed: 0n, reserved: -4n }])).toThrow(RangeError);
     expect(() => applyDeltas(rows, [{ node_id: 'root', dimension: 'tokens', consumed: -3n, reserved: 0n }])).toThrow(RangeError);
