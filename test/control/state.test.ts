@@ -23,6 +23,10 @@ describe('authority state', () => {
     expect(nextState('space', 'unresolved', 'baton.scope.lifecycle_changed', {})).toBe('active');
     expect(nextState('agent', 'unresolved', 'rw003.agent_card.lifecycle_changed', {})).toBe('unresolved');
     expect(nextState('delegation', 'suspended', 'rw003.delegation.amended', {})).toBe('suspended');
+    expect(nextState('delegation', 'active', 'rw003.delegation.amended', { lifecycle: 'suspended' })).toBe('suspended');
+    expect(nextState('delegation', 'unresolved', 'rw003.delegation.issued', { lifecycle: 'proposed' })).toBe('proposed');
+    // The refused value is echoed, bounded.
+    expect(expectCode(() => nextState('space', 'active', 'baton.scope.lifecycle_changed', { lifecycle: 'x'.repeat(100) }), 'invalid_request').details).toEqual({ lifecycle: 'x'.repeat(64) });
     expectCode(() => nextState('space', 'active', 'baton.scope.lifecycle_changed', { lifecycle: 'tripped' }), 'invalid_request');
     expect(expectCode(() => nextState('space', 'active', 'baton.scope.lifecycle_changed', { lifecycle: 7 }), 'invalid_request').details).toEqual({ lifecycle: '7' });
   });
