@@ -22,7 +22,7 @@ describe('fenceSetOf', () => {
   });
 
   it('refuses two different heads for one stream (position, id or digest) and any attempt branch', () => {
-    for (const other of [boundary(deleg, 2), { ...boundary(deleg, 1), event_id: 'ev_other' }, boundary(deleg, 1, 'b')]) {
+    for (const other of [{ ...boundary(deleg, 1), position: 2 }, { ...boundary(deleg, 1), event_id: 'ev_other' }, boundary(deleg, 1, 'b')]) {
       expect(expectCode(() => fenceSetOf([boundary(deleg, 1), other]), 'invalid_request').details).toEqual({ branch_id: 'delegation:d1' });
     }
     expect(expectCode(() => fenceSetOf([boundary(scope('attempt', 'att1'), 1)]), 'invalid_request').details).toEqual({ branch_id: 'attempt:att1' });
@@ -80,5 +80,7 @@ describe('checkFences', () => {
 describe('streamsToRead', () => {
   it('reads the fenced and the required authority streams once each, in lock order', () => {
     expect(streamsToRead(fenceSetOf([boundary(space, 2)]), [deleg, space, scope('attempt', 'att1')])).toEqual([streamOf(deleg), streamOf(space)]);
+    // A fenced stream no rule requires is still read (its head must not have moved either).
+    expect(streamsToRead(fenceSetOf([boundary(agent, 1)]), [deleg])).toEqual([streamOf(agent), streamOf(deleg)]);
   });
 });
