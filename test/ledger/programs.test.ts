@@ -41,6 +41,10 @@ describe('openBudget refusals', () => {
     const sixteen = await root(dims(16));
     expect((await store.ledger.tree(sixteen.node_id))!.balances).toHaveLength(16);
     await expectCodeAsync(root([...dims(1), ...dims(1)]), 'invalid_request');
+    // The same node id with other content is refused, naming it.
+    const id = randomIds.next('dlg');
+    await store.ledger.openBudget({ ...base, node_id: id, not_after: FAR, dimensions: dims(1) });
+    expect((await expectCodeAsync(store.ledger.openBudget({ ...base, node_id: id, not_after: FAR, dimensions: dims(2) }), 'invalid_request')).details).toEqual({ node_id: id });
     await store.close();
   });
 
@@ -80,6 +84,10 @@ describe('openBudget refusals', () => {
     expect((await expectCodeAsync(wide.child(), 'limit_exceeded')).details).toEqual({ max: 2 });
     await wide.store.close();
 
+    const roots = await world({ maxActiveRoots: 1 });
+    expect((await expectCodeAsync(roots.store.ledger.openBudget({ ...roots.base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: dims(1) }), 'limit_exceeded')).details).toEqual({ max: 1 });
+    await roots.store.close();
+
     const kept = await world({ maxRetainedRecords: 2 });
     await kept.child(); // root + child = 2 retained
     expect((await expectCodeAsync(kept.child(), 'limit_exceeded')).details).toEqual({ max: 2 });
@@ -108,6 +116,21 @@ describe('admission bounds', () => {
     expect((await expectCodeAsync(s2.ledger.admit({ ...at, at: '2030-01-01T00:00:00.000Z' }), 'context_invalidated')).details).toEqual({ node_id: root });
     await expect(s2.ledger.admit({ ...at, at: '2029-12-31T23:59:59.999Z' })).resolves.toMatchObject({ status: 'held' });
     await s2.close();
+  });
+});
+
+describe('admission idempotency', () => {
+  it('a reused effect id with other content, or a reused reservation id, is refused naming it', async () => {
+    const store = open();
+    const space = freshSpace();
+    await publishAgent(store, space);
+    const c = await chain(store, space);
+    const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
+    await store.ledger.admit(req);
+    expect((await expectCodeAsync(store.ledger.admit({ ...req, amounts: { units: 2n } }), 'invalid_request')).details).toEqual({ effect_id: req.effect_id });
+    const other = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
+    expect((await expectCodeAsync(store.ledger.admit({ ...other, reservation_id: req.reservation_id }), 'invalid_request')).details).toEqual({ reservation_id: req.reservation_id });
+    await store.close();
   });
 });
 
