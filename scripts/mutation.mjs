@@ -18,8 +18,16 @@ for (const group of Object.keys(GROUPS)) {
   if (!existsSync(file)) continue;
   const report = JSON.parse(readFileSync(file, 'utf8'));
   const count = { Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0 };
-  for (const f of Object.values(report.files)) for (const m of f.mutants) if (m.status in count) count[m.status]++;
+  let strings = 0;
+  for (const f of Object.values(report.files)) {
+    for (const m of f.mutants) {
+      if (m.status in count) count[m.status]++;
+      if (m.status === 'Survived' && m.mutatorName === 'StringLiteral') strings++;
+    }
+  }
   const detected = count.Killed + count.Timeout;
   const valid = detected + count.Survived + count.NoCoverage;
-  console.log(`${group.padEnd(10)} ${((100 * detected) / Math.max(valid, 1)).toFixed(1)}%  killed ${detected}, survived ${count.Survived}, no coverage ${count.NoCoverage}`);
+  // Most surviving string mutants are error-message text or SQLite-ignored lock modes; shown apart.
+  const pct = (a, b) => `${((100 * a) / Math.max(b, 1)).toFixed(1)}%`;
+  console.log(`${group.padEnd(10)} ${pct(detected, valid)}  (${pct(detected, valid - strings)} without ${strings} surviving string literals)  killed ${detected}, survived ${count.Survived}, no coverage ${count.NoCoverage}`);
 }
