@@ -4,8 +4,45 @@ import tseslint from 'typescript-eslint';
 // exhaustively; only adapters, the HTTP edge and the CLI may import these.
 const IO_MODULES = ['express', 'undici', 'better-sqlite3', 'pg', 'pino', 'commander'];
 
+// The pure core (RW-003/ADR-0014 rules and the transaction programs): its
+// folders may not reach the edges, the store adapters or file/network I/O.
+const PURE_CORE = [
+  'src/records/**',
+  'src/contracts/**',
+  // src/gates/approvals.ts is the gate's service (store, callers); the rest is its pure rules.
+  'src/gates/{check,policy,preview,records,rules}.ts',
+  'src/control/**',
+  'src/ledger/**',
+  'src/attempts/**',
+  'src/audit/**',
+  'src/store/tx/**',
+  'src/store/port.ts',
+  'src/errors.ts',
+];
+const NODE_IO = ['fs', 'fs/promises', 'http', 'https', 'net', 'node:fs', 'node:fs/promises', 'node:http', 'node:https', 'node:net', 'node:http2'];
+
+function pureCoreRule(extra) {
+  return [
+    'error',
+    {
+      paths: [
+        ...IO_MODULES.map((name) => ({ name, message: 'pure core: inject an interface instead' })),
+        ...NODE_IO.map((name) => ({ name, message: 'pure core: no file or network I/O; inject an interface instead' })),
+      ],
+      patterns: [
+        { regex: '(^|/)(gateway|push|operator|http|cli)/', message: 'pure core: the edges depend on the core, never the reverse' },
+        // The transaction port (store/port.ts, store/tx/) is the core's; the adapters are not.
+        { regex: '(^|/)store/(?!port\\.ts$|tx/)', message: 'pure core: use the store port (store/port.ts, store/tx/), not an adapter' },
+        { regex: '(^|/)(sqlite|postgres)/', message: 'pure core: use the store port, not an adapter' },
+        { regex: '(^|/)main\\.ts$', message: 'pure core: main.ts composes the core, never the reverse' },
+        ...extra,
+      ],
+    },
+  ];
+}
+
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'well-known/', 'coverage/', 'dist/'] },
+  { ignores: ['node_modules/', 'data/', 'well-known/', 'coverage/', 'dist/', 'reports/', '.stryker-tmp/'] },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -13,10 +50,11 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  { files: PURE_CORE, rules: { 'no-restricted-imports': pureCoreRule([]) } },
+  // Inside store/, relative imports name adapters without the `store/` prefix.
   {
-    files: ['src/records/**', 'src/contracts/**', 'src/gates/**', 'src/control/**', 'src/ledger/**', 'src/attempts/**', 'src/audit/**', 'src/errors.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { paths: IO_MODULES.map((name) => ({ name, message: 'pure core: inject an interface instead' })) }],
-    },
+    files: ['src/store/tx/**'],
+    rules: { 'no-restricted-imports': pureCoreRule([{ regex: '^\\.\\./(?!\\.\\./|port\\.ts$)', message: 'pure core: store/tx may use only the store port' }]) },
   },
+  { files: ['src/store/port.ts'], rules: { 'no-restricted-imports': pureCoreRule([{ regex: '^\\./(?!tx/|meta\\.ts$|gauges-sql\\.ts$|content-sql\\.ts$)', message: 'pure core: the store port may not import an adapter' }]) } },
 );

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { expectBatonCode } from './gateway/errors.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textPart, partsText } from './agents/card.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
-import type { AttemptBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../src/attempts/record.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import { until } from '../test/helpers/until.ts';
 
@@ -155,7 +157,7 @@ describe('interrupted tasks', () => {
       await store.close();
     }
     // A closed task takes no more messages: A2A UnsupportedOperationError (-32004), nothing admitted.
-    await expect(client.sendMessage({ tenant: '', message: { ...message('too late'), taskId: first.id }, configuration: undefined, metadata: undefined })).rejects.toThrow(/cannot take another message/);
+    await expect(client.sendMessage({ tenant: '', message: { ...message('too late'), taskId: first.id }, configuration: undefined, metadata: undefined })).rejects.toBeInstanceOf(UnsupportedOperationError);
     const raw = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
@@ -297,7 +299,7 @@ describe('outcomes Baton refuses to call success', () => {
     };
     const before = await sends();
     const bad = await world.client('honest', { key: 'wrong-key' });
-    await expect(bad.sendMessage(send('x'))).rejects.toThrow(/401|API key|credentials|authenticat/i);
+    await expectBatonCode(bad.sendMessage(send('x')), 'authentication_required');
     const wrong = await fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': 'wrong-key' },
@@ -315,8 +317,8 @@ describe('outcomes Baton refuses to call success', () => {
     await store.close();
     const remoteIds = attempts.map((a) => a.remote.task_id).filter((id): id is string => typeof id === 'string');
     expect(remoteIds.length).toBeGreaterThan(0);
-    await expect(client.getTask({ tenant: '', id: 'att_doesnotexist' })).rejects.toThrow(/not found/i);
-    for (const id of remoteIds) await expect(client.getTask({ tenant: '', id })).rejects.toThrow(/not found/i);
+    await expect(client.getTask({ tenant: '', id: 'att_doesnotexist' })).rejects.toBeInstanceOf(TaskNotFoundError);
+    for (const id of remoteIds) await expect(client.getTask({ tenant: '', id })).rejects.toBeInstanceOf(TaskNotFoundError);
   });
 });
 
@@ -346,7 +348,7 @@ describe('the owner quota on issuance', () => {
     const running = [client.sendMessageStream(send('slow one')), client.sendMessageStream(send('slow two'))];
     const firsts = await Promise.all(running.map(async (it) => (await it.next()).value));
     expect(firsts.every((ev) => ev?.payload?.$case === 'task')).toBe(true);
-    await expect(client.sendMessage(send('one too many'))).rejects.toThrow(/active roots|limit/i);
+    expect((await expectBatonCode(client.sendMessage(send('one too many')), 'limit_exceeded')).message).toMatch(/active-root limit/);
     await Promise.all(running.map((it) => it.return(undefined)));
   }, 60_000);
 });

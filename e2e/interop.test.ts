@@ -12,7 +12,7 @@ import { Role, TaskState, verifyAgentCardSignature, type AgentCard, type Message
 import { LegacyJsonRpcTransport, LegacyRestTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { importJWK, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AttemptBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../src/attempts/record.ts';
 import { digestOf } from '../src/records/digest.ts';
 import { partsText, textPart } from './agents/card.ts';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';

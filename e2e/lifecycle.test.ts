@@ -17,7 +17,7 @@ import { textPart } from './agents/card.ts';
 import { API_KEY, BATON_MAIN, startWorld, type World } from './gateway/world.ts';
 import { pollUntil, spawnReady } from './harness/process.ts';
 import { freePort, tryConnect } from './harness/net.ts';
-import type { AttemptBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../src/attempts/record.ts';
 
 const message = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
 const send = (text: string) => ({ tenant: '', message: message(text), configuration: undefined, metadata: undefined });

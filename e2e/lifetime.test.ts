@@ -14,10 +14,11 @@ import { Role, TaskState, type Message, type StreamResponse, type Task } from '@
 import type { Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textPart, partsText } from './agents/card.ts';
+import { expectBatonCode } from './gateway/errors.ts';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { pollUntil } from './harness/process.ts';
-import type { AttemptBody, ReceiptBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody, ReceiptBody } from '../src/attempts/record.ts';
 import type { LedgerTreeNode } from '../src/ledger/types.ts';
 import { streamOf } from '../src/control/scope.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
@@ -204,14 +205,17 @@ describe('expiry blocks new admissions without killing admitted work', () => {
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
       body: JSON.stringify({ message: { ...followUp.message, messageId: randomUUID() } }),
     });
-    expect(rest.ok).toBe(false);
-    expect(await rest.text()).toMatch(/expired/);
+    expect(rest.status).toBe(409);
+    const restBody = (await rest.json()) as { error: { message: string; details: Array<{ domain?: string; metadata?: Record<string, string> }> } };
+    expect(restBody.error.details.find((d) => d.domain === 'baton')?.metadata?.baton).toBe('context_invalidated');
+    expect(restBody.error.message).toMatch(/expired/);
     // The streaming door refuses it the same way (through the SDK client).
-    await expect(
+    await expectBatonCode(
       (async () => {
         for await (const _ of client.sendMessageStream({ tenant: '', message: { ...message('again'), taskId: asked.id, contextId: asked.contextId }, configuration: undefined, metadata: undefined })) break;
       })(),
-    ).rejects.toThrow(/expired|invalidated/i);
+      'context_invalidated',
+    );
 
     const log = await world.agents.asker!.log();
     expect(sends(log.counts)).toBe(before);
@@ -283,8 +287,9 @@ describe('cancellation preserves its first cause', () => {
 
     await revoke(root, 'e2e: revoked after the caller cancelled');
     await pollUntil(() => withStore((s) => s.control.head({ space_id: closed.space_id, scope_kind: 'delegation', scope_id: root })), (h) => h?.state === 'revoked', { what: 'revoked head' });
-    // Give the 50 ms revocation sweep several passes to (wrongly) touch the attempt.
-    await new Promise((r) => setTimeout(r, 300));
+    // Whole revocation sweep passes after the head moved: pass+1 and pass+2 both began after the revocation was durable.
+    const pass = (await world.baton.nextLine((m) => typeof m.sweep_pass === 'number')).sweep_pass as number;
+    await world.baton.nextLine((m) => typeof m.sweep_pass === 'number' && m.sweep_pass >= pass + 2);
 
     const after = (await latestAttempt(attemptId))!;
     expect(after).toMatchObject({ state: 'closed', outcome: 'cancelled', cancel_cause: { cause: 'caller' } });

@@ -11,7 +11,7 @@ import { pollUntil } from './harness/process.ts';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
-import type { AttemptBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../src/attempts/record.ts';
 
 const OPS_KEY = 'e2e-operator-key-not-a-secret';
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');

@@ -15,7 +15,7 @@ import { baton as batonCli } from '../test/cli/run.ts';
 import { sealRecord } from '../src/records/envelope.ts';
 import { randomIds } from '../src/records/ids.ts';
 import { systemClock } from '../src/records/time.ts';
-import type { AttemptBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../src/attempts/record.ts';
 
 const OPS_KEY = 'e2e-operator-key-not-a-secret';
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -183,7 +183,8 @@ describe('RW-003 §11.4 mid-execution reassignment', () => {
     const d2 = (await audit(other)).attempt.body.delegation_ref.object_id;
     expect((await admin('POST', `/admin/delegations/${d2}/revoke`, { reason: 'misconduct' })).status).toBe(200);
     const again = await admin<{ error: { code: string } }>('POST', `/admin/delegations/${d2}/reassign`, { to: 'beta', reason: 'try', resolvePrevious: { as: 'consumed', note: 'x' } });
-    expect(again.status).toBeGreaterThanOrEqual(400);
+    expect(again.status).toBe(400);
+    expect(again.json.error.code).toBe('invalid_request');
     expect(await sendsTo('beta')).toBe(before); // beta never got either (Baton may still be reading ATT-2 there)
   });
 

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AttemptBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../src/attempts/record.ts';
 import { schemaRefFor } from '../src/records/schema-ref.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import { until } from '../test/helpers/until.ts';

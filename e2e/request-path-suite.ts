@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schemaRefFor } from '../src/records/schema-ref.ts';
 import type { Store } from '../src/store/port.ts';
-import type { AttemptBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../src/attempts/record.ts';
 import { until } from '../test/helpers/until.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import { API_KEY, BATON_MAIN, startWorld, type World } from './gateway/world.ts';

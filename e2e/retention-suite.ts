@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AttemptBody, TaskInputBody } from '../src/gateway/attempt-record.ts';
+import type { AttemptBody, TaskInputBody } from '../src/attempts/record.ts';
 import type { Store } from '../src/store/port.ts';
 import { baton as cli } from '../test/cli/run.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
+import { expectBatonCode } from './gateway/errors.ts';
 import { partsText, textPart } from './agents/card.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { computeContentDigest } from '../src/records/envelope.ts';
@@ -127,7 +128,8 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
 
     it('a root allowing one invocation is exhausted by A\'s hop, so B refuses its own and nothing reaches the agent', async () => {
       const client = await tight.client();
-      await expect(client.sendMessage(send('too little budget'))).rejects.toThrow(/the delegatee refused the request \(LIMIT_EXCEEDED\)/); // B's code relayed, never B's text
+      const refused = await expectBatonCode(client.sendMessage(send('too little budget')), 'limit_exceeded');
+      expect(refused.message).toBe('the delegatee refused the request (LIMIT_EXCEEDED)'); // B's code relayed, never B's text
       const log = await tight.agent.log();
       expect(log.counts.SendMessage ?? 0).toBe(0);
     });

@@ -5,7 +5,7 @@
  * remote ids never stand in for Baton's; the chain is for the delegatee).
  */
 import { expect } from 'vitest';
-import type { AttemptBody } from '../../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../../src/attempts/record.ts';
 import { schemaRefFor } from '../../src/records/schema-ref.ts';
 import type { Store } from '../../src/store/port.ts';
 

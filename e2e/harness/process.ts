@@ -31,6 +31,8 @@ export interface ReadyProcess<T = Record<string, unknown>> {
   kill9(): Promise<void>;
   /** The last few KB of stderr, for diagnostics. */
   stderrTail(): string;
+  /** Resolves with the next JSON stdout line after the ready line that `match` accepts (lines before this call are not seen). */
+  nextLine(match: (msg: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   /** Settles with the exit code/signal when the process ends. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -113,14 +115,35 @@ export function spawnReady<T = Record<string, unknown>>(
       if (typeof ready !== 'object' || ready === null) return fail(`ready line is not an object: ${line}`);
       settled = true;
       clearTimeout(timer);
-      // Keep draining stdout so a chatty child never blocks on a full pipe.
-      lines.on('line', () => undefined);
+      // Keep draining stdout so a chatty child never blocks on a full pipe; later JSON lines go to nextLine waiters.
+      const waiters = new Set<{ match: (msg: Record<string, unknown>) => boolean; resolve: (msg: Record<string, unknown>) => void }>();
+      lines.on('line', (line) => {
+        let msg: unknown;
+        try {
+          msg = JSON.parse(line);
+        } catch {
+          return;
+        }
+        if (typeof msg !== 'object' || msg === null) return;
+        for (const w of waiters) {
+          if (w.match(msg as Record<string, unknown>)) {
+            waiters.delete(w);
+            w.resolve(msg as Record<string, unknown>);
+          }
+        }
+      });
+      const nextLine = (match: (msg: Record<string, unknown>) => boolean) =>
+        new Promise<Record<string, unknown>>((res, rej) => {
+          waiters.add({ match, resolve: res });
+          void exited.then(({ code, signal }) => rej(new Error(`${file} exited (code ${code}, signal ${signal}) while a line was awaited\n${stderr}`)));
+        });
       resolve({
         ready,
         pid: child.pid ?? -1,
         stop: () => terminate(child, 'SIGTERM', stopGraceMs),
         kill9: () => terminate(child, 'SIGKILL', 0),
         stderrTail: () => stderr,
+        nextLine,
         exited,
       });
     });

@@ -8,7 +8,7 @@
 import type { ControlBoundaryRef, StreamHead } from '../control/fence.ts';
 import { streamKey } from '../control/scope.ts';
 import type { RevisionRef } from '../records/revision-ref.ts';
-import type { AttemptBody } from '../gateway/attempt-record.ts';
+import type { AttemptBody } from './record.ts';
 import type { TaskFingerprint } from './task-view.ts';
 
 export type ReconciliationState = 'settled' | 'held' | 'unknown' | 'released' | 'consumed' | 'none';

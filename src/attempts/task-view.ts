@@ -5,6 +5,9 @@
  */
 import { z } from 'zod';
 import { digestOf, type Digest } from '../records/digest.ts';
+import type { JsonValue } from '../records/strict-json.ts';
+
+type Json = { [key: string]: JsonValue };
 
 /** A2A v1.0 TaskState names on the wire. */
 export const TASK_STATES = [
@@ -64,4 +67,23 @@ export function isTerminal(state: string): boolean {
 }
 export function isInterrupted(state: string): boolean {
   return INTERRUPTED_STATES.has(state as TaskStateName);
+}
+
+export function stateOf(view: Json): string {
+  const status = view.status as Json | undefined;
+  return typeof status?.state === 'string' ? status.state : '';
+}
+
+/** Applies an artifactUpdate to the observed view (A2A: append extends parts of the same artifact). */
+export function mergeArtifact(view: Json, update: Json): void {
+  const artifact = update.artifact as Json | undefined;
+  if (!artifact) return;
+  const list = (Array.isArray(view.artifacts) ? view.artifacts : []) as Json[];
+  const i = list.findIndex((a) => a.artifactId === artifact.artifactId);
+  if (i >= 0 && update.append === true) {
+    const prev = list[i]!;
+    list[i] = { ...prev, parts: [...((prev.parts as JsonValue[]) ?? []), ...((artifact.parts as JsonValue[]) ?? [])] };
+  } else if (i >= 0) list[i] = artifact;
+  else list.push(artifact);
+  view.artifacts = list;
 }

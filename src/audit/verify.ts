@@ -9,6 +9,9 @@
  * Rows must arrive grouped: a record's revisions together in seq order, a
  * stream's events together in position order (AuditReads scans do this), so
  * only the chain being walked is held in memory.
+ *
+ * One module (~340 lines) on purpose: the record and stream walks share the
+ * strict re-derivation of bytes and digests that makes the verdict trustworthy.
  */
 import { ControlEvent, eventDigest } from '../control/event.ts';
 import { streamOf, type ScopeKind } from '../control/scope.ts';

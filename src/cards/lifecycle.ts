@@ -6,14 +6,14 @@
  * authority branch (§1.2). The projected state over those records is
  * authoritative; the lifecycle a card asserts about itself is not (§3).
  *
- * Persistence is injected (`append`); the projection and the delegation check
- * are pure so the store adapters can share them.
+ * The projection and the delegation check are pure; production binds the
+ * lifecycle read from a verified card or the operator's facts and checks it
+ * with assertCardUsableForDelegation (src/gateway/delegatees.ts).
  */
 import { contextInvalidated, invalidRequest } from '../errors.ts';
-import { refOf, sealRecord, type SealedRecord } from '../records/envelope.ts';
-import type { IdSource } from '../records/ids.ts';
+import { refOf, type SealedRecord } from '../records/envelope.ts';
 import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
-import { utc, type Clock, type UtcTime } from '../records/time.ts';
+import type { UtcTime } from '../records/time.ts';
 import type { CardLifecycleState } from './extension.ts';
 
 export const CARD_PUBLISHED = 'rw003.agent_card.published';
@@ -107,68 +107,4 @@ export function assertCardUsableForDelegation(view: CardLifecycleView | undefine
   if (view.state !== 'active') {
     throw contextInvalidated(`agent card is ${view.state}; new delegation is refused`, { agent_card_id: view.agent_card_id, state: view.state });
   }
-}
-
-/** Appends card lifecycle records and keeps their projection. */
-export interface CardLifecycleRegistry {
-  published(input: Omit<Extract<CardEventBody, { event_type: typeof CARD_PUBLISHED }>, 'event_type' | 'control_scope_ref'>): Promise<CardEventRecord>;
-  changeLifecycle(agentCardId: string, to: CardLifecycleState, reason: string): Promise<CardEventRecord>;
-  view(agentCardId: string): CardLifecycleView | undefined;
-}
-
-export interface CardLifecycleDeps {
-  /** Durable append (issue #5). The view only advances after it resolves. */
-  append: (record: CardEventRecord) => Promise<void>;
-  ids: IdSource;
-  clock: Clock;
-  issuedBy: ActorRef;
-  spaceId: string;
-}
-
-/** An in-process registry over an injected append function. */
-export function createCardLifecycleRegistry(deps: CardLifecycleDeps): CardLifecycleRegistry {
-  const views = new Map<string, CardLifecycleView>();
-  const records = new Map<string, string>(); // agent_card_id → envelope record_id
-  let queue: Promise<unknown> = Promise.resolve();
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = queue.then(fn, fn);
-    queue = run.catch(() => undefined);
-    return run;
-  };
-  const commit = async (agentCardId: string, body: CardEventBody, lifecycle: CardLifecycleState): Promise<CardEventRecord> => {
-    const view = views.get(agentCardId);
-    const record = sealRecord(
-      { type: 'agent_card', body, issuedBy: deps.issuedBy, lifecycle, prior: view?.head, recordId: records.get(agentCardId) },
-      deps,
-    ) as CardEventRecord;
-    const next = applyCardEvent(view, record); // validate before the durable append
-    await deps.append(record);
-    views.set(agentCardId, next);
-    records.set(agentCardId, record.record_id);
-    return record;
-  };
-  const scope = (id: string): AgentScopeRef => ({ space_id: deps.spaceId, scope_kind: 'agent', scope_id: id });
-  return {
-    published: (input) =>
-      serial(() => {
-        const state = views.get(input.agent_card_id)?.state ?? input.asserted_lifecycle;
-        return commit(input.agent_card_id, { event_type: CARD_PUBLISHED, control_scope_ref: scope(input.agent_card_id), ...input }, state);
-      }),
-    changeLifecycle: (agentCardId, to, reason) =>
-      serial(() => {
-        const from = views.get(agentCardId)?.state;
-        if (from === undefined) throw invalidRequest('lifecycle change for an unpublished card');
-        const body: CardEventBody = {
-          event_type: CARD_LIFECYCLE_CHANGED,
-          control_scope_ref: scope(agentCardId),
-          agent_card_id: agentCardId,
-          from,
-          to,
-          reason,
-          effective_at: utc(deps.clock.now()),
-        };
-        return commit(agentCardId, body, to);
-      }),
-    view: (id) => views.get(id),
-  };
 }

@@ -13,7 +13,7 @@ import type { ActorRef } from '../records/revision-ref.ts';
 import type { Clock } from '../records/time.ts';
 import type { Envelope } from '../records/envelope.ts';
 import type { Store } from '../store/port.ts';
-import { AttemptBodySchema, type AttemptBody, type StoredTaskView } from './attempt-record.ts';
+import { AttemptBodySchema, type AttemptBody, type StoredTaskView } from '../attempts/record.ts';
 import { detachedOf, ride } from '../records/detached.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 

@@ -20,9 +20,10 @@
 import { z } from 'zod';
 import { Rw003CardParams } from '../cards/extension.ts';
 import type { CardVerification } from '../cards/verify.ts';
+import type { CardObservation } from '../attempts/record.ts';
 import type { DelegateeOption } from '../contracts/presets.ts';
 import { unsupported } from '../errors.ts';
-import { digestOf, type Digest } from '../records/digest.ts';
+import { digestOf } from '../records/digest.ts';
 import { Identifier } from '../records/ids.ts';
 import { cardRefOf, operatorRefOf } from './identity.ts';
 
@@ -40,19 +41,7 @@ export const OperatorFacts = z.strictObject({
 });
 export type OperatorFacts = z.infer<typeof OperatorFacts>;
 
-/** RW-003 §10.3 observation of the card a delegation used. */
-export interface CardObservation {
-  form: CardVerification['form'];
-  source: string;
-  raw_digest: Digest;
-  payload_digest: Digest;
-  /** False only where the operator allowed an unsigned card; then every receipt says so. */
-  signed: boolean;
-  /** Where the identity came from: the card's signed extension, or the operator's attested facts. */
-  identity: 'card_extension' | 'operator_attested';
-  attested_by?: string;
-  facts_digest?: Digest;
-}
+export type { CardObservation };
 
 export interface DelegateeIdentity {
   option: DelegateeOption;

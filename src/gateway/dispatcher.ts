@@ -11,7 +11,7 @@
  * never sees a remote id.
  */
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
-import { isInterrupted, isTerminal } from '../attempts/task-view.ts';
+import { isInterrupted, isTerminal, stateOf } from '../attempts/task-view.ts';
 import type { DelegationContract } from '../contracts/model.ts';
 import { BatonError, isBatonError } from '../errors.ts';
 import type { Reservation } from '../ledger/types.ts';
@@ -19,7 +19,7 @@ import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { schemaRefFor } from '../records/schema-ref.ts';
 import { attemptOf, type Attempt } from './attempts.ts';
-import type { AttemptBody } from './attempt-record.ts';
+import type { AttemptBody } from '../attempts/record.ts';
 import type { Caller } from './callers.ts';
 import { Follower } from './follower.ts';
 import { admitFirstTurn, admitFollowUp, type AdmittedTurn } from './path/admit.ts';
@@ -40,7 +40,7 @@ import { verdictReleased } from './path/verify.ts';
 import { presentMessage, presentTask, withIds } from './present.ts';
 import { Reconciler } from './reconciler.ts';
 import { Stopper, type StopCause } from './stopper.ts';
-import { stateOf, toCallerError } from './wire.ts';
+import { toCallerError } from './wire.ts';
 import { inSpan, turnIds } from '../telemetry/tracing.ts';
 
 export type { Attempt } from './attempts.ts';

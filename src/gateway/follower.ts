@@ -8,7 +8,7 @@
  * reconciliation and escalated, never silently dropped.
  */
 import { utc } from '../records/time.ts';
-import type { WorkRow } from '../store/programs/ops.ts';
+import type { WorkRow } from '../store/tx/ops.ts';
 import type { PathDeps } from './path/deps.ts';
 import { rebuildTurn } from './path/rebuild-turn.ts';
 import { completeQuietly } from './path/run-turn.ts';

@@ -19,7 +19,7 @@
 import type { Outcome } from '../control/event.ts';
 import type { RevisionRef } from '../records/revision-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
-import type { AttemptBody } from './attempt-record.ts';
+import type { AttemptBody } from '../attempts/record.ts';
 
 type Json = { [key: string]: JsonValue };
 

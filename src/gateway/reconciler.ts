@@ -15,7 +15,7 @@ import { invalidRequest } from '../errors.ts';
 import { refOf, sealRecord } from '../records/envelope.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import { utc } from '../records/time.ts';
-import type { ReceiptBody } from './attempt-record.ts';
+import type { ReceiptBody } from '../attempts/record.ts';
 import type { Attempt } from './attempts.ts';
 import type { PathDeps } from './path/deps.ts';
 import { findByContext } from './path/follow.ts';

@@ -9,7 +9,7 @@
 import { fingerprint, isTerminal, TaskView } from '../attempts/task-view.ts';
 import type { ControlBoundaryRef } from '../control/fence.ts';
 import { utc } from '../records/time.ts';
-import type { AttemptBody } from './attempt-record.ts';
+import type { AttemptBody } from '../attempts/record.ts';
 import type { Attempt } from './attempts.ts';
 import type { PathDeps } from './path/deps.ts';
 import { findByContext } from './path/follow.ts';

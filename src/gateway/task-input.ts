@@ -11,7 +11,7 @@ import type { IdSource } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { Clock } from '../records/time.ts';
-import type { TaskInputBody } from './attempt-record.ts';
+import type { TaskInputBody } from '../attempts/record.ts';
 import { CONTRACT_EXTENSION } from './present.ts';
 
 type Json = { [key: string]: JsonValue };

@@ -1,17 +1,13 @@
 /**
- * Small pure helpers for the A2A wire JSON the dispatcher handles: task
- * states, stream envelopes, artifact merging, the caller's error for a transport failure.
+ * Small helpers for the A2A wire JSON the dispatcher handles: stream
+ * envelopes, the presented chain, message text, the caller's error for a
+ * transport failure. Task-view helpers live in src/attempts/task-view.ts.
  */
 import { BatonError, invalidRequest } from '../errors.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { RemoteFailure, RemoteRpcError } from './remote.ts';
 
 type Json = { [key: string]: JsonValue };
-
-export function stateOf(view: Json): string {
-  const status = view.status as Json | undefined;
-  return typeof status?.state === 'string' ? status.state : '';
-}
 
 export function parseEnvelope(data: string): Json {
   try {
@@ -21,20 +17,6 @@ export function parseEnvelope(data: string): Json {
     // fall through
   }
   throw new RemoteFailure(true, 'stream event is not JSON-RPC');
-}
-
-/** Applies an artifactUpdate to the observed view (A2A: append extends parts of the same artifact). */
-export function mergeArtifact(view: Json, update: Json): void {
-  const artifact = update.artifact as Json | undefined;
-  if (!artifact) return;
-  const list = (Array.isArray(view.artifacts) ? view.artifacts : []) as Json[];
-  const i = list.findIndex((a) => a.artifactId === artifact.artifactId);
-  if (i >= 0 && update.append === true) {
-    const prev = list[i]!;
-    list[i] = { ...prev, parts: [...((prev.parts as JsonValue[]) ?? []), ...((artifact.parts as JsonValue[]) ?? [])] };
-  } else if (i >= 0) list[i] = artifact;
-  else list.push(artifact);
-  view.artifacts = list;
 }
 
 /** The contracts an upstream presented, as untrusted values (each is parsed and verified by adopt). */

@@ -27,11 +27,6 @@ export function errorBody(err: BatonError): { error: { code: ErrorCode; message:
   return { error: { code: err.code, message: err.message, details: { ...err.details } } };
 }
 
-/** JSON-RPC 2.0 error object for an error. */
-export function jsonRpcError(err: BatonError): { code: number; message: string; data: { baton: ErrorCode; details: Record<string, unknown> } } {
-  return { code: WIRE_CODES[err.code].jsonRpc, message: err.message, data: { baton: err.code, details: { ...err.details } } };
-}
-
 /** Anything not a BatonError becomes an opaque storage/internal error on the wire. */
 export function toBatonError(err: unknown): BatonError {
   if (err instanceof BatonError) return err;

@@ -17,7 +17,7 @@ import type { ControlEvent, EventType } from '../control/event.ts';
 import type { StreamHead } from '../control/fence.ts';
 import { streamKey, streamOf, type ControlScopeRef, type ScopeKind } from '../control/scope.ts';
 import { contextInvalidated, invalidRequest } from '../errors.ts';
-import type { AttemptBody, TaskInputBody } from '../gateway/attempt-record.ts';
+import type { AttemptBody, TaskInputBody } from '../attempts/record.ts';
 import { inputContentOf } from '../gateway/task-input.ts';
 import { purgeContent } from '../retention/purge.ts';
 import type { DelegationAuthority } from '../gateway/authority.ts';

@@ -13,7 +13,7 @@ import type { SealedRecord } from '../records/envelope.ts';
 import { signDetached } from '../records/signature.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { Keyring } from '../keys/keyring.ts';
-import type { AttemptBody } from '../gateway/attempt-record.ts';
+import type { AttemptBody } from '../attempts/record.ts';
 import { presentTask, withClosingRevision } from '../gateway/present.ts';
 import { presentAttempt } from '../gateway/path/present-attempt.ts';
 import type { DeliveryRow, PushConfigRow } from '../store/port.ts';

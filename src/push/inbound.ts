@@ -15,7 +15,7 @@ import { decodeProtectedHeader, jwtVerify } from 'jose';
 import type { TrustStore } from '../cards/trust-store.ts';
 import { originOf } from '../cards/trust-store.ts';
 import { BatonError } from '../errors.ts';
-import type { AttemptBody } from '../gateway/attempt-record.ts';
+import type { AttemptBody } from '../attempts/record.ts';
 import { attemptOf } from '../gateway/attempts.ts';
 import type { DelegateeConfig } from '../gateway/delegatees.ts';
 import type { Logger } from '../log.ts';

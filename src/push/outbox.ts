@@ -17,7 +17,7 @@
  */
 import type { Agent } from 'undici';
 import { isBatonError } from '../errors.ts';
-import type { AttemptBody } from '../gateway/attempt-record.ts';
+import type { AttemptBody } from '../attempts/record.ts';
 import type { Keyring } from '../keys/keyring.ts';
 import type { Logger } from '../log.ts';
 import type { Envelope, SealedRecord } from '../records/envelope.ts';

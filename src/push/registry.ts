@@ -8,7 +8,7 @@
  * (and again at every delivery, since DNS answers change).
  */
 import { limitExceeded } from '../errors.ts';
-import type { AttemptBody } from '../gateway/attempt-record.ts';
+import type { AttemptBody } from '../attempts/record.ts';
 import type { Caller } from '../gateway/callers.ts';
 import type { SealedRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';

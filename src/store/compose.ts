@@ -9,9 +9,9 @@ import { isAuthorityScope, streamOf, type StreamId } from '../control/scope.ts';
 import type { LedgerLimits } from '../ledger/types.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ControlStore, LedgerStore } from './port.ts';
-import { appendControl, headOf, parseEventInput } from './programs/control.ts';
-import { admit, admitTask, narrow, nodeOf, openBudget, reservationOf, settle } from './programs/ledger.ts';
-import type { HeadRow, NodeRow, Program, ReservationRow } from './programs/ops.ts';
+import { appendControl, headOf, parseEventInput } from '../control/append.ts';
+import { admit, admitTask, narrow, nodeOf, openBudget, reservationOf, settle } from '../ledger/programs.ts';
+import type { HeadRow, NodeRow, Program, ReservationRow } from './tx/ops.ts';
 import { buildTree, type TreeRow } from './tree.ts';
 
 /** Runs a fresh program from `make` atomically; an adapter may call `make` again to retry. */

@@ -19,7 +19,7 @@ import type {
   TaskAdmissionRequest,
 } from '../ledger/types.ts';
 import type { Envelope } from '../records/envelope.ts';
-import type { EventRow, RecordRow, WorkRow } from './programs/ops.ts';
+import type { EventRow, RecordRow, WorkRow } from './tx/ops.ts';
 import type { MetaStore } from './meta.ts';
 import type { ContentStore } from './content-sql.ts';
 

@@ -8,7 +8,7 @@
  */
 import type { WorkStore } from './port.ts';
 import type { PushDialect } from './push-sql.ts';
-import type { WorkRow } from './programs/ops.ts';
+import type { WorkRow } from './tx/ops.ts';
 
 /** Migration 5 in both dialects; `strict` is ' STRICT' for SQLite. */
 export const workTablesSql = (strict: string) => `

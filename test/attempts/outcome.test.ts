@@ -118,3 +118,60 @@ describe('fences moved during the effect (RW-003 §1.2)', () => {
     );
   });
 });
+
+describe('outcome projection, exactly (the receipt records every field)', () => {
+  const done = task('TASK_STATE_COMPLETED');
+  const none = { acceptance: [] };
+
+  it('each branch yields its outcome, settlement and reason', () => {
+    expect(project({ kind: 'not_transmitted' }, undefined)).toEqual({ outcome: 'failed', settlement: 'release', reasons: ['never transmitted'], ...none });
+    expect(project({ kind: 'lost', reason: 'timeout' }, undefined)).toEqual({ outcome: 'unknown', settlement: 'hold', reasons: ['lost after transmission: timeout'], ...none });
+    expect(project(seen(task('TASK_STATE_INPUT_REQUIRED')), undefined)).toEqual({ settlement: 'hold', reasons: ['interrupted: TASK_STATE_INPUT_REQUIRED'], ...none });
+    expect(project(seen(task('TASK_STATE_WORKING')), undefined)).toEqual({ settlement: 'hold', reasons: ['not terminal: TASK_STATE_WORKING'], ...none });
+    expect(project(seen(done), undefined)).toEqual({ outcome: 'unknown', settlement: 'hold', reasons: ['read-back unavailable'], ...none });
+    expect(project(seen(done), { kind: 'unavailable', reason: 'reset' })).toEqual({ outcome: 'unknown', settlement: 'hold', reasons: ['read-back unavailable: reset'], ...none });
+    expect(project(seen(done), back(task('TASK_STATE_COMPLETED', undefined, 'other')))).toEqual({ outcome: 'unknown', settlement: 'hold', reasons: ['read-back returned another task'], ...none });
+    expect(project(seen(done), back(task('TASK_STATE_FAILED')))).toEqual({ outcome: 'unknown', settlement: 'hold', reasons: ['read-back state TASK_STATE_FAILED disagrees with observed TASK_STATE_COMPLETED'], ...none });
+    expect(project(seen(done), back(structuredClone(done)))).toEqual({ outcome: 'succeeded', settlement: 'consume', reasons: ['read-back agrees; acceptance passed'], ...none });
+    const cancelled = task('TASK_STATE_CANCELED', []);
+    expect(project(seen(cancelled), back(cancelled))).toEqual({ outcome: 'cancelled', settlement: 'consume', reasons: ['read-back confirms cancelled'], ...none });
+    const dirty = task('TASK_STATE_CANCELED');
+    expect(project(seen(dirty), back(dirty))).toEqual({ outcome: 'partially_applied', settlement: 'hold', reasons: ['cancelled with outputs'], ...none });
+    for (const state of ['TASK_STATE_FAILED', 'TASK_STATE_REJECTED']) {
+      const t = task(state);
+      expect(project(seen(t), back(t))).toEqual({ outcome: 'failed', settlement: 'consume', reasons: [`read-back confirms ${state}`], ...none });
+    }
+  });
+
+  it('a read-back whose status differs (same state, same artifacts) is partially applied, not succeeded', () => {
+    const later = { ...structuredClone(done), status: { state: 'TASK_STATE_COMPLETED', timestamp: '2026-12-01T10:05:00Z' } };
+    expect(project(seen(done), back(later))).toEqual({ outcome: 'partially_applied', settlement: 'hold', reasons: ['read-back artifacts or status differ from the observation'], ...none });
+    const otherArtifacts = task('TASK_STATE_COMPLETED', [{ artifactId: 'a1', parts: [{ mediaType: 'text/plain', text: 'bye' }] }]);
+    expect(project(seen(done), back(otherArtifacts)).outcome).toBe('partially_applied');
+  });
+
+  it('acceptance: every failed check is a reason; no criteria means no checks', () => {
+    const empty = task('TASK_STATE_COMPLETED', []);
+    expect(project(seen(empty), back(empty), { minArtifacts: 1, allowedMediaTypes: ['text/plain'] })).toEqual({
+      outcome: 'failed',
+      settlement: 'consume',
+      reasons: ['acceptance failed: artifacts>=1'],
+      acceptance: [
+        { check: 'artifacts>=1', passed: false },
+        { check: 'media_types', passed: true },
+      ],
+    });
+    expect(project(seen(empty), back(empty), { minArtifacts: 0 })).toMatchObject({ outcome: 'succeeded', acceptance: [{ check: 'artifacts>=0', passed: true }] });
+  });
+
+  it('media types: every part of every artifact must be allowed; an unstated type is not a violation', () => {
+    const mixed = (parts: TaskView['artifacts']) => {
+      const t = task('TASK_STATE_COMPLETED', parts);
+      return project(seen(t), back(t), { allowedMediaTypes: ['text/plain'] }).acceptance;
+    };
+    expect(mixed([{ artifactId: 'a', parts: [{}, { mediaType: '' }, { mediaType: 'text/plain' }] }])).toEqual([{ check: 'media_types', passed: true }]);
+    expect(mixed([{ artifactId: 'a', parts: [{ mediaType: 'text/plain' }, { mediaType: 'image/png' }] }])).toEqual([{ check: 'media_types', passed: false }]);
+    expect(mixed([{ artifactId: 'a', parts: [{ mediaType: 'text/plain' }] }, { artifactId: 'b', parts: [{ mediaType: 'image/png' }] }])).toEqual([{ check: 'media_types', passed: false }]);
+    expect(mixed([])).toEqual([{ check: 'media_types', passed: true }]);
+  });
+});

@@ -124,6 +124,10 @@ describe('attenuation: every widening is refused on its own dimension', () => {
     const err = attenuationDenied([{ dimension: 'spend', reason: 'x' }]);
     expect(err.code).toBe('deny');
     expect(err.details.failures).toEqual([{ dimension: 'spend', reason: 'x' }]);
+    // The message names each failing dimension once, in order (callers read it).
+    const many = attenuationDenied([{ dimension: 'spend', reason: 'a' }, { dimension: 'depth', reason: 'b' }, { dimension: 'spend', reason: 'c' }], { revision_of: 'rev_1' });
+    expect(many.message).toBe('requested authority is wider than its parent on: spend, depth');
+    expect(many.details.revision_of).toBe('rev_1');
   });
 });
 

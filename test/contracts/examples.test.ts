@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import type { OperationRequest } from '../../src/contracts/admission.ts';
 import type { EntryPointProfile } from '../../src/contracts/issuance.ts';
+import { reviseChild } from '../../src/contracts/mint.ts';
 import { definePreset } from '../../src/contracts/presets.ts';
-import { reviseContract } from '../../src/contracts/revise.ts';
 import type { ScopeRegistry } from '../../src/contracts/scope.ts';
 import { refOf } from '../../src/records/envelope.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
@@ -147,43 +147,72 @@ describe('RW-003 §11.3 rejected overbroad delegation', () => {
   });
 });
 
-describe('RW-003 §11.4 mid-execution reassignment', () => {
-  it('D-RESEARCH-2@r2 reassigns to AGENT-B with narrower scope; the r1 binding and its descendants go stale', async () => {
+describe('RW-003 §11.4 mid-execution reassignment (reviseChild, as the operator API runs it)', () => {
+  /** A root for AGENT-A and the child D-RESEARCH-2@r1 it delegated to AGENT-C. */
+  async function assigned(w: World, root: Record<string, unknown> = {}) {
+    const r = (await w.issue(root)).contract;
+    const r1 = (await w.mint(refOf(r), childRequest('c', { budget_ceilings: [{ name: 'tokens', unit: 'token', ceiling: '50000' }] }), actors.agentA)).contract;
+    return { root: r, r1, parent: await w.evaluate(refOf(r)) };
+  }
+  const noBudget = new Map<string, bigint>();
+
+  it('D-RESEARCH-2@r2 reassigns to AGENT-B with narrower scope and the remaining budget; the r1 binding and its descendants go stale', async () => {
     const w = await world();
-    const r1 = (await w.issue()).contract;
-    const underR1 = await w.mint(refOf(r1), childRequest('c'), actors.agentA);
-    const current = await w.evaluate(refOf(r1));
+    const { r1, parent } = await assigned(w);
+    const underR1 = await w.mint(refOf(r1), childRequest('a'), actors.agentC);
     w.clock.advance(10 * 60_000);
-    const r2 = (
-      await reviseContract(current, { delegatee: delegatees.b, terms: { budget_ceilings: [{ name: 'tokens', unit: 'token', ceiling: '40000' }] } }, actors.alice, w.mintDeps)
-    ).contract;
+    // 30000 tokens left of the delegation's 50000: the revision may not carry more.
+    const r2 = await reviseChild(parent, r1, childRequest('b'), new Map([['tokens', 30_000n]]), actors.agentA, w.mintDeps);
     await w.store.putRecord(r2 as never);
     expect(r2.record_id).toBe(r1.record_id);
+    expect(r2.body.delegation_id).toBe(r1.body.delegation_id);
     expect(r2.prior_revision_ref).toEqual(refOf(r1));
-    expect(r2.body.delegatee_agent_ref.card_ref).toEqual(delegatees.b.card_ref);
+    expect(r2.body.delegatee_agent_ref).toEqual({ card_ref: delegatees.b.card_ref, actor_ref: delegatees.b.actor_ref });
+    expect(r2.body.accountable_operator_ref).toEqual(delegatees.b.operator_ref);
+    expect(r2.body.budget_ceilings).toContainEqual({ name: 'tokens', unit: 'token', ceiling: '30000' });
+    // The new delegatee's agent stream replaces the old one; every other fenced scope stays.
     expect(r2.body.control_scopes).toContainEqual({ space_id: 'sp1', scope_kind: 'agent', scope_id: 'card_b' });
+    expect(r2.body.control_scopes).not.toContainEqual({ space_id: 'sp1', scope_kind: 'agent', scope_id: 'card_c' });
+    expect(r2.body.control_scopes).toContainEqual({ space_id: 'sp1', scope_kind: 'policy', scope_id: 'pol-1' });
     // History is kept; the stale head fails the compare; the new revision admits.
     expect((await w.store.listRevisions(r1.record_id)).map((r) => r.revision_id)).toEqual([r1.revision_id, r2.revision_id]);
     expect((await expectCodeAsync(w.evaluate(refOf(r1)), 'context_invalidated')).details.reason).toBe('stale_revision');
-    expect((await expectCodeAsync(w.evaluate(refOf(underR1.contract)), 'context_invalidated')).details).toMatchObject({ reason: 'stale_revision', index: 0 });
+    expect((await expectCodeAsync(w.evaluate(refOf(underR1.contract)), 'context_invalidated')).details).toMatchObject({ reason: 'stale_revision' });
     await expect(w.evaluate(refOf(r2))).resolves.toBeDefined();
   });
 
-  it('a reassignment may not widen, and only the delegator may reassign', async () => {
+  it('a remaining budget above the ceiling leaves the ceiling as it was', async () => {
     const w = await world();
-    const r1 = (await w.issue()).contract;
-    const current = await w.evaluate(refOf(r1));
-    const wider = await expectCodeAsync(reviseContract(current, { delegatee: delegatees.b, terms: { limits: { max_tokens: 200_000 } } }, actors.alice, w.mintDeps), 'deny');
-    expect(dims(wider.details.failures)).toEqual(['tokens']);
-    await expectCodeAsync(reviseContract(current, { delegatee: delegatees.b }, actors.agentA, w.mintDeps), 'invalid_request');
+    const { r1, parent } = await assigned(w);
+    const r2 = await reviseChild(parent, r1, childRequest('b'), new Map([['tokens', 90_000n]]), actors.agentA, w.mintDeps);
+    expect(r2.body.budget_ceilings).toContainEqual({ name: 'tokens', unit: 'token', ceiling: '50000' });
+  });
+
+  it('a reassignment may not widen the revision it replaces, and only the parent\'s delegatee may reassign', async () => {
+    const w = await world();
+    const { r1, parent } = await assigned(w);
+    const wider = await expectCodeAsync(
+      reviseChild(parent, r1, childRequest('b', { budget_ceilings: [{ name: 'tokens', unit: 'token', ceiling: '60000' }] }), noBudget, actors.agentA, w.mintDeps),
+      'deny',
+    );
+    expect(dims(wider.details.failures)).toEqual(['budget']);
+    expect(wider.details.revision_of).toBe(r1.revision_id);
+    await expectCodeAsync(reviseChild(parent, r1, childRequest('b'), noBudget, actors.alice, w.mintDeps), 'invalid_request');
+    await expectCodeAsync(reviseChild(parent, r1, { delegatee: delegatees.b }, noBudget, actors.agentA, w.mintDeps), 'invalid_request');
+  });
+
+  it('the revision must stay under the same parent revision', async () => {
+    const w = await world();
+    const { r1 } = await assigned(w);
+    const other = (await w.issue()).contract;
+    const err = await expectCodeAsync(reviseChild(await w.evaluate(refOf(other)), r1, childRequest('b'), noBudget, actors.agentA, w.mintDeps), 'invalid_request');
+    expect(err.message).toContain('same parent');
   });
 
   it('a reassigned child must stay a valid hop under its parent', async () => {
     const w = await world();
-    const root = (await w.issue({ terms: { subdelegation_policy: { eligible_delegate_cards: ['card_b'] } } })).contract;
-    const child = await w.mint(refOf(root), childRequest('b'), actors.agentA);
-    const current = await w.evaluate(refOf(child.contract));
-    const err = await expectCodeAsync(reviseContract(current, { delegatee: delegatees.c }, actors.agentA, w.mintDeps), 'deny');
+    const { r1, parent } = await assigned(w, { terms: { subdelegation_policy: { eligible_delegate_cards: ['card_c'] } } });
+    const err = await expectCodeAsync(reviseChild(parent, r1, childRequest('b'), noBudget, actors.agentA, w.mintDeps), 'deny');
     expect(dims(err.details.failures)).toEqual(['delegatee']);
   });
 });

@@ -3,7 +3,7 @@
  * contract chain, a downstream id, or a snake_case key Baton added.
  */
 import { describe, expect, it } from 'vitest';
-import type { AttemptBody } from '../../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../../src/attempts/record.ts';
 import { CONTRACT_EXTENSION, OUTCOME_METADATA, presentMessage, presentTask, withClosingRevision, withIds } from '../../src/gateway/present.ts';
 import type { JsonValue } from '../../src/records/strict-json.ts';
 

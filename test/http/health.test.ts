@@ -65,12 +65,20 @@ describe('logging', () => {
   });
 });
 
-// Last in the file: it closes the store this file's gateway shares with the tests above.
 describe('gateway process without its store', () => {
   it('reports not ready once the store is gone', async () => {
-    await gw.store.close();
-    const ready = await fetch(`${gw.url}/readyz`);
-    expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({ status: 'not_ready', code: 'storage_error' });
+    // Its own gateway: closing the store must not leak into any other test.
+    const own = mkdtempSync(join(tmpdir(), 'baton-gw-nostore-'));
+    const lone = await startGateway(Config.parse({ port: 0, dataDir: own, logLevel: 'silent' }));
+    try {
+      expect((await fetch(`${lone.url}/readyz`)).status).toBe(200);
+      await lone.store.close();
+      const ready = await fetch(`${lone.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toEqual({ status: 'not_ready', code: 'storage_error' });
+    } finally {
+      await lone.close();
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 });

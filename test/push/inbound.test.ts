@@ -122,7 +122,7 @@ describe("Baton's inbound webhook", () => {
     expect((await s.post('{"task": ', auth)).status).toBe(400);
     expect((await s.post('{"task": {"id": "remote-task-1", "id": "x"}}', auth)).status).toBe(400);
     expect((await s.post(JSON.stringify({ statusUpdate: { taskId: 'someone-elses', status: { state: 'TASK_STATE_COMPLETED' } } }), auth)).status).toBe(400);
-    expect((await s.post(`{"task": {"id": "remote-task-1", "pad": "${'x'.repeat(300 * 1024)}"}}`, auth)).status).toBeGreaterThanOrEqual(400);
+    expect((await s.post(`{"task": {"id": "remote-task-1", "pad": "${'x'.repeat(300 * 1024)}"}}`, auth)).status).toBe(413);
     expect(s.refreshed).toEqual([]);
   });
 

@@ -82,7 +82,7 @@ describe('push outbox', () => {
     const header = decodeProtectedHeader({ protected: protectedHeader! });
     expect(header).toMatchObject({ baton_delivery: got.headers['baton-delivery-id'], baton_aud: r.url, typ: 'JOSE' });
     // A single flipped byte fails verification.
-    await expect(flattenedVerify({ protected: protectedHeader!, payload: base64url.encode(got.body.replace('done', 'dona')), signature: signature! }, jwks)).rejects.toThrow();
+    await expect(flattenedVerify({ protected: protectedHeader!, payload: base64url.encode(got.body.replace('done', 'dona')), signature: signature! }, jwks)).rejects.toMatchObject({ code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' });
 
     const body = JSON.parse(got.body);
     expect(body.task).toMatchObject({ id: s.attempt.record_id, contextId: 'ctx_1', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: verified.artifacts });

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AttemptBody } from '../../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../../src/attempts/record.ts';
 import { Keyring } from '../../src/keys/keyring.ts';
 import { createLogger } from '../../src/log.ts';
 import { refOf, sealRecord, type SealedRecord } from '../../src/records/envelope.ts';

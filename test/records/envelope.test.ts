@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, BatonError } from '../../src/errors.ts';
-import { WIRE_CODES, jsonRpcError } from '../../src/http/error-map.ts';
+import { WIRE_CODES, errorBody } from '../../src/http/error-map.ts';
 import { computeContentDigest, openEnvelope, refOf, sealRecord } from '../../src/records/envelope.ts';
 import { checkIdentifier, randomIds, sequentialIds } from '../../src/records/ids.ts';
 import { recordTypeOf, schemaRefFor } from '../../src/records/schema-ref.ts';
@@ -107,7 +107,8 @@ describe('error vocabulary', () => {
 
   it('never carries the cause onto the wire', () => {
     const err = new BatonError('deny', 'not allowed', { dimension: 'spend' }, { cause: new Error('secret-token-123') });
-    expect(JSON.stringify(jsonRpcError(err))).not.toContain('secret-token-123');
+    expect(errorBody(err)).toEqual({ error: { code: 'deny', message: 'not allowed', details: { dimension: 'spend' } } });
+    expect(JSON.stringify(errorBody(err))).not.toContain('secret-token-123');
     expect(JSON.stringify(err)).not.toContain('secret-token-123');
   });
 });

@@ -18,7 +18,7 @@ import type { RevisionRef } from '../../records/revision-ref.ts';
 import { utc } from '../../records/time.ts';
 import type { RemoteFenceEntry } from '../../federation/head-statement.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
-import type { AttemptBody } from '../attempt-record.ts';
+import type { AttemptBody } from '../../attempts/record.ts';
 import type { Attempt } from '../attempts.ts';
 import type { Caller } from '../callers.ts';
 import type { ResolvedDelegatee } from '../delegatees.ts';

@@ -8,10 +8,10 @@
  * is not over by then is left to the durable follower (src/gateway/follower.ts).
  */
 import { digestOf } from '../../records/digest.ts';
-import { isInterrupted, isTerminal, TaskView } from '../../attempts/task-view.ts';
+import { isInterrupted, isTerminal, mergeArtifact, stateOf, TaskView } from '../../attempts/task-view.ts';
 import { RemoteRpcError } from '../remote.ts';
 import { parseSse } from '../sse.ts';
-import { mergeArtifact, parseEnvelope, stateOf } from '../wire.ts';
+import { parseEnvelope } from '../wire.ts';
 import type { PathDeps } from './deps.ts';
 import type { Forwarded } from './forward.ts';
 import type { Json, Turn } from './turn.ts';

@@ -4,7 +4,7 @@
  * that is down never turns into an error, and a task an operator settled
  * shows it). Baton's ids only (src/gateway/present.ts).
  */
-import type { AttemptBody } from '../attempt-record.ts';
+import type { AttemptBody } from '../../attempts/record.ts';
 import { presentTask } from '../present.ts';
 import type { Json } from './turn.ts';
 

@@ -22,7 +22,7 @@ import { refOf, sealRecord, type Envelope, type SealedRecord } from '../../recor
 import type { JsonValue } from '../../records/strict-json.ts';
 import { utc } from '../../records/time.ts';
 import type { Store } from '../../store/port.ts';
-import type { AttemptBody, ReceiptBody, StoredTaskView } from '../attempt-record.ts';
+import type { AttemptBody, ReceiptBody, StoredTaskView } from '../../attempts/record.ts';
 import type { Attempt, AttemptPatch } from '../attempts.ts';
 import { RemoteFailure, RemoteRpcError, type RemoteClient } from '../remote.ts';
 import { CONTRACT_EXTENSION } from '../present.ts';

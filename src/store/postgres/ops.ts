@@ -6,10 +6,10 @@
  */
 import type pg from 'pg';
 import type { StreamId } from '../../control/scope.ts';
-import type { AsyncTxOps } from '../programs/run.ts';
+import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql } from '../capacity.ts';
-import type { BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../programs/ops.ts';
+import type { BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../tx/ops.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 

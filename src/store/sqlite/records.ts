@@ -1,6 +1,6 @@
 /** Reads of the append-only record table; writes go through the shared program. */
 import type { Envelope } from '../../records/envelope.ts';
-import { decodeRecord, type RecordDocRow } from '../decode.ts';
+import { decodeRecord, type RecordDocRow } from '../../records/decode.ts';
 import type { Db } from './database.ts';
 
 type Row = RecordDocRow;

@@ -8,9 +8,9 @@ import { balanceAuditSql, composeControl, composeLedger, type BalanceAuditRow, t
 import { composeGauges, type GaugeReads } from '../gauges-sql.ts';
 import { composeAudit } from '../audit-sql.ts';
 import type { AuditReads, ControlStore, LedgerStore, PushStore, PutResult, Store, WorkStore } from '../port.ts';
-import type { Program, ReservationRow } from '../programs/ops.ts';
-import { putRecord } from '../programs/records.ts';
-import { runSync } from '../programs/run.ts';
+import type { Program, ReservationRow } from '../tx/ops.ts';
+import { putRecord } from '../../records/put.ts';
+import { runSync } from '../tx/run.ts';
 import type { TreeRow } from '../tree.ts';
 import { openDatabase, type Db, type OpenOptions } from './database.ts';
 import { GroupCommit, type GroupCommitStats } from './group-commit.ts';

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { AttemptBody } from '../../../src/gateway/attempt-record.ts';
+import type { AttemptBody } from '../../../src/attempts/record.ts';
 import { AttemptRepository, type Attempt } from '../../../src/gateway/attempts.ts';
 import { PathEvents } from '../../../src/gateway/path/events.ts';
 import type { Turn } from '../../../src/gateway/path/turn.ts';

@@ -95,7 +95,8 @@ export function processContract(name: string, setup: () => Promise<Ledger>): voi
       const c = await chain(store, space, { root: 100_000n });
       const ids = JSON.stringify([c.root, c.child, c.leaf]);
       const workers = await startRacers(4, ['fenced', ledger.kind, ledger.where, space, ids, String(TRIES)]);
-      for (let i = 0; i < 600 && Number((await unitsOf(store, c.root)).reserved) < 20; i++) await new Promise((r) => setTimeout(r, 25));
+      // Every racer reports once it has been granted a few admissions: the revocation lands mid-run.
+      expect((await Promise.all(workers.map((w) => w.next()))).every((m) => m.progress === 5)).toBe(true);
       const revoked = await store.control.appendControl({ event_type: 'rw003.delegation.revoked', control_scope_ref: delegationScope(space, c.child), actor_ref: actor });
       const revokedAt = Date.now();
       const results = await Promise.all(workers.map((w) => w.next()));
@@ -169,8 +170,8 @@ export function processContract(name: string, setup: () => Promise<Ledger>): voi
       await publishAgent(store, space);
       const c = await chain(store, space, { root: 1_000_000n });
       const w = startWorker(['churn', ledger.kind, ledger.where, space, JSON.stringify([c.root, c.child, c.leaf])]);
-      await w.next();
-      await new Promise((r) => setTimeout(r, 400));
+      await w.next(); // ready
+      expect(await w.next()).toEqual({ settled: 5 }); // the churn is under way; it keeps going until killed
       w.child.kill('SIGKILL');
       await w.exited;
       await store.close();

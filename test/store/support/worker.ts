@@ -2,10 +2,12 @@
  * A separate OS process that talks to the same ledger as the test. Modes:
  *   race     — admit 1 unit at a time until the budget refuses; print the count.
  *   fenced   — like race, but each try fences on the current heads first and
- *              reports when it started, so a revocation race can be judged.
+ *              reports when it started, so a revocation race can be judged;
+ *              prints {progress} once it has been granted a few times.
  *   hold     — admit once, print the reservation, then wait to be killed.
  *   dispatch — admit, send the effect to a loopback receiver, then wait to be killed.
- *   churn    — admit and settle as fast as possible until killed.
+ *   churn    — admit and settle as fast as possible until killed; prints
+ *              {settled} once a few have settled.
  *   preset   — open new tasks under one owner preset (root and admission in one
  *              transaction) `arg` times; print how many the preset's limits let in.
  */
@@ -21,6 +23,8 @@ const ids: string[] = JSON.parse(chainJson);
 const leaf = ids[ids.length - 1]!;
 
 const store: Store = kind === 'pg' ? await PgStore.open(where, { max: 2 }) : SqliteStore.open(where);
+/** fenced and churn report once after this many admissions, then keep going. */
+const PROGRESS_AFTER = 5;
 const say = (msg: unknown) => process.stdout.write(`${JSON.stringify(msg)}\n`);
 
 /** Resolves when the parent writes a line: a start barrier so every racer begins together. */
@@ -45,6 +49,8 @@ if (mode === 'race' || mode === 'fenced') {
       granted++;
       refusedInARow = 0;
       starts.push(started);
+      // fenced: tells the parent this racer is admitting, so it revokes mid-run (no sleep).
+      if (mode === 'fenced' && granted === PROGRESS_AFTER) say({ progress: granted });
     } catch (err) {
       if (isBatonError(err, 'limit_exceeded') || isBatonError(err, 'context_invalidated')) {
         // race: the budget is gone; fenced: keep trying a little past the revocation, then stop.
@@ -89,11 +95,14 @@ if (mode === 'race' || mode === 'fenced') {
   setInterval(() => {}, 1 << 30); // wait for SIGKILL
 } else if (mode === 'churn') {
   say({ ready: true });
+  let settled = 0;
   for (;;) {
     const req = await admission(store, space, ids, leaf);
     try {
       await store.ledger.admit(req);
       await store.ledger.settle({ reservation_id: req.reservation_id, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, at: NOW() });
+      // Tells the parent the churn is under way, so its kill lands mid-run (no sleep).
+      if (++settled === PROGRESS_AFTER) say({ settled });
     } catch (err) {
       if (!isBatonError(err, 'limit_exceeded')) throw err;
     }

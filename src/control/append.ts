@@ -1,14 +1,14 @@
 /** appendControl as a transaction program (RW-003 §1.2). */
-import { ControlEvent, ControlEventInput, eventDigest, eventSchemaRefOf, type ParsedEventInput } from '../../control/event.ts';
-import type { StreamHead } from '../../control/fence.ts';
-import { streamOf } from '../../control/scope.ts';
-import { assertPlacement, nextState, type AuthorityState } from '../../control/state.ts';
-import { contextInvalidated, invalidRequest } from '../../errors.ts';
-import { canonicalText } from '../../records/canonical.ts';
-import { digestOf } from '../../records/digest.ts';
-import type { IdSource } from '../../records/ids.ts';
-import { summariseIssues } from '../../records/envelope.ts';
-import { tx, type HeadRow, type Program } from './ops.ts';
+import { ControlEvent, ControlEventInput, eventDigest, eventSchemaRefOf, type ParsedEventInput } from './event.ts';
+import type { StreamHead } from './fence.ts';
+import { streamOf } from './scope.ts';
+import { assertPlacement, nextState, type AuthorityState } from './state.ts';
+import { contextInvalidated, invalidRequest } from '../errors.ts';
+import { canonicalText } from '../records/canonical.ts';
+import { digestOf } from '../records/digest.ts';
+import type { IdSource } from '../records/ids.ts';
+import { summariseIssues } from '../records/envelope.ts';
+import { tx, type HeadRow, type Program } from '../store/tx/ops.ts';
 
 export interface AppendOptions {
   expectedHead?: { position: number; event_id: string };

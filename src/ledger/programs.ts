@@ -3,14 +3,18 @@
  * admission") as transaction programs. Each runs entirely inside one durable
  * transaction: either every check passed and every row was written before
  * dispatch, or nothing changed.
+ *
+ * One module (~380 lines) on purpose: open, admit, settle and narrow share
+ * the chain read and the journal write, and must lock in the same order;
+ * split apart, that one rule would be spread over files.
  */
-import { boundaryOf } from '../../control/event.ts';
-import { assertFences, fenceSetOf, streamsToRead, type ControlBoundaryRef, type StreamHead } from '../../control/fence.ts';
-import { streamKey, streamOf, type ControlScopeRef } from '../../control/scope.ts';
-import { permitsEffects, type AuthorityState } from '../../control/state.ts';
-import { contextInvalidated, deny, invalidRequest, limitExceeded } from '../../errors.ts';
-import { checkAmount } from '../../ledger/amount.ts';
-import { checkChildCeilings, nextReservationStatus, planCharge, planSettlement, type BalanceDelta } from '../../ledger/rules.ts';
+import { boundaryOf } from '../control/event.ts';
+import { assertFences, fenceSetOf, streamsToRead, type ControlBoundaryRef, type StreamHead } from '../control/fence.ts';
+import { streamKey, streamOf, type ControlScopeRef } from '../control/scope.ts';
+import { permitsEffects, type AuthorityState } from '../control/state.ts';
+import { contextInvalidated, deny, invalidRequest, limitExceeded } from '../errors.ts';
+import { checkAmount } from './amount.ts';
+import { checkChildCeilings, nextReservationStatus, planCharge, planSettlement, type BalanceDelta } from './rules.ts';
 import {
   LEDGER_LIMITS,
   type AdmissionReceipt,
@@ -22,14 +26,14 @@ import {
   type Reservation,
   type SettlementRequest,
   type TaskAdmissionRequest,
-} from '../../ledger/types.ts';
-import { digestOf } from '../../records/digest.ts';
-import { refOf, type Envelope } from '../../records/envelope.ts';
-import type { ControlEventInput } from '../../control/event.ts';
-import type { IdSource } from '../../records/ids.ts';
-import { appendControl, headOf, parseEventInput } from './control.ts';
-import { tx, type NodeRow, type Program, type ReservationRow } from './ops.ts';
-import { putRecord } from './records.ts';
+} from './types.ts';
+import { digestOf } from '../records/digest.ts';
+import { refOf, type Envelope } from '../records/envelope.ts';
+import type { ControlEventInput } from '../control/event.ts';
+import type { IdSource } from '../records/ids.ts';
+import { appendControl, headOf, parseEventInput } from '../control/append.ts';
+import { tx, type NodeRow, type Program, type ReservationRow } from '../store/tx/ops.ts';
+import { putRecord } from '../records/put.ts';
 
 const delegationScope = (space_id: string, node_id: string): ControlScopeRef => ({ space_id, scope_kind: 'delegation', scope_id: node_id });
 

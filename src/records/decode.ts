@@ -1,8 +1,8 @@
 /** Decoding stored records, shared by both adapters. */
 import { storageError } from '../errors.ts';
-import { freezeCanonical, isCanonicalFrozen } from '../records/canonical.ts';
-import { computeContentDigest, type Envelope } from '../records/envelope.ts';
-import { Lru } from '../records/lru.ts';
+import { freezeCanonical, isCanonicalFrozen } from './canonical.ts';
+import { computeContentDigest, type Envelope } from './envelope.ts';
+import { Lru } from './lru.ts';
 
 export interface RecordDocRow {
   record_id: string;

@@ -5,13 +5,27 @@
  * projected. Remote ids are stored beside Baton's, never instead of them.
  */
 import { z } from 'zod';
+import type { CardVerification } from '../cards/verify.ts';
 import { ControlBoundaryRef } from '../control/fence.ts';
 import { Outcome } from '../control/event.ts';
 import { Digest } from '../records/digest.ts';
 import { Identifier } from '../records/ids.ts';
 import { RevisionRef } from '../records/revision-ref.ts';
-import type { TaskFingerprint } from '../attempts/task-view.ts';
-import type { CardObservation } from './delegatee-identity.ts';
+import type { TaskFingerprint } from './task-view.ts';
+
+/** RW-003 §10.3 observation of the card a delegation used. */
+export interface CardObservation {
+  form: CardVerification['form'];
+  source: string;
+  raw_digest: Digest;
+  payload_digest: Digest;
+  /** False only where the operator allowed an unsigned card; then every receipt says so. */
+  signed: boolean;
+  /** Where the identity came from: the card's signed extension, or the operator's attested facts. */
+  identity: 'card_extension' | 'operator_attested';
+  attested_by?: string;
+  facts_digest?: Digest;
+}
 
 /**
  * The part of the remote task Baton keeps as its own task view (DESIGN:

@@ -1,11 +1,11 @@
 /** putRecord as a transaction program: append-only, head-chained revisions. */
-import { invalidRequest } from '../../errors.ts';
-import { canonicalText } from '../../records/canonical.ts';
-import { computeContentDigest, type Envelope } from '../../records/envelope.ts';
-import { ridersOf } from '../../records/detached.ts';
-import { rememberStored } from '../decode.ts';
-import type { PutResult } from '../port.ts';
-import { tx, type Program } from './ops.ts';
+import { invalidRequest } from '../errors.ts';
+import { canonicalText } from './canonical.ts';
+import { computeContentDigest, type Envelope } from './envelope.ts';
+import type { PutResult } from '../store/port.ts';
+import { tx, type Program } from '../store/tx/ops.ts';
+import { ridersOf } from './detached.ts';
+import { rememberStored } from './decode.ts';
 
 export function* putRecord(record: Envelope, at: string): Program<PutResult> {
   if (computeContentDigest(record) !== record.content_digest) {

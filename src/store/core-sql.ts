@@ -1,0 +1,155 @@
+/**
+ * The records, control and ledger tables (migrations 1 and 2), written once
+ * for both dialects as push-sql.ts and work-sql.ts are. A dialect supplies
+ * only what differs: SQLite's STRICT tables and 64-bit INTEGER, PostgreSQL's
+ * BIGINT and BIGSERIAL, and how immutability is enforced (RW-003 §1: records,
+ * control events and ledger entries are never updated or deleted).
+ *
+ * The generated SQL must keep every name the applied migrations created
+ * (triggers included): a database migrated by an older build and one created
+ * now are the same schema (test/store/schema-dialects.test.ts).
+ */
+
+export interface DdlDialect {
+  /** ' STRICT' for SQLite, '' for PostgreSQL. */
+  strict: string;
+  /** A signed 64-bit integer column. */
+  int64: string;
+  /** An append-only sequence key. */
+  seq: string;
+  /**
+   * The control stream's (project, branch, position) key. SQLite makes it the
+   * primary key (the rows are stored in stream order); PostgreSQL keeps it a
+   * UNIQUE constraint, as migration 2 first created it there.
+   */
+  streamKey: 'PRIMARY KEY' | 'UNIQUE';
+  /** Statements run once before the first immutability trigger. */
+  immutableSetup: string;
+  /** Refuses UPDATE and DELETE on `table`; `names` are the trigger names the migrations already used. */
+  immutable(table: string, names: { sqlite: string; pg: string }, what: string): string;
+}
+
+export const SQLITE_DDL: DdlDialect = {
+  strict: ' STRICT',
+  int64: 'INTEGER',
+  seq: 'INTEGER PRIMARY KEY',
+  streamKey: 'PRIMARY KEY',
+  immutableSetup: '',
+  immutable: (table, { sqlite }, what) => `
+      CREATE TRIGGER ${sqlite}_u BEFORE UPDATE ON ${table} BEGIN SELECT RAISE(ABORT, '${what} are immutable'); END;
+      CREATE TRIGGER ${sqlite}_d BEFORE DELETE ON ${table} BEGIN SELECT RAISE(ABORT, '${what} are immutable'); END;`,
+};
+
+export const PG_DDL: DdlDialect = {
+  strict: '',
+  int64: 'BIGINT',
+  seq: 'BIGSERIAL PRIMARY KEY',
+  streamKey: 'UNIQUE',
+  immutableSetup: `
+      CREATE FUNCTION baton_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION '% rows are immutable', TG_TABLE_NAME; END $$;`,
+  immutable: (table, { pg }) => `
+      CREATE TRIGGER ${pg} BEFORE UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION baton_immutable();`,
+};
+
+/** Migration 1: append-only, head-chained record revisions (RW-003 §1). */
+export const recordTablesSql = (d: DdlDialect) => `
+      CREATE TABLE records (
+        seq             ${d.seq},
+        record_id       TEXT NOT NULL,
+        revision_id     TEXT NOT NULL UNIQUE,
+        content_digest  TEXT NOT NULL UNIQUE,
+        schema_ref      TEXT NOT NULL,
+        prior_revision  TEXT,
+        document        TEXT NOT NULL,
+        stored_at       TEXT NOT NULL
+      )${d.strict};
+      CREATE INDEX records_by_record ON records(record_id, seq);
+      CREATE TABLE record_heads (
+        record_id    TEXT PRIMARY KEY,
+        revision_id  TEXT NOT NULL REFERENCES records(revision_id)
+      )${d.strict};
+      -- RW-003 §1: every record is immutable; corrections are new revisions.${d.immutableSetup}${d.immutable('records', { sqlite: 'records_immutable', pg: 'records_immutable' }, 'records')}
+`;
+
+/** Migration 2: control streams (RW-003 §1.2) and the shared-budget ledger (ADR-0014). */
+export const controlLedgerTablesSql = (d: DdlDialect) => `
+      -- RW-003 §1.2 control streams: (project_id, branch_id, position) identifies an event.
+      CREATE TABLE control_events (
+        project_id       TEXT NOT NULL,
+        branch_id        TEXT NOT NULL,
+        position         ${d.int64} NOT NULL CHECK (position > 0),
+        event_id         TEXT NOT NULL UNIQUE,
+        event_type       TEXT NOT NULL,
+        idempotency_key  TEXT,
+        input_digest     TEXT NOT NULL,
+        event_digest     TEXT NOT NULL,
+        document         TEXT NOT NULL,
+        ${d.streamKey} (project_id, branch_id, position)
+      )${d.strict};
+      CREATE UNIQUE INDEX control_idempotency ON control_events(project_id, branch_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+      CREATE TABLE control_heads (
+        project_id    TEXT NOT NULL,
+        branch_id     TEXT NOT NULL,
+        scope_kind    TEXT NOT NULL,
+        position      ${d.int64} NOT NULL,
+        event_id      TEXT NOT NULL,
+        event_digest  TEXT NOT NULL,
+        state         TEXT NOT NULL,
+        PRIMARY KEY (project_id, branch_id)
+      )${d.strict};${d.immutable('control_events', { sqlite: 'control_immutable', pg: 'control_immutable' }, 'control events')}
+
+      -- ADR-0014 shared budgets. 2^62 bound: consumed + reserved never overflows int64.
+      CREATE TABLE ledger_nodes (
+        node_id          TEXT PRIMARY KEY,
+        parent_id        TEXT REFERENCES ledger_nodes(node_id),
+        root_id          TEXT NOT NULL,
+        depth            INTEGER NOT NULL CHECK (depth >= 0),
+        space_id         TEXT NOT NULL,
+        owner_namespace  TEXT NOT NULL,
+        not_after        TEXT NOT NULL,
+        request_digest   TEXT NOT NULL,
+        issued_event     TEXT NOT NULL,
+        created_at       TEXT NOT NULL
+      )${d.strict};
+      CREATE INDEX ledger_nodes_by_root ON ledger_nodes(root_id);
+      CREATE INDEX ledger_nodes_by_ns ON ledger_nodes(owner_namespace, parent_id);
+      CREATE TABLE ledger_balances (
+        node_id    TEXT NOT NULL REFERENCES ledger_nodes(node_id),
+        dimension  TEXT NOT NULL,
+        unit       TEXT NOT NULL,
+        ceiling    ${d.int64} NOT NULL CHECK (ceiling >= 0 AND ceiling <= 4611686018427387903),
+        consumed   ${d.int64} NOT NULL DEFAULT 0 CHECK (consumed >= 0),
+        reserved   ${d.int64} NOT NULL DEFAULT 0 CHECK (reserved >= 0),
+        CHECK (consumed + reserved <= ceiling),
+        PRIMARY KEY (node_id, dimension)
+      )${d.strict};
+      CREATE TABLE ledger_reservations (
+        reservation_id   TEXT PRIMARY KEY,
+        effect_id        TEXT NOT NULL UNIQUE,
+        root_id          TEXT NOT NULL,
+        owner_namespace  TEXT NOT NULL,
+        chain            TEXT NOT NULL,
+        kind             TEXT NOT NULL CHECK (kind IN ('consume', 'reserve')),
+        amounts          TEXT NOT NULL,
+        charged          TEXT NOT NULL,
+        status           TEXT NOT NULL CHECK (status IN ('held', 'unknown', 'settled', 'released', 'consumed')),
+        request_digest   TEXT NOT NULL,
+        receipt          TEXT NOT NULL,
+        settlement       TEXT,
+        created_at       TEXT NOT NULL,
+        settled_at       TEXT
+      )${d.strict};
+      CREATE INDEX ledger_unresolved ON ledger_reservations(status, created_at) WHERE status IN ('held', 'unknown');
+      CREATE INDEX ledger_reservations_by_ns ON ledger_reservations(owner_namespace);
+      CREATE TABLE ledger_entries (
+        seq             ${d.seq},
+        reservation_id  TEXT NOT NULL REFERENCES ledger_reservations(reservation_id),
+        node_id         TEXT NOT NULL,
+        dimension       TEXT NOT NULL,
+        d_consumed      ${d.int64} NOT NULL,
+        d_reserved      ${d.int64} NOT NULL,
+        reason          TEXT NOT NULL,
+        at              TEXT NOT NULL
+      )${d.strict};${d.immutable('ledger_entries', { sqlite: 'ledger_entries', pg: 'ledger_entries_immutable' }, 'ledger entries')}
+`;

@@ -1,0 +1,57 @@
+/** Baton's own task view (src/attempts/task-view.ts): state names, the fingerprint read-back compares, artifact merging. */
+import { describe, expect, it } from 'vitest';
+import { fingerprint, isInterrupted, isTerminal, mergeArtifact, stateOf, TASK_STATES, TaskView } from '../../src/attempts/task-view.ts';
+import { digestOf } from '../../src/records/digest.ts';
+import type { JsonValue } from '../../src/records/strict-json.ts';
+
+type Json = { [key: string]: JsonValue };
+
+describe('task states', () => {
+  it('four are terminal, two interrupt, the rest keep running', () => {
+    expect(TASK_STATES.filter(isTerminal)).toEqual(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
+    expect(TASK_STATES.filter(isInterrupted)).toEqual(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
+    expect(isTerminal('completed')).toBe(false);
+    expect(isInterrupted('')).toBe(false);
+  });
+
+  it('stateOf reads the status state, or nothing', () => {
+    expect(stateOf({ status: { state: 'TASK_STATE_WORKING' } })).toBe('TASK_STATE_WORKING');
+    expect(stateOf({ status: { state: 3 } })).toBe('');
+    expect(stateOf({})).toBe('');
+  });
+});
+
+describe('fingerprint', () => {
+  it('fixes id, state and the digests of status and artifacts', () => {
+    const t = TaskView.parse({ id: 't1', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ artifactId: 'a', parts: [{ text: 'x' }] }] });
+    expect(fingerprint(t)).toEqual({ task_id: 't1', state: 'TASK_STATE_COMPLETED', status_digest: digestOf(t.status), artifacts_digest: digestOf(t.artifacts!), artifact_count: 1 });
+    expect(fingerprint(TaskView.parse({ id: 't1', status: { state: 'TASK_STATE_COMPLETED' } }))).toMatchObject({ artifacts_digest: digestOf([]), artifact_count: 0 });
+  });
+});
+
+describe('mergeArtifact', () => {
+  const view = (): Json => ({ artifacts: [{ artifactId: 'a', parts: [{ text: '1' }] }] });
+
+  it('appends parts to the same artifact when the update says append', () => {
+    const v = view();
+    mergeArtifact(v, { artifact: { artifactId: 'a', parts: [{ text: '2' }] }, append: true });
+    expect(v.artifacts).toEqual([{ artifactId: 'a', parts: [{ text: '1' }, { text: '2' }] }]);
+  });
+
+  it('replaces the artifact otherwise, and adds a new one at the end', () => {
+    const v = view();
+    mergeArtifact(v, { artifact: { artifactId: 'a', parts: [{ text: '3' }] } });
+    expect(v.artifacts).toEqual([{ artifactId: 'a', parts: [{ text: '3' }] }]);
+    mergeArtifact(v, { artifact: { artifactId: 'b', parts: [] }, append: true });
+    expect(v.artifacts).toEqual([{ artifactId: 'a', parts: [{ text: '3' }] }, { artifactId: 'b', parts: [] }]);
+  });
+
+  it('starts the list on an empty view, tolerates missing parts, and ignores an update without an artifact', () => {
+    const v: Json = {};
+    mergeArtifact(v, { append: true });
+    expect(v).toEqual({});
+    mergeArtifact(v, { artifact: { artifactId: 'a' } });
+    mergeArtifact(v, { artifact: { artifactId: 'a' }, append: true });
+    expect(v.artifacts).toEqual([{ artifactId: 'a', parts: [] }]);
+  });
+});
