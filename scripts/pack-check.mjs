@@ -21,7 +21,7 @@ const fail = (msg) => {
 try {
   const packed = JSON.parse(sh('npm', ['pack', '--json', '--pack-destination', dir], ROOT))[0];
   const files = packed.files.map((f) => f.path);
-  for (const need of ['bin/baton.js', 'dist/cli/main.js', 'cards/gateway.yaml', 'scripts/ensure-native.mjs']) if (!files.includes(need)) throw new Error(`tarball lacks ${need}`);
+  for (const need of ['bin/baton.js', 'dist/cli/main.js', 'dist/console/static/htmx.min.js', 'dist/console/static/console.css', 'cards/gateway.yaml', 'scripts/ensure-native.mjs']) if (!files.includes(need)) throw new Error(`tarball lacks ${need}`);
   if (files.some((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('data/'))) throw new Error('tarball carries sources, tests or data');
   sh('mkdir', ['-p', app]);
   // The native addon's install script must run (npm 11 asks for approval).

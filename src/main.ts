@@ -2,6 +2,9 @@
  * The composition root: the only place that wires adapters (store, keys,
  * HTTP, undici) to the core. Everything else receives its dependencies.
  */
+import { OperatorConsole } from './console/router.ts';
+import { frontDoorSeries } from './console/front-door.ts';
+import { ConsoleSeries } from './console/series.ts';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createDocumentFetcher, jwksFetcherOf } from './cards/fetch.ts';
@@ -84,6 +87,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
   let outbox: Outbox | undefined;
   let admin: Server | undefined;
   let adminUrl: string | undefined;
+  let ops: OperatorConsole | undefined;
   try {
     if (early) server.on('request', starting);
     let url = early ? await listen(server, 0, config.host) : `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
@@ -98,7 +102,9 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
     dispatcher.follower.start();
     if (!early) url = await listen(server, config.port, config.host);
     if (config.operators.length > 0) {
-      admin = createListener(config.server, createApp({ store, logger, routers: [operatorRouter({ service: composed.operator, operators: config.operators, logger })] }));
+      // The console shares the operator listener: never reachable on the public port.
+      ops = new OperatorConsole({ service: composed.operator, store, spaceId: config.spaceId, operators: config.operators, logger, series: composed.series });
+      admin = createListener(config.server, createApp({ store, logger, routers: [ops.router, operatorRouter({ service: composed.operator, operators: config.operators, logger })] }));
       adminUrl = await listen(admin, config.admin.port, config.admin.host);
     } else {
       logger.info('no operators configured: the operator API is not started');
@@ -130,6 +136,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
       close: () =>
         (closing ??= (async () => {
           clearInterval(sweep);
+          ops?.close(); // its live streams would otherwise hold the drain open
           // Stop accepting; requests in flight (admissions included) may finish within the drain deadline.
           // Turns this node follows get the same deadline; what is not over stays in the work queue for the next node.
           const [cut] = await Promise.all([drain([server, admin], config.shutdown.drainMs), dispatcher.drain(config.shutdown.drainMs)]);
@@ -240,10 +247,12 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   });
   // Noting the caller lets the access log name who made each request (src/http/access-log.ts).
   const auth = notingCaller(await authenticator(config));
+  const series = new ConsoleSeries();
   const app = createApp({
     store,
     logger,
     routers: [
+      frontDoorSeries(series),
       ...(push ? [push.inbound.router()] : []),
       wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
       gatewayRouter({
@@ -258,7 +267,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
       }),
     ],
   });
-  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers };
+  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers, series };
 }
 
 /** Push notifications: sealed webhook configs, Baton's inbound webhook, the signed outbox and its guarded HTTP agent. */
