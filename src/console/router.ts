@@ -40,6 +40,7 @@ export interface ConsoleDeps {
 }
 
 // Same-origin scripts and styles only; no inline script or style, no framing (clickjacking).
+// Referrer-Policy same-origin, not no-referrer: under no-referrer Chromium sends `Origin: null` on form posts.
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const DONE: Record<string, string> = {
   revoke: 'Delegation revoked.',
@@ -76,9 +77,10 @@ export class OperatorConsole {
     const r = Router();
     const assets = loadAssets();
     outer.get('/', (_req, res) => void res.redirect(303, '/console/'));
+    outer.get('/favicon.ico', (_req, res) => void res.status(204).end());
     outer.use('/console', r);
     r.use((_req, res, next) => {
-      res.set({ 'content-security-policy': CSP, 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'cache-control': 'no-store' });
+      res.set({ 'content-security-policy': CSP, 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'same-origin', 'cache-control': 'no-store' });
       next();
     });
     r.get('/assets/:name', (req, res) => {

@@ -19,8 +19,8 @@ const NAV: Array<[string, string]> = [
   ['charts', 'Charts'],
 ];
 
-// htmx: no eval, no inline indicator styles (the CSP allows neither).
-const HTMX_CONFIG = JSON.stringify({ allowEval: false, includeIndicatorStyles: false, allowScriptTags: false, selfRequestsOnly: true });
+// htmx: no eval, no inline indicator styles (the CSP allows neither); no history cache (pages carry the CSRF token: keep them out of storage).
+const HTMX_CONFIG = JSON.stringify({ historyEnabled: false, historyCacheSize: 0, allowEval: false, includeIndicatorStyles: false, allowScriptTags: false, selfRequestsOnly: true });
 
 export function document(title: string, body: Html, head: Html = html``): Html {
   return html`<!doctype html>
