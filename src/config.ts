@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CallerConfig, JwtConfig } from './gateway/callers.ts';
 import { DelegateeConfig } from './gateway/delegatees.ts';
+import { ApprovalsConfig } from './gates/policy.ts';
 import { GatewayPresetConfig } from './gateway/preset.ts';
 import { DEFAULT_FOLLOW } from './gateway/path/deps.ts';
 import { AdminConfig, OperatorConfig } from './operator/identity.ts';
@@ -55,6 +56,8 @@ export const Config = z.strictObject({
   /** Who may use the operator API (separate listener, see `admin`). Without operators it is not started. */
   operators: z.array(OperatorConfig).default([]),
   admin: AdminConfig.prefault({}),
+  /** Human authority gates (RW-003 §6 T3/T4): which effects need a named approver, and who may approve. */
+  approvals: ApprovalsConfig.prefault({}),
   /** Automatic circuit breakers (RW-003 §7.3); an operator can always trip and reset by hand. */
   breakers: z
     .strictObject({

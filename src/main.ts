@@ -16,7 +16,9 @@ import type { OwnerBinding } from './contracts/model.ts';
 import type { Config } from './config.ts';
 import { resolvedPaths } from './config.ts';
 import { DelegationAuthority } from './gateway/authority.ts';
-import { createCallerAuthenticator, type CallerAuthenticator } from './gateway/callers.ts';
+import { callerActorRef, createCallerAuthenticator, type CallerAuthenticator } from './gateway/callers.ts';
+import { HumanGates } from './gates/approvals.ts';
+import type { ActorRef } from './records/revision-ref.ts';
 import { DelegateeRegistry } from './gateway/delegatees.ts';
 import { Dispatcher, type PushHooks } from './gateway/dispatcher.ts';
 import { AttemptRepository } from './gateway/attempts.ts';
@@ -119,6 +121,9 @@ export async function startGateway(config: Config, opts: { logger?: Logger } = {
         .sweepRevocations()
         .then((n) => n > 0 && logger.info({ cancelled: n }, 'revocation propagated to running attempts'))
         .catch((err) => logger.warn({ err }, 'revocation sweep failed'))
+        // Approved effects recorded elsewhere (the CLI, another node) are forwarded from here.
+        .then(() => dispatcher.sweepApprovals((task, err) => logger.warn({ task, err: err instanceof Error ? err.message : String(err) }, 'approved effect not admitted')))
+        .catch((err) => logger.warn({ err }, 'approvals sweep failed'))
         .finally(() => (sweeping = false));
     }, config.revocationSweepMs);
     sweep.unref();
@@ -208,6 +213,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     ...(push && webhook ? { notify: (e: Escalation) => push.outbox.notifyOperator(e, webhook, { escalation: e as unknown as JsonValue }) } : {}),
   });
   const events = pathEvents({ push: push?.outbox, escalations, signal: (s) => breakers.signal(s), logger });
+  const gates = composeGates(config, store, gateway.actor_ref);
   const dispatcher = new Dispatcher({
     store,
     attempts: new AttemptRepository({ store, clock: systemClock, ids: randomIds, gatewayActor: gateway.actor_ref }),
@@ -223,6 +229,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     follow: config.follow,
     events,
     ...(push ? { push: push.hooks } : {}),
+    ...(gates ? { gates } : {}),
   });
   const breakers = new BreakerMonitor({
     rules: new BreakerRules({ ...DEFAULT_BREAKER_POLICY, ...config.breakers }),
@@ -244,6 +251,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     spaceId: config.spaceId,
     gatewayActor: gateway.actor_ref,
     ...(push ? { carryPush: (from: string, to: string) => push.registry.carryOver(from, to) } : {}),
+    ...(gates ? { gates } : {}),
   });
   // Noting the caller lets the access log name who made each request (src/http/access-log.ts).
   const auth = notingCaller(await authenticator(config));
@@ -268,6 +276,25 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     ],
   });
   return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers, series };
+}
+
+/** Human authority gates (src/gates), when any approver, rule or delegatee `requireApproval` is configured. */
+function composeGates(config: Config, store: Store, gatewayActor: ActorRef): HumanGates | undefined {
+  const a = config.approvals;
+  if (a.approvers.length === 0 && a.rules.length === 0 && !config.delegatees.some((d) => d.requireApproval !== undefined)) return undefined;
+  const callers = new Map(config.callers.map((c) => [c.id, c]));
+  return new HumanGates({
+    store,
+    clock: systemClock,
+    ids: randomIds,
+    gatewayActor,
+    config: a,
+    callerOf: (id) => {
+      const c = callers.get(id);
+      return c && { id: c.id, actor: callerActorRef(c.id), via: c.apiKeySha256 ? 'api_key' : 'jwt', ...(c.preset ? { preset: c.preset } : {}), ...(c.upstream ? { upstream: c.upstream } : {}) };
+    },
+    requireApprovalOf: (id) => config.delegatees.find((d) => d.id === id)?.requireApproval,
+  });
 }
 
 /** Push notifications: sealed webhook configs, Baton's inbound webhook, the signed outbox and its guarded HTTP agent. */
@@ -302,6 +329,7 @@ async function composePush(
     validate: (raw) => void checkWebhookUrl(parseConfigInput({ ...(raw as object), taskId: 'pending' }).url, policy),
     register: async (caller, attempt, raw) => void (await registry.create(caller, attempt, { ...(raw as object), taskId: attempt.record_id })),
     inbound: (taskId) => inbound.registrationFor(taskId),
+    notifyTask: async (taskId, revisionId, task) => void (await outbox.notifyTask(taskId, revisionId, task)),
   };
   return { outbox, registry, inbound, hooks, close: () => agent.close() };
 }

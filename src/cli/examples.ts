@@ -35,6 +35,11 @@ export const EXAMPLES: Readonly<Record<string, string>> = {
   escalations: 'baton escalations --state open --json',
   'escalations ack': "baton escalations ack esc_01J… --note 'reconciled by hand'",
   'audit verify': 'baton audit verify --json',
+  'approvals list': 'baton approvals list --state pending      (add --json for machines)',
+  'approvals show': 'baton approvals show att_01J…     (add --json for machines)',
+  'approvals approve': "baton approvals approve att_01J… --as alice --preview sha256:… --note 'checked the payment reference'",
+  'approvals deny': "baton approvals deny att_01J… --as alice --preview sha256:… --note 'wrong account'",
+  'approvals review': "baton approvals review att_01J… --as bob --decision approve --note 'read-back matches the ledger'",
   'config check': 'baton config check --config baton.config.yaml',
 };
 

@@ -15,6 +15,7 @@ import { register as registerPush } from './commands/push.ts';
 import { register as registerOperator } from './commands/operator.ts';
 import { register as registerAudit } from './commands/audit.ts';
 import { register as registerConfig } from './commands/config.ts';
+import { register as registerApprovals } from './commands/approvals.ts';
 
 export function buildProgram(): Command {
   const program = new Command('baton')
@@ -24,7 +25,7 @@ export function buildProgram(): Command {
     .showHelpAfterError();
 
   const ctx = cliContext(() => program.opts<{ config?: string }>().config);
-  for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerOperator, registerAudit, registerConfig]) register(program, ctx);
+  for (const register of [registerServe, registerInit, registerKeys, registerCards, registerDelegate, registerLedger, registerControl, registerReconcile, registerPush, registerOperator, registerAudit, registerConfig, registerApprovals]) register(program, ctx);
   addExamples(program);
   return program;
 }

@@ -72,6 +72,10 @@ export interface AttemptBody {
   resolution?: { as: 'not_dispatched' | 'consumed'; receipt_ref: RevisionRef };
   /** Why a turn was refused by the delegatee without effect (its reservation was released). */
   refused?: { reason: string; at: string };
+  /** The human approval this attempt was admitted under (src/gateway/path/gate.ts). */
+  approval?: { decision_ref: RevisionRef; request_ref: RevisionRef; tier: string };
+  /** RW-003 §6 T4: the reviewer decision a verified success waits for before it is projected. */
+  review?: { state: 'pending' | 'accepted' | 'rejected'; decision_ref?: RevisionRef; receipt_outcome?: Outcome };
 }
 
 const Fingerprint = z.looseObject({ task_id: z.string(), state: z.string(), status_digest: Digest, artifacts_digest: Digest, artifact_count: z.number() });
@@ -115,6 +119,8 @@ export const AttemptBodySchema = z.looseObject({
   cancel_cause: z.looseObject({ cause: z.enum(['caller', 'revocation', 'breaker', 'reassignment', 'operator']), at: z.string(), detail: z.string().optional() }).optional(),
   resolution: z.looseObject({ as: z.enum(['not_dispatched', 'consumed']), receipt_ref: RevisionRef }).optional(),
   refused: z.looseObject({ reason: z.string(), at: z.string() }).optional(),
+  approval: z.looseObject({ decision_ref: RevisionRef, request_ref: RevisionRef, tier: z.string() }).optional(),
+  review: z.looseObject({ state: z.enum(['pending', 'accepted', 'rejected']), decision_ref: RevisionRef.optional(), receipt_outcome: Outcome.optional() }).optional(),
 });
 
 /** The caller's message as forwarded, minus the contract chain Baton attached: the attempt's exact input. */

@@ -18,6 +18,7 @@ import { Identifier } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import type { Store } from '../store/port.ts';
 import { LEGACY_VERSION } from './legacy-remote.ts';
+import { RequireApproval } from '../gates/policy.ts';
 import { identityOf, OperatorFacts, type CardObservation } from './delegatee-identity.ts';
 
 export const DelegateeConfig = z.strictObject({
@@ -47,6 +48,8 @@ export const DelegateeConfig = z.strictObject({
   rw003: OperatorFacts.optional(),
   /** Accept this delegatee's card unsigned (never the default); every attempt records `signed: false`. */
   allowUnsigned: z.boolean().optional(),
+  /** Every effect needs a named human approval (`true` = T3; T4 adds an independent post-effect review): src/gates. */
+  requireApproval: RequireApproval.optional(),
 });
 export type DelegateeConfig = z.infer<typeof DelegateeConfig>;
 

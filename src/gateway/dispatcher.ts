@@ -13,7 +13,7 @@
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import { isInterrupted, isTerminal } from '../attempts/task-view.ts';
 import type { DelegationContract } from '../contracts/model.ts';
-import { BatonError } from '../errors.ts';
+import { BatonError, isBatonError } from '../errors.ts';
 import type { Reservation } from '../ledger/types.ts';
 import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
@@ -26,6 +26,9 @@ import { admitFirstTurn, admitFollowUp, type AdmittedTurn } from './path/admit.t
 import { bindAuthority } from './path/bind-authority.ts';
 import type { PathDeps } from './path/deps.ts';
 import { findByContext, type FollowStep } from './path/follow.ts';
+import { reviewEffect } from './path/review.ts';
+import type { Acting } from '../gates/approvals.ts';
+import { admitApproved, gateTier, holdForApproval, presentRequest } from './path/gate.ts';
 import { wireParams } from './path/forward.ts';
 import { presentAttempt } from './path/present-attempt.ts';
 import { rebuildTurn } from './path/rebuild-turn.ts';
@@ -59,6 +62,7 @@ export class Dispatcher {
   async send(caller: Caller, delegateeId: string, raw: Json): Promise<Json> {
     const req = validateSend(raw);
     const turn = await this.admitTurn(caller, delegateeId, req, 'a2a.SendMessage');
+    if ('held' in turn) return { task: turn.held };
     const streaming = !req.returnImmediately && turn.target.streaming;
     const sent = await send(this.deps, turn, wireParams(this.deps, turn, req.params, streaming), streaming);
     const until = this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs;
@@ -76,6 +80,10 @@ export class Dispatcher {
   async *stream(caller: Caller, delegateeId: string, raw: Json): AsyncGenerator<Json> {
     const req = validateSend(raw);
     const turn = await this.admitTurn(caller, delegateeId, req, 'a2a.SendStreamingMessage');
+    if ('held' in turn) {
+      yield { task: turn.held };
+      return;
+    }
     const sent = await send(this.deps, turn, wireParams(this.deps, turn, req.params, true), true);
     yield* this.relay(turn, complete(this.deps, turn, sent, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs));
   }
@@ -83,7 +91,10 @@ export class Dispatcher {
   /** SubscribeToTask: the open turn's remote stream relayed with Baton's ids; a finished task answers from Baton's view. */
   async *resubscribe(caller: Caller, attemptId: string): AsyncGenerator<Json> {
     const attempt = await this.attemptFor(caller, attemptId);
-    if (!attempt) throw new TaskNotFound(attemptId);
+    if (!attempt) {
+      yield { task: await this.heldTask(caller, attemptId) };
+      return;
+    }
     const rows = attempt.body.state === 'closed' ? [] : await this.deps.store.work.ofAttempt(attempt.record_id);
     const turn = rows.length > 0 ? await rebuildTurn(this.deps, rows[rows.length - 1]!) : undefined;
     if (turn) turn.remoteTaskId ??= await findByContext(this.deps, turn).catch(() => undefined);
@@ -101,9 +112,9 @@ export class Dispatcher {
   }
 
   /** GetTask: Baton's recorded view (never a live remote call), `historyLength` honoured. */
-  async getTask(caller: Caller, attemptId: string, historyLength?: number): Promise<Json> {
+  async getTask(caller: Pick<Caller, 'id'>, attemptId: string, historyLength?: number): Promise<Json> {
     const attempt = await this.attemptFor(caller, attemptId);
-    if (!attempt) throw new TaskNotFound(attemptId);
+    if (!attempt) return this.heldTask(caller, attemptId);
     return presentAttempt(attempt.body, historyLength);
   }
 
@@ -134,7 +145,7 @@ export class Dispatcher {
    */
   async cancel(caller: Caller, attemptId: string): Promise<Json> {
     const found = await this.attemptFor(caller, attemptId);
-    if (!found) throw new TaskNotFound(attemptId);
+    if (!found) return this.withdraw(caller, attemptId);
     // A2A §7.4: a task in a terminal state is TaskNotCancelableError (-32002).
     if (found.body.state === 'closed') throw new TaskNotCancelableError('the task has ended and cannot be canceled');
     return presentAttempt((await this.stopper.stop(found, 'caller')).body);
@@ -203,6 +214,66 @@ export class Dispatcher {
   }
 
   /**
+   * Forwards an effect a named human authority approved: the same admit →
+   * forward → follow → verify path as any first turn (src/gateway/path/gate.ts
+   * binds the approval). Returns once the delegatee has the task; refusals
+   * carry their ADR-0014 code and are recorded on the request.
+   */
+  async resumeApproved(taskId: string): Promise<Attempt> {
+    if (!this.deps.gates) throw new BatonError('unsupported', 'no approvals are configured');
+    const { turn, params } = await admitApproved(this.deps, this.deps.gates, taskId);
+    const sent = await send(this.deps, turn, wireParams(this.deps, turn, params, false), false);
+    if (sent.kind === 'reply' && sent.result.task) turn.remoteTaskId ??= (sent.result.task as { id?: string }).id;
+    await noteRemoteTask(this.deps, turn);
+    this.inBackground(completeQuietly(this.deps, turn, sent, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs));
+    return this.deps.attempts.latest(turn.attempt);
+  }
+
+  /**
+   * Forwards every approved request not yet admitted: approvals recorded by
+   * the CLI or on another node, or whose admission failed transiently. Run
+   * on each node's sweep; a request admitted by another node first is
+   * refused here as a second use and skipped. Returns how many were admitted.
+   */
+  async sweepApprovals(onError: (taskId: string, err: unknown) => void): Promise<number> {
+    if (!this.deps.gates) return 0;
+    let admitted = 0;
+    for (const r of await this.deps.gates.list({ state: 'approved', limit: 100 })) {
+      try {
+        await this.resumeApproved(r.body.task_id);
+        admitted++;
+      } catch (err) {
+        if (!(isBatonError(err) && err.details.rule === 'approval_used')) onError(r.body.task_id, err);
+      }
+    }
+    return admitted;
+  }
+
+  /** RW-003 §6 T4: the reviewer's decision on a verified effect (src/gateway/path/review.ts). */
+  review(taskId: string, decision: 'approve' | 'deny', note: string, by: Acting): Promise<Attempt> {
+    if (!this.deps.gates) throw new BatonError('unsupported', 'no approvals are configured');
+    return reviewEffect(this.deps, this.deps.gates, taskId, decision, note, by);
+  }
+
+  /** A task held at the human gate, as its caller sees it (another caller's is not found). */
+  private async heldTask(caller: Pick<Caller, 'id'>, taskId: string): Promise<Json> {
+    const request = await this.deps.gates?.byTask(taskId);
+    if (!request || request.body.caller_id !== caller.id) throw new TaskNotFound(taskId);
+    return presentRequest(request.body, this.deps.clock.now());
+  }
+
+  /** CancelTask on a task still held at the gate: withdrawn, nothing was or will be forwarded. */
+  private async withdraw(caller: Pick<Caller, 'id'>, taskId: string): Promise<Json> {
+    const request = await this.deps.gates?.byTask(taskId);
+    if (!request || request.body.caller_id !== caller.id) throw new TaskNotFound(taskId);
+    if (request.body.state !== 'pending') throw new TaskNotCancelableError('the request was already decided');
+    const next = await this.deps.gates!.revise(request, { state: 'withdrawn' });
+    const task = presentRequest(next.body, this.deps.clock.now());
+    await this.deps.push?.notifyTask?.(taskId, next.revision_id, task);
+    return task;
+  }
+
+  /**
    * Stops following, for shutdown: waits up to `deadlineMs` for the turns
    * followed here; what is not over by then keeps its work-queue row, and
    * another node (or the next start) takes it over once the lease lapses.
@@ -215,14 +286,17 @@ export class Dispatcher {
   }
 
   /** Steps 1–4 of a send: validated request in, admitted turn out (first turn or follow-up). */
-  private async admitTurn(caller: Caller, delegateeId: string, req: ValidSend, operation: string): Promise<AdmittedTurn> {
+  private async admitTurn(caller: Caller, delegateeId: string, req: ValidSend, operation: string): Promise<AdmittedTurn | { held: Json }> {
     const resolved = await resolveTarget(this.deps, delegateeId);
     const push = (req.params.configuration as Json | undefined)?.taskPushNotificationConfig;
     if (push !== undefined && push !== null) {
       if (!this.deps.push) throw new BatonError('unsupported', 'push notifications are not enabled on this gateway');
       this.deps.push.validate(push);
     }
+    const tier = gateTier(this.deps, caller, resolved.config.id);
     if (req.taskId) {
+      // A follow-up is a new payload the approval did not cover, on a remote task that cannot be parked: it cannot wait here.
+      if (tier) throw new BatonError('interaction_required', 'this delegatee needs a named human authority for each effect; send a new task (without taskId) to request approval', { tier });
       const prior = await this.attemptFor(caller, req.taskId);
       if (!prior || prior.body.delegatee_id !== resolved.config.id) throw new TaskNotFound(req.taskId);
       if (prior.body.state === 'closed' || prior.body.remote.task_id === undefined) throw new BatonError('unsupported', 'this task cannot take another message', { state: prior.body.state });
@@ -233,6 +307,7 @@ export class Dispatcher {
       return admitFollowUp(this.deps, resolved, prior, authority.contracts, chain, req.message, operation);
     }
     const bound = await bindAuthority(this.deps, caller, resolved, req.message);
+    if (tier) return { held: await holdForApproval(this.deps, this.deps.gates!, tier, caller, resolved, bound, req, operation) };
     const contextId = typeof req.message.contextId === 'string' ? req.message.contextId : undefined;
     const turn = await admitFirstTurn(this.deps, { id: caller.id, ...(contextId ? { contextId } : {}) }, resolved, bound, req.message, operation);
     if (push !== undefined && push !== null) {

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { SCOPE_KINDS } from '../control/scope.ts';
 import { ERROR_CODES } from '../errors.ts';
 import { Identifier } from '../records/ids.ts';
+import { Digest } from '../records/digest.ts';
+import { REQUEST_STATES } from '../gates/records.ts';
 import { BREAKER_TRIGGERS, CARD_STATES } from './service.ts';
 
 const Reason = z.string().min(1).max(2048);
@@ -24,6 +26,9 @@ export const bodies = {
   card: z.strictObject({ lifecycle: z.enum(CARD_STATES), reason: Reason }),
   trip: z.strictObject({ trigger: z.enum(BREAKER_TRIGGERS), reason: Reason }),
   ack: z.strictObject({ note: Reason }),
+  /** An approver decides on the exact preview they saw: its digest must be the request's. */
+  approval: z.strictObject({ previewDigest: Digest.describe('the preview digest shown by GET /admin/approvals/{id}'), note: Reason }),
+  review: z.strictObject({ decision: z.enum(['approve', 'deny']), note: Reason }),
   empty: z.strictObject({}),
 };
 
@@ -32,6 +37,7 @@ const Limit = z.string().regex(/^[1-9][0-9]*$/).describe('at most 1000; an inval
 export const queries = {
   trees: z.object({ limit: Limit.optional() }),
   escalations: z.object({ state: z.enum(['open', 'acknowledged']).optional().describe('any other value lists every state'), limit: Limit.optional() }),
+  approvals: z.object({ state: z.enum(REQUEST_STATES).optional().describe('any other value lists every state'), limit: Limit.optional() }),
   deliveries: z.object({ status: z.enum(['pending', 'delivering', 'delivered', 'dead']).optional(), task: z.string().optional(), limit: Limit.optional() }),
 };
 
@@ -66,5 +72,10 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   'POST /admin/escalations/:id/acknowledge': { summary: 'Acknowledge an escalation', body: bodies.ack },
   'GET /admin/push/deliveries': { summary: 'Push deliveries in the outbox (bodies omitted)', query: queries.deliveries },
   'POST /admin/push/deliveries/:id/requeue': { summary: 'Requeue a dead or pending delivery now', body: bodies.empty },
+  'GET /admin/approvals': { summary: 'Requests held for a named human authority (the approvals queue), newest first', query: queries.approvals },
+  'GET /admin/approvals/:id': { summary: 'One request: the exact effect preview (delegatee and card digest, message digest and rendering, scope, budget, expiry), its decision and the task' },
+  'POST /admin/approvals/:id/approve': { summary: 'Approve the exact preview (by its digest); the effect is then admitted and forwarded', body: bodies.approval },
+  'POST /admin/approvals/:id/deny': { summary: 'Deny: the task ends REJECTED and nothing is forwarded', body: bodies.approval },
+  'POST /admin/approvals/:id/review': { summary: 'T4: an independent reviewer\'s decision before a verified effect is projected succeeded', body: bodies.review },
   'POST /admin/audit/verify': { summary: 'Verify the hash chain and signatures of every stored record' },
 };

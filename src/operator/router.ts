@@ -112,6 +112,23 @@ export function operatorRouter(deps: { service: OperatorService; operators: read
     await s.requeue(p(req, 'id'));
     return { requeued: p(req, 'id') };
   });
+  route('get', '/admin/approvals', (req) => {
+    const state = req.query.state === undefined ? undefined : queries.approvals.shape.state.unwrap().safeParse(req.query.state).data;
+    return s.listApprovals({ limit: limitOf(req, 100), ...(state ? { state } : {}) });
+  });
+  route('get', '/admin/approvals/:id', (req) => s.showApproval(p(req, 'id')));
+  route('post', '/admin/approvals/:id/approve', (req, by) => {
+    const b = parse(bodies.approval, req.body);
+    return s.approve(p(req, 'id'), b.previewDigest, b.note, by);
+  });
+  route('post', '/admin/approvals/:id/deny', (req, by) => {
+    const b = parse(bodies.approval, req.body);
+    return s.deny(p(req, 'id'), b.previewDigest, b.note, by);
+  });
+  route('post', '/admin/approvals/:id/review', (req, by) => {
+    const b = parse(bodies.review, req.body);
+    return s.review(p(req, 'id'), b.decision, b.note, by);
+  });
   route('post', '/admin/audit/verify', () => s.auditVerify());
   router.use((_req: Request, res: Response) => void res.status(404).json(errorBody(invalidRequest('no such operator route'))));
   return router;

@@ -35,8 +35,12 @@ import type { Envelope } from '../records/envelope.ts';
 import type { Escalations } from './escalation.ts';
 import { Checkpoints, findNode, type Checkpoint } from './checkpoints.ts';
 import { attemptOf } from '../gateway/attempts.ts';
+import type { HumanGates } from '../gates/approvals.ts';
+import type { RequestState } from '../gates/rules.ts';
+import { ApprovalDesk, type ApprovalDetail, type ApprovalOutcome, type ApprovalSummary } from './approvals.ts';
 
 export type { Checkpoint } from './checkpoints.ts';
+export type { ApprovalDetail, ApprovalOutcome, ApprovalSummary } from './approvals.ts';
 
 type Attempt = SealedRecord<AttemptBody>;
 type Json = { [key: string]: JsonValue };
@@ -62,6 +66,8 @@ export interface OperatorDeps {
   requeue?: (deliveryId: string) => Promise<boolean>;
   /** Moves webhooks from a replaced attempt to its successor; absent when push is off. */
   carryPush?: (fromTaskId: string, toTaskId: string) => Promise<unknown>;
+  /** Human authority gates; absent when no approvals are configured. */
+  gates?: HumanGates;
 }
 
 const ATTEMPT_SCHEMA = schemaRefFor('execution_attempt');
@@ -69,8 +75,36 @@ const ATTEMPT_SCHEMA = schemaRefFor('execution_attempt');
 export class OperatorService {
   private readonly checkpoints: Checkpoints;
 
+  private readonly desk: ApprovalDesk;
+
   constructor(private readonly deps: OperatorDeps) {
     this.checkpoints = new Checkpoints(deps);
+    this.desk = new ApprovalDesk({ dispatcher: deps.dispatcher, clock: deps.clock, ...(deps.gates ? { gates: deps.gates } : {}) });
+  }
+
+  /** The approvals queue, newest first (src/operator/approvals.ts). */
+  listApprovals(opts: { state?: RequestState; limit?: number } = {}): Promise<ApprovalSummary[]> {
+    return this.desk.list(opts);
+  }
+
+  /** One request with its exact effect preview, decision and the task as the caller sees it. */
+  showApproval(taskId: string): Promise<ApprovalDetail> {
+    return this.desk.show(taskId);
+  }
+
+  /** Approves the exact preview the operator saw (its digest), then admits and forwards the effect. */
+  approve(taskId: string, previewDigest: string, note: string, by: ActorRef, opts: { forward?: boolean } = {}): Promise<ApprovalOutcome> {
+    return this.desk.approve(taskId, previewDigest, note, by, opts);
+  }
+
+  /** Denies: the task ends REJECTED and nothing is forwarded. */
+  deny(taskId: string, previewDigest: string, note: string, by: ActorRef): Promise<ApprovalOutcome> {
+    return this.desk.deny(taskId, previewDigest, note, by);
+  }
+
+  /** RW-003 §6 T4: an independent reviewer's decision before a verified effect is projected `succeeded`. */
+  review(taskId: string, decision: 'approve' | 'deny', note: string, by: ActorRef) {
+    return this.desk.review(taskId, decision, note, by);
   }
 
   private scope(kind: ScopeKind, id: string): ControlScopeRef {

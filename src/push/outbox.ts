@@ -96,6 +96,20 @@ export class Outbox {
   }
 
   /**
+   * Tells every webhook of a task about a state Baton set itself before any
+   * attempt exists (held for a human approval, denied): one delivery per
+   * request revision, signed and retried like the others.
+   */
+  async notifyTask(taskId: string, revisionId: string, task: JsonValue): Promise<number> {
+    const configs = await this.deps.store.push.configs(taskId);
+    if (configs.length === 0) return 0;
+    const added = await this.deps.store.push.enqueue(configs.map((c) => outboxDelivery(c, revisionId, { task }, this.now())));
+    for (const c of configs) await this.deps.store.push.markSeen(c.task_id, c.config_id, revisionId, c.created_at);
+    if (added > 0) this.wake();
+    return added;
+  }
+
+  /**
    * Sends an operator notification (an escalation) to the operator's webhook
    * through the same durable, signed, retried path as integrators' ones.
    */

@@ -116,6 +116,8 @@ const PREFIXES: Record<RecordType, string> = {
   grant: 'grant',
   escalation: 'esc',
   task_input: 'in',
+  approval_request: 'apr',
+  authority_decision: 'ad',
 };
 function prefixOf(type: RecordType): string {
   return PREFIXES[type];

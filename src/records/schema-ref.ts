@@ -21,6 +21,8 @@ export const RECORD_TYPES = [
   'grant',
   'escalation',
   'task_input',
+  'approval_request',
+  'authority_decision',
 ] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 
@@ -29,7 +31,7 @@ export type RecordType = (typeof RECORD_TYPES)[number];
  * Baton's schema family so no RW-003 type is ever reinterpreted.
  */
 export const BATON_SCHEMA_FAMILY = 'baton-records/0.1';
-const BATON_TYPES: ReadonlySet<RecordType> = new Set(['escalation', 'task_input']);
+const BATON_TYPES: ReadonlySet<RecordType> = new Set(['escalation', 'task_input', 'approval_request', 'authority_decision']);
 
 export const SchemaRef = z.string().min(1).max(256);
 export type SchemaRef = z.infer<typeof SchemaRef>;

@@ -6,13 +6,14 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { readConfig, resolvedPaths, type Config, type ConfigIssue } from '../../config.ts';
 import { error, warning, type Problem } from './problems.ts';
+import { approvalProblems } from '../../gates/check.ts';
 
 /** Reads and validates the configuration; `config` is set only when it parsed. */
 export function checkStatic(opts: { file?: string; env?: NodeJS.ProcessEnv } = {}): { config?: Config; source: string; problems: Problem[] } {
   const r = readConfig(opts);
   const source = r.file ?? '(defaults and environment)';
   if (!r.ok) return { source, problems: r.issues.map(schemaProblem) };
-  return { config: r.config, source, problems: [...duplicateIds(r.config), ...missingPresets(r.config), ...cardUrls(r.config), ...files(r.config)] };
+  return { config: r.config, source, problems: [...duplicateIds(r.config), ...missingPresets(r.config), ...cardUrls(r.config), ...files(r.config), ...approvalProblems(r.config).map((p) => error(p.path, p.message, p.hint))] };
 }
 
 function schemaProblem(i: ConfigIssue): Problem {

@@ -14,6 +14,7 @@ import type { ControlScopeRef } from '../../control/scope.ts';
 import { isBatonError } from '../../errors.ts';
 import type { AdmissionRequest, FollowUp, OpenBudgetRequest } from '../../ledger/types.ts';
 import { refOf, sealRecord, type SealedRecord } from '../../records/envelope.ts';
+import type { RevisionRef } from '../../records/revision-ref.ts';
 import { utc } from '../../records/time.ts';
 import type { AttemptBody } from '../attempt-record.ts';
 import type { Attempt } from '../attempts.ts';
@@ -31,8 +32,25 @@ export interface AdmittedTurn extends Turn {
   contracts: readonly DelegationContract[];
 }
 
+/**
+ * An effect a named human authority approved (src/gateway/path/gate.ts):
+ * the attempt takes the task id the caller already holds, the admission
+ * fences on the heads the approval saw, binds the AuthorityDecision into the
+ * PermissionDecision, and commits the request's `admitted` revision — whose
+ * prior must still be the approved head, so an approval is used once.
+ */
+export interface ApprovedEffect {
+  attemptId: string;
+  contextId: string;
+  pinnedFence: readonly ControlBoundaryRef[];
+  approval: { decision_ref: RevisionRef; request_ref: RevisionRef; tier: string };
+  records: SealedRecord<Record<string, unknown>>[];
+}
+
 interface Plan {
   attemptId: string;
+  pinnedFence?: readonly ControlBoundaryRef[];
+  approval?: ApprovedEffect['approval'];
   chain: EvaluatedChain;
   contracts: readonly DelegationContract[];
   operation: string;
@@ -56,9 +74,10 @@ export async function admitFirstTurn(
   message: Json,
   operation: string,
   resumed?: Pick<AttemptBody, 'resumed_from' | 'reassigned_from'>,
+  approved?: ApprovedEffect,
 ): Promise<AdmittedTurn> {
   const chain = await authority.reevaluate(deps.authority.operation(operation, 'proposal'));
-  const attemptId = deps.ids.next('att');
+  const attemptId = approved?.attemptId ?? deps.ids.next('att');
   // Baton names the remote context itself: a task whose reply was lost can still be found by it (DESIGN).
   const remoteContext = deps.ids.next('ctx');
   const input = taskInput(attemptId, message, deps);
@@ -89,10 +108,11 @@ export async function admitFirstTurn(
             context_id: remoteContext,
             ...(typeof message.messageId === 'string' ? { message_id: message.messageId } : {}),
           },
-          context_id: caller.contextId ?? deps.ids.next('ctx'),
+          context_id: approved?.contextId ?? caller.contextId ?? deps.ids.next('ctx'),
           state: 'dispatching',
           input_ref: refOf(input),
           ...resumed,
+          ...(approved ? { approval: approved.approval } : {}),
         },
       },
       // The attempt's record id is its attempt id, so Baton's task id names the record.
@@ -107,8 +127,9 @@ export async function admitFirstTurn(
     budgets: authority.budgets,
     records: (effect, fence) => {
       const attempt = seal(effect, fence);
-      return { attempt, records: [input, attempt] };
+      return { attempt, records: [input, attempt, ...(approved?.records ?? [])] };
     },
+    ...(approved ? { pinnedFence: approved.pinnedFence, approval: approved.approval } : {}),
   };
   return admitPlan(deps, resolved, plan);
 }
@@ -135,7 +156,7 @@ export async function admitFollowUp(deps: PathDeps, resolved: ResolvedDelegatee,
 async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan): Promise<AdmittedTurn> {
   const effect: Effect = { effect_id: deps.ids.next('eff'), reservation_id: deps.ids.next('res') };
   const scopes = plan.chain.fenceScopes as ControlScopeRef[];
-  const preFence = [...(await deps.store.control.fenceSet(scopes))];
+  const preFence = pinned([...(await deps.store.control.fenceSet(scopes))], plan.pinnedFence);
   const now = deps.clock.now();
   const at = utc(now);
   const follow: FollowUp = {
@@ -174,13 +195,35 @@ async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan
   return { attempt, ...effect, fence_set: fence, scopes, target: targetOf(resolved), contracts: plan.contracts, ...(attempt.body.remote.task_id ? { remoteTaskId: attempt.body.remote.task_id } : {}) };
 }
 
+/**
+ * The approved heads replace today's for the same streams: the admission
+ * transaction then refuses (stale fence) if any of them moved since the
+ * approver saw them (RW-003 §1.2).
+ */
+function pinned(now: ControlBoundaryRef[], pin: readonly ControlBoundaryRef[] | undefined): ControlBoundaryRef[] {
+  if (!pin) return now;
+  const key = (b: ControlBoundaryRef) => `${b.project_id}\u0000${b.branch_id}`;
+  const byStream = new Map(pin.map((b) => [key(b), b]));
+  return [...now.filter((b) => !byStream.has(key(b))), ...pin];
+}
+
 function decisionOf(deps: PathDeps, plan: Plan, effect: Effect, fence: ControlBoundaryRef[], at: string) {
   return sealRecord(
     {
       type: 'permission_decision',
       issuedBy: deps.gatewayActor,
       lifecycle: 'recorded',
-      body: { decision: 'allow', ...effect, attempt_id: plan.attemptId, operation: plan.operation, delegation_ref: refOf(plan.chain.leaf), fence_set: fence, evaluated_at: at },
+      body: {
+        decision: 'allow',
+        ...effect,
+        attempt_id: plan.attemptId,
+        operation: plan.operation,
+        delegation_ref: refOf(plan.chain.leaf),
+        fence_set: fence,
+        evaluated_at: at,
+        // RW-003 §1.1: allow is not an AuthorityDecision; where a human gate applies, the exact one is bound here.
+        ...(plan.approval ? { authority_decision_ref: plan.approval.decision_ref, approval_request_ref: plan.approval.request_ref } : {}),
+      },
     },
     deps,
   );

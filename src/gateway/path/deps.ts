@@ -1,4 +1,5 @@
 /** What the request path's steps share (wired once in src/main.ts). */
+import type { HumanGates } from '../../gates/approvals.ts';
 import type { IdSource } from '../../records/ids.ts';
 import type { ActorRef } from '../../records/revision-ref.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
@@ -18,6 +19,8 @@ export interface PushHooks {
   validate(config: JsonValue): void;
   /** Registers an integrator's webhook for a Baton task. */
   register(caller: Caller, attempt: Attempt, config: JsonValue): Promise<void>;
+  /** Tells a task's webhooks of a state Baton set itself (a task held for approval, then denied). */
+  notifyTask?(taskId: string, revisionId: string, task: JsonValue): Promise<void>;
   /** Baton's own webhook the delegatee should notify about this task. */
   inbound(taskId: string): { id: string; url: string; token: string };
 }
@@ -57,4 +60,6 @@ export interface PathDeps {
   follow: FollowLimits;
   events: PathEvents;
   push?: PushHooks;
+  /** Human authority gates (src/gates); absent when no approvals are configured. */
+  gates?: HumanGates;
 }

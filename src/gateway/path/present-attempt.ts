@@ -14,7 +14,9 @@ export function presentAttempt(attempt: AttemptBody, historyLength?: number): Js
   const resolved: Json = attempt.resolution ? { status: { state: attempt.resolution.as === 'consumed' ? 'TASK_STATE_COMPLETED' : 'TASK_STATE_FAILED' } } : {};
   const history = Array.isArray(view.history) ? view.history : undefined;
   const trimmed = history && historyLength !== undefined ? (historyLength === 0 ? [] : history.slice(-historyLength)) : history;
-  const task = presentTask({ ...view, ...resolved, id: '', contextId: '', ...(trimmed ? { history: trimmed } : {}) }, attempt, attempt.resolution ? undefined : attempt.outcome);
+  // RW-003 §6 T4: executed and read back, but not `succeeded` until the reviewer decided.
+  const reviewing: Json = attempt.review?.state === 'pending' ? { status: { state: 'TASK_STATE_WORKING', message: { messageId: `${attempt.attempt_id}-review`, role: 'ROLE_AGENT', parts: [{ text: 'The effect was executed and read back; it waits for a reviewer\'s decision before its outcome is projected.' }] } } } : {};
+  const task = presentTask({ ...view, ...resolved, ...reviewing, id: '', contextId: '', ...(trimmed ? { history: trimmed } : {}) }, attempt, attempt.resolution ? undefined : attempt.outcome);
   if (!task.artifacts) task.artifacts = [];
   return task;
 }

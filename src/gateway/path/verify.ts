@@ -138,19 +138,22 @@ export async function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promi
   const receipt = receiptOf(deps, turn, j.observation, j.back, projection, j.fencesCurrent);
   const evidence = j.back?.kind === 'task' ? j.back.raw : undefined;
   const shown = evidence ?? j.view;
+  // RW-003 §6 T4: a verified success still waits for the reviewer's decision before `succeeded` is projected.
+  const review = turn.attempt.body.approval?.tier === 'T4_consequential_execute' && projection.outcome === 'succeeded';
   const closed = await settleTurn(deps, turn, projection.settlement, refOf(receipt), [receipt], [terminalEvent(deps, turn, receipt, projection)], (latest) =>
     latest.body.state === 'closed'
       ? undefined
       : {
           ...turnFields(turn, latest),
           state: 'closed',
-          outcome: projection.outcome,
+          ...(review ? { review: { state: 'pending' as const, receipt_outcome: projection.outcome } } : { outcome: projection.outcome }),
           receipt_ref: refOf(receipt),
           ...(j.observation.kind === 'task' ? { observed: j.observation.fingerprint } : {}),
           ...(shown && typeof shown === 'object' && !Array.isArray(shown) ? { view: storedView(shown as Json) } : {}),
         },
   );
-  await deps.events.emit({ type: 'closed', attempt: closed, ...(evidence !== undefined ? { evidence } : {}), reasons: projection.reasons });
+  // Announced (push, breakers) once the reviewer decided (src/gateway/path/review.ts).
+  if (!review) await deps.events.emit({ type: 'closed', attempt: closed, ...(evidence !== undefined ? { evidence } : {}), reasons: projection.reasons });
   return closed;
 }
 

@@ -1,0 +1,32 @@
+/**
+ * Configuration checks for the human gates (`baton config check`, `serve`):
+ * a gate nobody may open, an approver that is not an operator, or a rule
+ * naming nothing that exists is an error, not a surprise at the first call.
+ */
+import type { ApprovalsConfig } from './policy.ts';
+
+export interface GateProblem {
+  path: string;
+  message: string;
+  hint?: string;
+}
+
+export function approvalProblems(c: { approvals: ApprovalsConfig; operators: ReadonlyArray<{ id: string }>; delegatees: ReadonlyArray<{ id: string; requireApproval?: unknown }>; presets: ReadonlyArray<{ id: string }> }): GateProblem[] {
+  const out: GateProblem[] = [];
+  const operators = new Set(c.operators.map((o) => o.id));
+  c.approvals.approvers.forEach((a, i) => {
+    if (!operators.has(a.operator)) out.push({ path: `approvals.approvers[${i}].operator`, message: `operator "${a.operator}" is not defined`, hint: 'approvers act through an operator credential: add it under operators' });
+  });
+  const delegatees = new Set(c.delegatees.map((d) => d.id));
+  const presets = new Set(c.presets.map((p) => p.id));
+  c.approvals.rules.forEach((r, i) => {
+    if (r.delegatee !== undefined && !delegatees.has(r.delegatee)) out.push({ path: `approvals.rules[${i}].delegatee`, message: `delegatee "${r.delegatee}" is not defined` });
+    if (r.preset !== undefined && !presets.has(r.preset)) out.push({ path: `approvals.rules[${i}].preset`, message: `preset "${r.preset}" is not defined` });
+  });
+  const gated = c.approvals.rules.length > 0 || c.delegatees.some((d) => d.requireApproval !== undefined);
+  if (gated && c.approvals.approvers.length === 0) out.push({ path: 'approvals.approvers', message: 'effects require approval but no approver is configured', hint: 'name at least one operator under approvals.approvers (every gated request would wait until it expires)' });
+  const t4 = c.approvals.rules.some((r) => r.tier === 'T4_consequential_execute') || c.delegatees.some((d) => d.requireApproval === 'T4_consequential_execute');
+  const principals = new Set(c.approvals.approvers.filter((a) => a.reviewer).map((a) => a.principal ?? a.operator));
+  if (t4 && principals.size < 2) out.push({ path: 'approvals.approvers', message: 'T4 needs an approver and an independent reviewer: at least two principals', hint: 'add a second approver with another principal' });
+  return out;
+}
