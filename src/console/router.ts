@@ -23,6 +23,8 @@ import { attemptRows, attemptsView } from './views/attempts.ts';
 import { chartsView } from './views/charts.ts';
 import { loginPage, page, type PageContext } from './views/layout.ts';
 import { auditView, breakersView, escalationsView, pushView } from './views/ops.ts';
+import { approvalsView, approvalView } from './views/approvals.ts';
+import type { RequestState } from '../gates/rules.ts';
 import { delegationView, treesView } from './views/trees.ts';
 
 export interface ConsoleDeps {
@@ -50,6 +52,10 @@ const DONE: Record<string, string> = {
   tripped: 'Breaker tripped.',
   reset: 'Breaker reset.',
   requeued: 'Delivery requeued.',
+  approved: 'Approved: the exact previewed message was admitted and forwarded.',
+  approved_refused: 'Approved, but the admission refused it (see below): nothing was forwarded.',
+  denied: 'Denied: the task ends rejected; nothing was forwarded.',
+  reviewed: 'Review recorded.',
 };
 
 type Signed = { session: ConsoleSession; ctx: PageContext };
@@ -147,6 +153,11 @@ export class OperatorConsole {
       const rows = await s.deliveries({ limit: 200, ...(status ? { status } : {}) });
       return pushView(ctx, status, rows.map(({ body: _b, ...rest }) => rest), now());
     });
+    view('/approvals', 'approvals', 'Approvals', async (req) => {
+      const state = ['pending', 'approved', 'admitted', 'denied', 'refused', 'expired', 'withdrawn'].find((x) => x === req.query.state) as RequestState | undefined;
+      return approvalsView(state, await s.listApprovals({ limit: 200, ...(state ? { state } : {}) }), now());
+    });
+    view('/approvals/:id', 'approvals', 'Approval request', async (req, ctx) => approvalView(ctx, await s.showApproval(String(req.params.id))));
     view('/audit', 'audit', 'Audit verify', async (req) => auditView(req.query.run === '1' ? await s.auditVerify() : undefined));
     view('/charts', 'charts', 'Charts', async () => {
       await this.sample();
@@ -205,6 +216,23 @@ export class OperatorConsole {
       await s.requeue(String(req.params.id));
       return 'requeued';
     });
+    // The approver decides on the preview the page showed: its digest rides in the form and must still match.
+    const approval = (req: Request) => `/console/approvals/${encodeURIComponent(String(req.params.id))}`;
+    act('/approvals/:id/approve', approval, async (req, by) => {
+      const out = await s.approve(String(req.params.id), field(req, 'preview_digest', 128), field(req, 'note').trim(), by);
+      // The decision stands either way; a refusal at admission shows on the request's page.
+      return out.admission && 'error' in out.admission ? 'approved_refused' : 'approved';
+    });
+    act('/approvals/:id/deny', approval, async (req, by) => {
+      await s.deny(String(req.params.id), field(req, 'preview_digest', 128), field(req, 'note').trim(), by);
+      return 'denied';
+    });
+    act('/approvals/:id/review', approval, async (req, by) => {
+      const decision = field(req, 'decision', 16);
+      if (decision !== 'approve' && decision !== 'deny') throw invalidRequest('a review decision is approve or deny');
+      await s.review(String(req.params.id), decision, field(req, 'note').trim(), by);
+      return 'reviewed';
+    });
     r.use((req, res) => this.refused(req, res, invalidRequest('no such console page'), 'attempts', 'Not found'));
     return outer;
   }
@@ -247,7 +275,7 @@ export class OperatorConsole {
       if (req.method === 'GET' && req.path !== '/events') return void res.redirect(303, '/console/login');
       return void res.status(401).type('text/plain').send('authentication_required: sign in first');
     }
-    signed.set(req, { session, ctx: { operator: session.operator, csrf: session.csrf, approvals: false } });
+    signed.set(req, { session, ctx: { operator: session.operator, csrf: session.csrf, approvals: true } });
     next();
   }
 
