@@ -43,7 +43,7 @@ export const ApprovalsConfig = z.strictObject({
   /** How long a request waits for a decision before it expires (nothing was forwarded). */
   pendingSeconds: z.number().int().min(60).max(7 * 86_400).default(86_400),
   /** How long an approval may wait for its admission; later, a fresh approval is needed (RW-003 §6 T4 "fresh"). */
-  approvalSeconds: z.number().int().min(10).max(86_400).default(900),
+  approvalSeconds: z.number().int().min(1).max(86_400).default(900),
 });
 export type ApprovalsConfig = z.infer<typeof ApprovalsConfig>;
 export type ApproverConfig = z.infer<typeof ApproverConfig>;
