@@ -53,12 +53,14 @@ describe.skipIf(missing !== undefined)('operator console in Chromium', () => {
     });
     hook.url = `${await listen(hook.server)}/hook`;
     world = await startWorld({
-      agents: { steady: { behaviour: 'honest', stepMs: 20 } },
+      agents: { steady: { behaviour: 'honest', stepMs: 20 }, gated: { behaviour: 'honest', stepMs: 20 } },
       presets: [{ id: 'standard', maxInvocations: 50 }],
+      delegatees: { gated: { requireApproval: true } },
       config: {
         operators: [{ id: 'ops', apiKeySha256: sha256(OPS_KEY) }],
         admin: { port: 0 },
         revocationSweepMs: 100,
+        approvals: { approvers: [{ operator: 'ops' }] },
         push: { allowHttp: true, allowAddresses: ['127.0.0.0/8'], intervalMs: 50, maxAttempts: 1, backoffBaseMs: 50, backoffMaxMs: 100 },
       },
     });
@@ -80,8 +82,8 @@ describe.skipIf(missing !== undefined)('operator console in Chromium', () => {
   });
 
   let rpcId = 0;
-  const send = async (text: string, push = false) => {
-    const res = await world.fetch(`${world.url}/agents/steady/a2a/jsonrpc`, {
+  const send = async (text: string, push = false, agent = 'steady') => {
+    const res = await world.fetch(`${world.url}/agents/${agent}/a2a/jsonrpc`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'a2a-version': '1.0' },
       body: JSON.stringify({
@@ -92,6 +94,14 @@ describe.skipIf(missing !== undefined)('operator console in Chromium', () => {
       }),
     });
     return ((await res.json()) as { result: { task: { id: string } } }).result.task.id;
+  };
+  const taskState = async (id: string) => {
+    const res = await world.fetch(`${world.url}/agents/gated/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'a2a-version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'GetTask', params: { id } }),
+    });
+    return ((await res.json()) as { result: { status: { state: string } } }).result.status.state;
   };
   const admin = async <T>(path: string) => (await (await fetch(`${world.adminUrl}${path}`, { headers: { 'x-api-key': OPS_KEY } })).json()) as T;
 
@@ -191,6 +201,39 @@ describe.skipIf(missing !== undefined)('operator console in Chromium', () => {
     expect(res.status()).toBe(403); // not 401: the SameSite=Strict cookie is sent same-site (another port), the CSRF check stops it
     await page.getByText('deny: refused').waitFor();
     expect((await admin<unknown[]>('/admin/escalations')).length).toBe(before); // no trip, so no escalation
+  });
+
+  it('approves a pending task on its exact effect preview, and the task completes', async () => {
+    const task = await send('please publish the quarterly note', false, 'gated');
+    expect(await taskState(task)).toBe('TASK_STATE_AUTH_REQUIRED');
+    await page.goto(`${console_}/approvals?state=pending`);
+    const row = page.locator(`tr[data-approval="${task}"]`);
+    expect(await row.textContent()).toContain('gated');
+    await row.getByRole('link').click();
+    await page.getByRole('heading', { name: 'Effect preview' }).waitFor();
+    // The approver sees the exact message, the delegatee's card digest and the preview digest the form binds.
+    expect(await page.getByLabel('The message as it will be forwarded').textContent()).toContain('[0] text: please publish the quarterly note');
+    expect(await page.locator('main').textContent()).toMatch(/card\s+card_\S+\s+digest\s+sha256:/);
+    await shot('approval');
+    await page.getByLabel('Note').fill('checked the text');
+    await page.getByRole('button', { name: 'Approve and forward' }).click();
+    await page.getByText('Approved: the exact previewed message was admitted and forwarded.').waitFor();
+    expect(await page.locator('.flash').last().textContent()).toMatch(/approval approve by ops/);
+    await pollUntil(() => taskState(task), (s) => s === 'TASK_STATE_COMPLETED', { polls: 200, intervalMs: 100, what: 'the approved task completed' });
+    await page.goto(`${console_}/attempts`);
+    await expect.poll(async () => page.locator(`tr[data-attempt="${task}"]`).textContent(), { timeout: 20_000 }).toMatch(/closed\s+succeeded/);
+  });
+
+  it('denies a pending task: it ends rejected and nothing is forwarded', async () => {
+    const forwarded = async () => (await world.agents.gated!.log()).counts.SendMessage ?? 0;
+    const before = await forwarded();
+    const task = await send('delete everything', false, 'gated');
+    await page.goto(`${console_}/approvals/${task}`);
+    await page.getByLabel('Reason').fill('not today');
+    await page.getByRole('button', { name: 'Deny' }).click();
+    await page.getByText('Denied: the task ends rejected; nothing was forwarded.').waitFor();
+    expect(await taskState(task)).toBe('TASK_STATE_REJECTED');
+    expect(await forwarded()).toBe(before);
   });
 
   it('charts and audit render (screenshots)', async () => {
