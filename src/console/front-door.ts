@@ -1,7 +1,8 @@
 /**
  * Feeds the console's charts from the A2A front door: every SendMessage
  * (JSON-RPC or HTTP+JSON, streaming or not) counts as admitted or refused by
- * its ADR-0014 code, and its latency is kept. Mounted first on the public
+ * its ADR-0014 code, and its latency is kept (the whole call as the caller
+ * waits for it: the delegatee's round trips and read-back included). Mounted first on the public
  * app; it only listens for the response to finish.
  */
 import { Router } from 'express';
@@ -19,10 +20,12 @@ export function frontDoorSeries(series: ConsoleSeries): Router {
     const started = process.hrtime.bigint();
     res.once('finish', () => {
       const method = (req.body as { method?: unknown } | undefined)?.method;
-      if (!rest && !(typeof method === 'string' && SEND.test(method))) return;
       const code = errorCodeOfResponse(res);
-      series.count(code ? `refused: ${code}` : 'admitted');
-      if (!code) series.latency('SendMessage', Number(process.hrtime.bigint() - started) / 1e6);
+      // A refused credential's body is never read: its JSON-RPC method is unknown, and it still counts as a refusal.
+      if (code && (rest || method === undefined || (typeof method === 'string' && SEND.test(method)))) return series.count(`refused: ${code}`);
+      if (code || !(rest || (typeof method === 'string' && SEND.test(method)))) return;
+      series.count('admitted');
+      series.latency('SendMessage', Number(process.hrtime.bigint() - started) / 1e6);
     });
     next();
   });

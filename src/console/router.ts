@@ -11,7 +11,7 @@ import { toBatonError, WIRE_CODES } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
 import { operatorActorRef, type OperatorConfig } from '../operator/identity.ts';
 import { ScopeKind } from '../operator/route-docs.ts';
-import type { BreakerTrigger, OperatorService } from '../operator/service.ts';
+import type { OperatorService } from '../operator/service.ts';
 import type { Store } from '../store/port.ts';
 import { loadAssets } from './assets.ts';
 import { html, type Html } from './html.ts';
@@ -24,6 +24,7 @@ import { chartsView } from './views/charts.ts';
 import { loginPage, page, type PageContext } from './views/layout.ts';
 import { auditView, breakersView, escalationsView, pushView } from './views/ops.ts';
 import { approvalsView, approvalView } from './views/approvals.ts';
+import { consoleActions, DONE } from './actions.ts';
 import type { RequestState } from '../gates/rules.ts';
 import { delegationView, treesView } from './views/trees.ts';
 
@@ -44,19 +45,6 @@ export interface ConsoleDeps {
 // Same-origin scripts and styles only; no inline script or style, no framing (clickjacking).
 // Referrer-Policy same-origin, not no-referrer: under no-referrer Chromium sends `Origin: null` on form posts.
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-const DONE: Record<string, string> = {
-  revoke: 'Delegation revoked.',
-  suspend: 'Delegation suspended.',
-  resume: 'Delegation resumed.',
-  acknowledged: 'Escalation acknowledged.',
-  tripped: 'Breaker tripped.',
-  reset: 'Breaker reset.',
-  requeued: 'Delivery requeued.',
-  approved: 'Approved: the exact previewed message was admitted and forwarded.',
-  approved_refused: 'Approved, but the admission refused it (see below): nothing was forwarded.',
-  denied: 'Denied: the task ends rejected; nothing was forwarded.',
-  reviewed: 'Review recorded.',
-};
 
 type Signed = { session: ConsoleSession; ctx: PageContext };
 const signed = new WeakMap<Request, Signed>();
@@ -155,7 +143,11 @@ export class OperatorConsole {
     });
     view('/approvals', 'approvals', 'Approvals', async (req) => {
       const state = ['pending', 'approved', 'admitted', 'denied', 'refused', 'expired', 'withdrawn'].find((x) => x === req.query.state) as RequestState | undefined;
-      return approvalsView(state, await s.listApprovals({ limit: 200, ...(state ? { state } : {}) }), now());
+      const rows = await s.listApprovals({ limit: 200, ...(state ? { state } : {}) }).catch((err: unknown) => {
+        if (toBatonError(err).code === 'unsupported') return undefined; // no gates configured: say so, not an error page
+        throw err;
+      });
+      return rows ? approvalsView(state, rows, now()) : html`<p>No human gates are configured (see <code>approvals</code> and a delegatee's <code>requireApproval</code> in the configuration).</p>`;
     });
     view('/approvals/:id', 'approvals', 'Approval request', async (req, ctx) => approvalView(ctx, await s.showApproval(String(req.params.id))));
     view('/audit', 'audit', 'Audit verify', async (req) => auditView(req.query.run === '1' ? await s.auditVerify() : undefined));
@@ -175,64 +167,7 @@ export class OperatorConsole {
           this.refused(req, res, err, 'attempts', 'Action refused');
         }
       });
-    const field = (req: Request, name: string, max = 2048) => {
-      const v = (req.body as Record<string, unknown> | undefined)?.[name];
-      if (typeof v !== 'string' || v.length > max) throw invalidRequest(`form field ${name} is missing or too long`);
-      return v;
-    };
-    const reason = (req: Request) => {
-      const v = field(req, 'reason').trim();
-      if (!v) throw invalidRequest('a reason is required');
-      return v;
-    };
-    for (const action of ['revoke', 'suspend', 'resume'] as const) {
-      act(`/delegations/:id/${action}`, (req) => `/console/delegations/${encodeURIComponent(String(req.params.id))}`, async (req, by) => {
-        const id = String(req.params.id);
-        // The typed confirmation: the operator names what they are about to stop.
-        if (field(req, 'confirm').trim() !== id) throw invalidRequest('the confirmation does not match the delegation id');
-        if (action === 'revoke') await s.revokeDelegation(id, reason(req), by);
-        else await s.setDelegationLifecycle(id, action === 'suspend' ? 'suspended' : 'active', reason(req), by);
-        return action;
-      });
-    }
-    act('/escalations/:id/acknowledge', () => '/console/escalations', async (req, by) => {
-      await s.acknowledge(String(req.params.id), field(req, 'note').trim() || 'acknowledged in the console', by);
-      return 'acknowledged';
-    });
-    const scopeKind = (req: Request) => {
-      const k = ScopeKind.safeParse(field(req, 'kind', 32));
-      if (!k.success) throw invalidRequest('unknown scope kind');
-      return k.data;
-    };
-    act('/breakers/trip', () => '/console/breakers', async (req, by) => {
-      await s.tripBreaker(scopeKind(req), field(req, 'id', 2048).trim(), field(req, 'trigger', 64) as BreakerTrigger, reason(req), by);
-      return 'tripped';
-    });
-    act('/breakers/reset', () => '/console/breakers', async (req, by) => {
-      await s.resetBreaker(scopeKind(req), field(req, 'id', 2048).trim(), reason(req), by);
-      return 'reset';
-    });
-    act('/push/deliveries/:id/requeue', () => '/console/push', async (req) => {
-      await s.requeue(String(req.params.id));
-      return 'requeued';
-    });
-    // The approver decides on the preview the page showed: its digest rides in the form and must still match.
-    const approval = (req: Request) => `/console/approvals/${encodeURIComponent(String(req.params.id))}`;
-    act('/approvals/:id/approve', approval, async (req, by) => {
-      const out = await s.approve(String(req.params.id), field(req, 'preview_digest', 128), field(req, 'note').trim(), by);
-      // The decision stands either way; a refusal at admission shows on the request's page.
-      return out.admission && 'error' in out.admission ? 'approved_refused' : 'approved';
-    });
-    act('/approvals/:id/deny', approval, async (req, by) => {
-      await s.deny(String(req.params.id), field(req, 'preview_digest', 128), field(req, 'note').trim(), by);
-      return 'denied';
-    });
-    act('/approvals/:id/review', approval, async (req, by) => {
-      const decision = field(req, 'decision', 16);
-      if (decision !== 'approve' && decision !== 'deny') throw invalidRequest('a review decision is approve or deny');
-      await s.review(String(req.params.id), decision, field(req, 'note').trim(), by);
-      return 'reviewed';
-    });
+    consoleActions(act, this.deps.service);
     r.use((req, res) => this.refused(req, res, invalidRequest('no such console page'), 'attempts', 'Not found'));
     return outer;
   }

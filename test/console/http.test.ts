@@ -148,17 +148,27 @@ describe('console actions', () => {
     expect((await fetch(`${base}/attempts`, { headers: { cookie }, redirect: 'manual' })).status).toBe(303);
   });
 
+  it('charts count front-door refusals by their ADR-0014 code', async () => {
+    const { cookie } = await signIn();
+    const res = await fetch(`${gw.url}/agents/nobody/a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'wrong' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} }) });
+    await res.text();
+    const charts = await (await fetch(`${base}/charts`, { headers: { cookie } })).text();
+    expect(res.status).toBe(404); // no such delegatee here
+    expect(charts).toMatch(/<th scope="col">refused: invalid_request<\/th>/);
+  });
+
   it('serves its bundled assets and renders every view', async () => {
     const { cookie } = await signIn();
     const htmx = await fetch(`${base}/assets/htmx.min.js`);
     expect(htmx.status).toBe(200);
     expect(htmx.headers.get('content-type')).toMatch(/javascript/);
     expect((await fetch(`${base}/assets/sse.min.js`)).status).toBe(200);
-    for (const view of ['attempts', 'trees', 'escalations', 'breakers', 'push', 'push?status=dead', 'audit?run=1', 'charts']) {
+    for (const view of ['attempts', 'trees', 'approvals', 'approvals?state=pending', 'escalations', 'breakers', 'push', 'push?status=dead', 'audit?run=1', 'charts']) {
       const res = await fetch(`${base}/${view}`, { headers: { cookie } });
       expect(res.status, view).toBe(200);
       expect(await res.text(), view).toContain('Signed in as');
     }
     expect(await (await fetch(`${base}/audit?run=1`, { headers: { cookie } })).text()).toContain('No breaks');
+    expect(await (await fetch(`${base}/approvals`, { headers: { cookie } })).text()).toContain('No human gates are configured');
   });
 });
