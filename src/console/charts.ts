@@ -11,7 +11,10 @@ import type { SeriesView } from './series.ts';
 const PALETTE = ['#1f5fa8', '#b3261e', '#2e7d32', '#8a4f00', '#6a3d9a', '#00707a', '#a0006e', '#4d4d4d'];
 const W = 560;
 const H = 160;
-const PAD = { l: 40, r: 8, t: 8, b: 20 };
+const PAD = { l: 48, r: 8, t: 8, b: 20 };
+
+/** Axis and table numbers: whole above 10, one decimal below (a long fraction would overflow the axis). */
+const num = (v: number) => (Number.isInteger(v) || v >= 10 ? String(Math.round(v)) : v.toFixed(1));
 
 const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
 
@@ -30,7 +33,7 @@ export function timeChart(id: string, title: string, data: SeriesView, opts: { k
       let base = 0;
       keys.forEach((k, j) => {
         const v = data.values.get(k)![i]!;
-        if (v > 0) marks.push(html`<rect x="${x(i).toFixed(1)}" y="${y(base + v).toFixed(1)}" width="${bw.toFixed(1)}" height="${(y(base) - y(base + v)).toFixed(1)}" fill="${PALETTE[j % PALETTE.length]!}"><title>${hhmm(data.starts[i]!)} ${k}: ${v}</title></rect>`);
+        if (v > 0) marks.push(html`<rect x="${x(i).toFixed(1)}" y="${y(base + v).toFixed(1)}" width="${bw.toFixed(1)}" height="${(y(base) - y(base + v)).toFixed(1)}" fill="${PALETTE[j % PALETTE.length]!}"><title>${hhmm(data.starts[i]!)} ${k}: ${num(v)}</title></rect>`);
         base += v;
       });
     }
@@ -41,13 +44,13 @@ export function timeChart(id: string, title: string, data: SeriesView, opts: { k
     });
   }
   const total = totals.reduce((a, b) => a + b, 0);
-  const desc = keys.length === 0 || total === 0 ? opts.empty : `${keys.length} series over the last ${n} minutes; peak ${max} ${opts.unit}.`;
+  const desc = keys.length === 0 || total === 0 ? opts.empty : `${keys.length} series over the last ${n} minutes; peak ${num(max)} ${opts.unit}.`;
   return html`<figure class="chart" aria-labelledby="${id}-t">
   <figcaption id="${id}-t">${title}</figcaption>
   <svg role="img" aria-labelledby="${id}-t ${id}-d" viewBox="0 0 ${W} ${H}" width="100%" preserveAspectRatio="xMidYMid meet">
     <desc id="${id}-d">${desc}</desc>
     <line x1="${PAD.l}" y1="${H - PAD.b}" x2="${W - PAD.r}" y2="${H - PAD.b}" stroke="#555"/>
-    <text x="${PAD.l - 4}" y="${PAD.t + 10}" text-anchor="end" font-size="11" fill="#222">${max}</text>
+    <text x="${PAD.l - 4}" y="${PAD.t + 10}" text-anchor="end" font-size="11" fill="#222">${num(max)}</text>
     <text x="${PAD.l - 4}" y="${H - PAD.b}" text-anchor="end" font-size="11" fill="#222">0</text>
     <text x="${PAD.l}" y="${H - 4}" font-size="11" fill="#222">${hhmm(data.starts[0]!)}</text>
     <text x="${W - PAD.r}" y="${H - 4}" text-anchor="end" font-size="11" fill="#222">${hhmm(data.starts[n - 1]!)} UTC</text>
@@ -64,7 +67,7 @@ function dataTable(data: SeriesView, unit: string): Html {
   const rows = data.starts.map((s, i) => ({ s, vs: keys.map((k) => data.values.get(k)![i]!) })).filter((r) => r.vs.some((v) => v !== 0));
   if (rows.length === 0) return html``;
   return html`<details><summary>Data (${unit})</summary><table><thead><tr><th scope="col">minute (UTC)</th>${keys.map((k) => html`<th scope="col">${k}</th>`)}</tr></thead>
-<tbody>${rows.map((r) => html`<tr><td>${hhmm(r.s)}</td>${r.vs.map((v) => html`<td>${Number.isInteger(v) ? v : v.toFixed(1)}</td>`)}</tr>`)}</tbody></table></details>`;
+<tbody>${rows.map((r) => html`<tr><td>${hhmm(r.s)}</td>${r.vs.map((v) => html`<td>${num(v)}</td>`)}</tr>`)}</tbody></table></details>`;
 }
 
 /**

@@ -40,6 +40,12 @@ describe('console charts', () => {
     expect(timeChart('c2', 'Empty', new ConsoleSeries().counts(), { kind: 'lines', unit: 'ms', empty: 'Nothing yet.' }).value).toContain('<desc id="c2-d">Nothing yet.</desc>');
   });
 
+  it('label the axis with a short number (a long fraction would overflow it)', () => {
+    const s = new ConsoleSeries(() => 5 * BUCKET_MS);
+    s.latency('SendMessage', 1241.0123);
+    expect(timeChart('c3', 'Latency', s.means(), { kind: 'lines', unit: 'ms', empty: '' }).value).toContain('fill="#222">1241</text>');
+  });
+
   it('draw consumed then reserved against the ceiling, clamped, and say the numbers', () => {
     const bar = budgetBar('invocations', { ceiling: '10', consumed: '5', reserved: '8' }).value;
     expect(bar).toContain('aria-label="invocations: 5 consumed, 8 reserved of 10"');
