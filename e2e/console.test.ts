@@ -7,7 +7,8 @@
  * (scripts/console-screenshots.mjs).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
@@ -234,6 +235,20 @@ describe.skipIf(missing !== undefined)('operator console in Chromium', () => {
     await page.getByText('Denied: the task ends rejected; nothing was forwarded.').waitFor();
     expect(await taskState(task)).toBe('TASK_STATE_REJECTED');
     expect(await forwarded()).toBe(before);
+  });
+
+  it('every view passes axe-core WCAG 2 A/AA checks (labels, contrast, names, landmarks)', async () => {
+    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    const views = ['attempts', 'trees', 'approvals', 'escalations', 'breakers', 'push', 'audit?run=1', 'charts'];
+    const found: string[] = [];
+    for (const view of views) {
+      await page.goto(`${console_}/${view}`);
+      // Injected through the debugging protocol: the console's CSP (rightly) allows no inline script.
+      await page.evaluate(axe);
+      const violations = (await page.evaluate("axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'] }).then((r) => r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')))")) as string[];
+      found.push(...violations.map((v) => `${view} ${v}`));
+    }
+    expect(found).toEqual([]);
   });
 
   it('charts and audit render (screenshots)', async () => {

@@ -13,4 +13,4 @@ for (const f of readdirSync(join(ROOT, 'src/console/static'))) copyFileSync(join
 // The pinned front-end packages (devDependencies: only their built files ship).
 copyFileSync(require.resolve('htmx.org/dist/htmx.min.js'), join(out, 'htmx.min.js'));
 copyFileSync(require.resolve('htmx-ext-sse/dist/sse.min.js'), join(out, 'sse.min.js'));
-console.log(`console assets copied to ${out}`);
+// Silent: `npm pack --json` runs this (prepare) and its stdout must stay JSON.
