@@ -14,7 +14,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/records/**', 'src/contracts/**', 'src/control/**', 'src/ledger/**', 'src/attempts/**', 'src/audit/**', 'src/errors.ts'],
+    files: ['src/records/**', 'src/contracts/**', 'src/gates/**', 'src/control/**', 'src/ledger/**', 'src/attempts/**', 'src/audit/**', 'src/errors.ts'],
     rules: {
       'no-restricted-imports': ['error', { paths: IO_MODULES.map((name) => ({ name, message: 'pure core: inject an interface instead' })) }],
     },

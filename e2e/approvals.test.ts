@@ -11,7 +11,9 @@ import { writeFileSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Role, TaskState, type Message, type StreamResponse, type Task as SdkTask } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textPart } from './agents/card.ts';
 import { pollUntil } from './harness/process.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
@@ -57,6 +59,8 @@ beforeAll(async () => {
     },
   });
   env = { BATON_CONFIG: world.configFile, BATON_LOG_LEVEL: 'silent' };
+  // Started before any request: a node announcing its own card (its own URL) moves Baton's agent head, which requests fence.
+  await secondNode();
 }, 120_000);
 afterAll(async () => {
   await node2?.close();
@@ -133,6 +137,7 @@ describe('human gates (RW-003 §6, ADR-0014)', () => {
 
     // A second use of the same approval (another node trying to admit it again) is refused; nothing more is sent.
     const n2 = await secondNode();
+    expect((await show(task.id)).state).toBe('admitted'); // the admission committed the request's `admitted` revision
     const again = await n2.dispatcher.resumeApproved(task.id).catch((e: unknown) => e);
     expect(isBatonError(again, 'context_invalidated') && again.details.rule).toBe('approval_used');
     expect(await sends('gated')).toBe(before + 1);
@@ -140,16 +145,40 @@ describe('human gates (RW-003 §6, ADR-0014)', () => {
 
   it('deny: REJECTED, nothing reaches the agent, a second decision is refused', async () => {
     const before = await sends('gated');
-    const task = await sendGated('gated', 'wire 1M to account X');
+    const webhook = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+    const task = await sendGated('gated', 'wire 1M to account X', { taskPushNotificationConfig: { url: webhook, token: 'integrator-token' } });
     const d = await show(task.id);
     const denied = await admin('bob', 'POST', `/admin/approvals/${task.id}/deny`, { previewDigest: d.preview_digest, note: 'unknown account' });
     expect(denied.status).toBe(200);
     const t = await getTask(task.id);
     expect(t.status.state).toBe('TASK_STATE_REJECTED');
     expect(t.metadata['urn:baton:approval:v1']?.state).toBe('denied');
+    await pollUntil(async () => hooked, (h) => h.some((n) => n.task?.id === task.id && n.task.status.state === 'TASK_STATE_REJECTED'), { what: 'REJECTED pushed' });
     const late = await admin<ErrorJson>('alice', 'POST', `/admin/approvals/${task.id}/approve`, { previewDigest: d.preview_digest, note: 'override' });
     expect(late.status).toBe(400);
     expect(late.json.error.details.rule).toBe('not_pending');
+    expect(await sends('gated')).toBe(before);
+  });
+
+  it('the stock SDK client (JSON-RPC and HTTP+JSON, blocking and streaming) gets the held task; ListTasks shows it; CancelTask withdraws it', async () => {
+    const before = await sends('gated');
+    const sdkMessage = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
+    const params = (text: string) => ({ tenant: '', message: sdkMessage(text), configuration: undefined, metadata: undefined });
+    const rest = await world.client('gated', { transport: 'HTTP+JSON' });
+    const held = (await rest.sendMessage(params('via rest'))) as SdkTask;
+    expect(held.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
+    const jsonrpc = await world.client('gated');
+    const events: StreamResponse[] = [];
+    for await (const ev of jsonrpc.sendMessageStream(params('via stream'))) events.push(ev);
+    expect(events).toHaveLength(1);
+    const first = events[0]!.payload;
+    expect(first?.$case === 'task' && first.value.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
+    const listed = (await rpc('gated', 'ListTasks', {})).result as { tasks: Task[] };
+    expect(listed.tasks.filter((t) => t.id === held.id)).toHaveLength(1);
+    const cancelled = (await rpc('gated', 'CancelTask', { id: held.id })).result as Task;
+    expect(cancelled.status.state).toBe('TASK_STATE_CANCELED');
+    const approve = await admin<ErrorJson>('alice', 'POST', `/admin/approvals/${held.id}/approve`, { previewDigest: (await show(held.id)).preview_digest, note: 'too late' });
+    expect(approve.json.error.details.rule).toBe('not_pending');
     expect(await sends('gated')).toBe(before);
   });
 
@@ -210,8 +239,16 @@ describe('human gates (RW-003 §6, ADR-0014)', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/approved by alice .*forwards it on its next sweep/);
     expect((await getTask(task.id)).status.state).toBe('TASK_STATE_SUBMITTED'); // approved, not yet admitted
-    expect(await (await secondNode()).dispatcher.sweepApprovals(() => undefined)).toBeGreaterThanOrEqual(1);
+    // Two admissions race for the one approval (two nodes' sweeps): exactly one is admitted, the other is a second use.
+    const before = await sends('gated');
+    const n2 = await secondNode();
+    const raced = await Promise.allSettled([n2.dispatcher.resumeApproved(task.id), n2.dispatcher.resumeApproved(task.id)]);
+    expect(raced.filter((r) => r.status === 'fulfilled'), raced.map((r) => (r.status === 'rejected' ? String(r.reason) + JSON.stringify(r.reason.details) : 'ok')).join(' | ')).toHaveLength(1);
+    const lost = raced.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(isBatonError(lost.reason, 'context_invalidated') && lost.reason.details.rule).toBe('approval_used');
+    expect(await n2.dispatcher.sweepApprovals(() => undefined)).toBe(0); // nothing left to admit
     await pollUntil(() => getTask(task.id), (t) => t.status.state === 'TASK_STATE_COMPLETED', { polls: 400, what: 'CLI-approved task completed' });
+    expect(await sends('gated')).toBe(before + 1);
   });
 
   it('a fence that moved between approval and admission refuses the admission (context_invalidated), nothing forwarded', async () => {

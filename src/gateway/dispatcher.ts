@@ -28,7 +28,7 @@ import type { PathDeps } from './path/deps.ts';
 import { findByContext, type FollowStep } from './path/follow.ts';
 import { reviewEffect } from './path/review.ts';
 import type { Acting } from '../gates/approvals.ts';
-import { admitApproved, gateTier, holdForApproval, presentRequest } from './path/gate.ts';
+import { admitApproved, gateTier, heldTask, heldTasks, holdForApproval, withdrawHeld } from './path/gate.ts';
 import { wireParams } from './path/forward.ts';
 import { presentAttempt } from './path/present-attempt.ts';
 import { rebuildTurn } from './path/rebuild-turn.ts';
@@ -92,7 +92,7 @@ export class Dispatcher {
   async *resubscribe(caller: Caller, attemptId: string): AsyncGenerator<Json> {
     const attempt = await this.attemptFor(caller, attemptId);
     if (!attempt) {
-      yield { task: await this.heldTask(caller, attemptId) };
+      yield { task: await heldTask(this.deps, caller, attemptId) };
       return;
     }
     const rows = attempt.body.state === 'closed' ? [] : await this.deps.store.work.ofAttempt(attempt.record_id);
@@ -114,7 +114,7 @@ export class Dispatcher {
   /** GetTask: Baton's recorded view (never a live remote call), `historyLength` honoured. */
   async getTask(caller: Pick<Caller, 'id'>, attemptId: string, historyLength?: number): Promise<Json> {
     const attempt = await this.attemptFor(caller, attemptId);
-    if (!attempt) return this.heldTask(caller, attemptId);
+    if (!attempt) return heldTask(this.deps, caller, attemptId);
     return presentAttempt(attempt.body, historyLength);
   }
 
@@ -123,6 +123,8 @@ export class Dispatcher {
     const pageSize = Math.min(Math.max(opts.pageSize ?? 50, 1), 100);
     const tasks: Json[] = [];
     let cursor = opts.pageToken || undefined;
+    // Tasks held at the human gate have no attempt yet: they lead the first page.
+    if (!cursor) tasks.push(...(await heldTasks(this.deps, caller, delegateeId, opts.contextId)).slice(0, pageSize));
     // Bounded scan: at most 20 store pages per call, then hand back a cursor.
     for (let pages = 0; pages < 20 && tasks.length < pageSize; pages++) {
       const page = await this.deps.store.listCurrent(ATTEMPT_SCHEMA, { limit: 200, ...(cursor ? { cursor } : {}) });
@@ -145,7 +147,7 @@ export class Dispatcher {
    */
   async cancel(caller: Caller, attemptId: string): Promise<Json> {
     const found = await this.attemptFor(caller, attemptId);
-    if (!found) return this.withdraw(caller, attemptId);
+    if (!found) return withdrawHeld(this.deps, caller, attemptId);
     // A2A §7.4: a task in a terminal state is TaskNotCancelableError (-32002).
     if (found.body.state === 'closed') throw new TaskNotCancelableError('the task has ended and cannot be canceled');
     return presentAttempt((await this.stopper.stop(found, 'caller')).body);
@@ -253,24 +255,6 @@ export class Dispatcher {
   review(taskId: string, decision: 'approve' | 'deny', note: string, by: Acting): Promise<Attempt> {
     if (!this.deps.gates) throw new BatonError('unsupported', 'no approvals are configured');
     return reviewEffect(this.deps, this.deps.gates, taskId, decision, note, by);
-  }
-
-  /** A task held at the human gate, as its caller sees it (another caller's is not found). */
-  private async heldTask(caller: Pick<Caller, 'id'>, taskId: string): Promise<Json> {
-    const request = await this.deps.gates?.byTask(taskId);
-    if (!request || request.body.caller_id !== caller.id) throw new TaskNotFound(taskId);
-    return presentRequest(request.body, this.deps.clock.now());
-  }
-
-  /** CancelTask on a task still held at the gate: withdrawn, nothing was or will be forwarded. */
-  private async withdraw(caller: Pick<Caller, 'id'>, taskId: string): Promise<Json> {
-    const request = await this.deps.gates?.byTask(taskId);
-    if (!request || request.body.caller_id !== caller.id) throw new TaskNotFound(taskId);
-    if (request.body.state !== 'pending') throw new TaskNotCancelableError('the request was already decided');
-    const next = await this.deps.gates!.revise(request, { state: 'withdrawn' });
-    const task = presentRequest(next.body, this.deps.clock.now());
-    await this.deps.push?.notifyTask?.(taskId, next.revision_id, task);
-    return task;
   }
 
   /**

@@ -11,7 +11,9 @@
  * request and runs the ordinary admit step with the approval bound; the
  * dispatcher then forwards, follows and verifies it like any other turn.
  */
+import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import { BatonError, isBatonError } from '../../errors.ts';
+import { TaskNotFound } from '../dispatcher.ts';
 import type { HumanGates } from '../../gates/approvals.ts';
 import { refusalError } from '../../gates/approvals.ts';
 import { previewDigest, renderParts, type EffectPreview } from '../../gates/preview.ts';
@@ -145,6 +147,33 @@ export async function admitApproved(deps: PathDeps, gates: HumanGates, taskId: s
     if (isBatonError(err) && !TRANSIENT.has(err.code)) return fail({ code: err.code, rule: err.code === 'context_invalidated' ? 'fence_moved' : 'admission', reason: err.message });
     throw err;
   }
+}
+
+/** A task held at the gate, as its caller sees it (another caller's is not found: A2A TaskNotFound). */
+export async function heldTask(deps: Pick<PathDeps, 'gates' | 'clock'>, caller: Pick<Caller, 'id'>, taskId: string): Promise<Json> {
+  const request = await deps.gates?.byTask(taskId);
+  if (!request || request.body.caller_id !== caller.id) throw new TaskNotFound(taskId);
+  return presentRequest(request.body, deps.clock.now());
+}
+
+/** The caller's tasks still held at the gate (not yet admitted), newest first; a bounded scan. */
+export async function heldTasks(deps: Pick<PathDeps, 'gates' | 'clock'>, caller: Pick<Caller, 'id'>, delegateeId: string | undefined, contextId: string | undefined): Promise<Json[]> {
+  if (!deps.gates) return [];
+  return (await deps.gates.list({ limit: 100 }))
+    .map((r) => r.body)
+    .filter((b) => b.state !== 'admitted' && b.caller_id === caller.id && (delegateeId === undefined || b.delegatee_id === delegateeId) && (!contextId || b.context_id === contextId))
+    .map((b) => presentRequest(b, deps.clock.now()));
+}
+
+/** CancelTask on a task still held at the gate: withdrawn; nothing was or will be forwarded. */
+export async function withdrawHeld(deps: Pick<PathDeps, 'gates' | 'clock' | 'push'>, caller: Pick<Caller, 'id'>, taskId: string): Promise<Json> {
+  const request = await deps.gates?.byTask(taskId);
+  if (!request || request.body.caller_id !== caller.id) throw new TaskNotFound(taskId);
+  if (request.body.state !== 'pending') throw new TaskNotCancelableError('the request was already decided');
+  const next = await deps.gates!.revise(request, { state: 'withdrawn' });
+  const task = presentRequest(next.body, deps.clock.now());
+  await deps.push?.notifyTask?.(taskId, next.revision_id, task);
+  return task;
 }
 
 const TRANSIENT = new Set(['unavailable', 'storage_error']);

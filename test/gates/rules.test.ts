@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { admissionRefusal, decisionRefusal, reviewRefusal } from '../../src/gates/rules.ts';
+import { ApprovalsConfig, approversOf, callerPrincipal, requiredTier } from '../../src/gates/policy.ts';
+import { approvalProblems } from '../../src/gates/check.ts';
+import { previewDigest, renderParts, type EffectPreview } from '../../src/gates/preview.ts';
+
+const alice = { operator: 'alice', principal: 'alice', role: 'approver', reviewer: true };
+const D1 = `sha256:${'1'.repeat(64)}`;
+const D2 = `sha256:${'2'.repeat(64)}`;
+const now = new Date('2026-12-03T10:00:00Z');
+const decide = (over: Partial<Parameters<typeof decisionRefusal>[0]> = {}) =>
+  decisionRefusal({ state: 'pending', approver: alice, callerPrincipal: 'planner', seenDigest: D1, previewDigest: D1, now, expiresAt: '2026-12-03T11:00:00Z', ...over });
+const admit = (over: Partial<Parameters<typeof admissionRefusal>[0]> = {}) =>
+  admissionRefusal({ state: 'approved', decision: { decision: 'approve', preview_digest: D1, expires_at: '2026-12-03T10:15:00Z' }, requestDigest: D1, currentDigest: D1, now, ...over });
+
+describe('decision rules (RW-003 §1.1 independence, exact preview)', () => {
+  it('lets a configured, independent approver decide the exact preview of a pending request', () => {
+    expect(decide()).toBeUndefined();
+  });
+  it.each([
+    ['no approver', { approver: undefined }, 'deny', 'not_an_approver'],
+    ['the caller\'s own principal', { callerPrincipal: 'alice' }, 'deny', 'self_approval'],
+    ['a decided request', { state: 'denied' as const }, 'invalid_request', 'not_pending'],
+    ['an expired request', { expiresAt: '2026-12-03T10:00:00Z' }, 'context_invalidated', 'request_expired'],
+    ['another preview', { seenDigest: D2 }, 'context_invalidated', 'preview_mismatch'],
+  ])('refuses %s', (_what, over, code, rule) => {
+    expect(decide(over)).toMatchObject({ code, rule });
+  });
+  it('checks independence before anything else: a self-approval is deny even on a decided request', () => {
+    expect(decide({ callerPrincipal: 'alice', state: 'approved' })).toMatchObject({ code: 'deny', rule: 'self_approval' });
+  });
+});
+
+describe('admission rules (approval bound to the exact effect, once, before expiry)', () => {
+  it('admits an approved, unexpired, unchanged effect', () => expect(admit()).toBeUndefined());
+  it.each([
+    ['a second use', { state: 'admitted' as const }, 'context_invalidated', 'approval_used'],
+    ['a pending request', { state: 'pending' as const }, 'interaction_required', 'awaiting_approval'],
+    ['a denied request', { state: 'denied' as const }, 'deny', 'denied'],
+    ['a refused request', { state: 'refused' as const }, 'context_invalidated', 'not_approved'],
+    ['a deny decision on an approved state', { decision: { decision: 'deny' as const, preview_digest: D1, expires_at: '2026-12-03T10:15:00Z' } }, 'deny', 'no_approval'],
+    ['an approval of another preview', { requestDigest: D2 }, 'context_invalidated', 'preview_mismatch'],
+    ['a changed request', { currentDigest: D2 }, 'context_invalidated', 'request_changed'],
+    ['an expired approval', { now: new Date('2026-12-03T10:15:00Z') }, 'context_invalidated', 'approval_expired'],
+  ])('refuses %s', (_what, over, code, rule) => {
+    expect(admit(over)).toMatchObject({ code, rule });
+  });
+});
+
+describe('T4 review rules', () => {
+  const bob = { ...alice, operator: 'bob', principal: 'bob' };
+  it('accepts an independent reviewer on a pending review', () => expect(reviewRefusal({ pending: true, reviewer: bob, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toBeUndefined());
+  it('refuses the approver, the caller, a non-reviewer and a review not pending', () => {
+    expect(reviewRefusal({ pending: true, reviewer: alice, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toMatchObject({ code: 'deny', rule: 'reviewer_not_independent' });
+    expect(reviewRefusal({ pending: true, reviewer: bob, callerPrincipal: 'bob', approverPrincipal: 'alice' })).toMatchObject({ code: 'deny', rule: 'self_review' });
+    expect(reviewRefusal({ pending: true, reviewer: { ...bob, reviewer: false }, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toMatchObject({ code: 'deny', rule: 'not_a_reviewer' });
+    expect(reviewRefusal({ pending: false, reviewer: bob, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toMatchObject({ code: 'invalid_request', rule: 'no_review_pending' });
+  });
+});
+
+describe('gate policy (configuration)', () => {
+  it('takes the highest tier among the delegatee\'s own requirement and every matching rule', () => {
+    const cfg = ApprovalsConfig.parse({ rules: [{ delegatee: 'pay', tier: 'T3_consequential_propose' }, { delegatee: 'pay', preset: 'bulk', tier: 'T4_consequential_execute' }, { preset: 'ops', tier: 'T3_consequential_propose' }] });
+    expect(requiredTier(cfg, { delegatee: 'other' })).toBeUndefined();
+    expect(requiredTier(cfg, { delegatee: 'pay' })).toBe('T3_consequential_propose');
+    expect(requiredTier(cfg, { delegatee: 'pay', preset: 'bulk' })).toBe('T4_consequential_execute');
+    expect(requiredTier(cfg, { delegatee: 'x', preset: 'ops' })).toBe('T3_consequential_propose');
+    expect(requiredTier(cfg, { delegatee: 'x', requireApproval: true })).toBe('T3_consequential_propose');
+    expect(requiredTier(cfg, { delegatee: 'pay', requireApproval: 'T4_consequential_execute' })).toBe('T4_consequential_execute');
+  });
+  it('refuses a rule naming nothing, unknown keys, and T0–T2 tiers', () => {
+    expect(ApprovalsConfig.safeParse({ rules: [{ tier: 'T3_consequential_propose' }] }).success).toBe(false);
+    expect(ApprovalsConfig.safeParse({ approvers: [{ operator: 'a', email: 'a@x' }] }).success).toBe(false);
+    expect(ApprovalsConfig.safeParse({ rules: [{ delegatee: 'x', tier: 'T2_bounded_execute' }] }).success).toBe(false);
+  });
+  it('principals default to the operator and caller ids', () => {
+    const cfg = ApprovalsConfig.parse({ approvers: [{ operator: 'ops1' }, { operator: 'ops2', principal: 'carol' }], callerPrincipals: { planner: 'carol' } });
+    expect(approversOf(cfg).map((a) => a.principal)).toEqual(['ops1', 'carol']);
+    expect(callerPrincipal(cfg, 'planner')).toBe('carol');
+    expect(callerPrincipal(cfg, 'other')).toBe('other');
+  });
+  it('config check: approvers must be operators, rules must name what exists, a gate needs an approver, T4 needs two principals', () => {
+    const base = { operators: [{ id: 'alice' }], delegatees: [{ id: 'pay' }], presets: [{ id: 'standard' }] };
+    expect(approvalProblems({ ...base, approvals: ApprovalsConfig.parse({ approvers: [{ operator: 'alice' }], rules: [{ delegatee: 'pay', tier: 'T3_consequential_propose' }] }) })).toEqual([]);
+    const bad = approvalProblems({ ...base, approvals: ApprovalsConfig.parse({ approvers: [{ operator: 'zed' }], rules: [{ delegatee: 'nope', preset: 'nada', tier: 'T4_consequential_execute' }] }) }).map((p) => p.path);
+    expect(bad).toEqual(['approvals.approvers[0].operator', 'approvals.rules[0].delegatee', 'approvals.rules[0].preset', 'approvals.approvers']);
+    expect(approvalProblems({ ...base, delegatees: [{ id: 'pay', requireApproval: true }], approvals: ApprovalsConfig.parse({}) })[0]).toMatchObject({ path: 'approvals.approvers', message: /no approver/ });
+  });
+});
+
+describe('effect preview', () => {
+  const preview: EffectPreview = {
+    tier: 'T3_consequential_propose',
+    operation: 'a2a.SendMessage',
+    caller_id: 'planner',
+    delegatee: { id: 'pay', card_object_id: 'card_1', card_digest: D1 },
+    message_digest: D2,
+    rendering: 'x',
+    scope: { operations: ['a2a.SendMessage'] },
+    budget: [{ name: 'invocations', ceiling: '5' }],
+    expires_at: '2026-12-03T11:00:00Z',
+  };
+  it('its digest moves with every field an approver sees', () => {
+    const d = previewDigest(preview);
+    for (const changed of [{ message_digest: D1 }, { delegatee: { ...preview.delegatee, card_digest: D2 } }, { scope: {} }, { budget: [] }, { expires_at: '2026-12-03T12:00:00Z' }, { tier: 'T4_consequential_execute' as const }, { caller_id: 'x' }]) {
+      expect(previewDigest({ ...preview, ...changed })).not.toBe(d);
+    }
+    expect(previewDigest({ ...preview })).toBe(d);
+  });
+  it('renders every part by kind, text verbatim, without inlining files', () => {
+    const text = renderParts({ parts: [{ text: 'pay 42' }, { raw: 'AAAA', mediaType: 'application/pdf', filename: 'inv.pdf' }, { url: 'https://x.example/a' }, { data: { amount: 42 } }] });
+    expect(text.split('\n')).toEqual(['[0] text: pay 42', '[1] file (application/pdf) inv.pdf: 3 bytes', '[2] url: https://x.example/a', '[3] data: {"amount":42}']);
+    expect(renderParts({ parts: [{ text: 'y'.repeat(9000) }] })).toMatch(/more characters; the digest covers all of it\)$/);
+  });
+});
