@@ -57,8 +57,11 @@ export class ApprovalDesk {
     return this.deps.gates;
   }
 
+  /** By the state shown: a pending request past its expiry is listed as expired (it is never revised for that). */
   async list(opts: { state?: RequestState; limit?: number } = {}): Promise<ApprovalSummary[]> {
-    return (await this.gates.list(opts)).map((r) => this.summary(r));
+    const stored = opts.state === 'pending' || opts.state === 'expired' ? 'pending' : opts.state;
+    const rows = (await this.gates.list({ ...(stored ? { state: stored } : {}), ...(opts.limit ? { limit: opts.limit } : {}) })).map((r) => this.summary(r));
+    return opts.state ? rows.filter((r) => r.state === opts.state) : rows;
   }
 
   async show(taskId: string): Promise<ApprovalDetail> {

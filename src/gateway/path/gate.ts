@@ -119,15 +119,16 @@ export async function admitApproved(deps: PathDeps, gates: HumanGates, taskId: s
   if (!caller) return fail({ code: 'deny', rule: 'caller_removed', reason: 'the requesting caller is no longer configured' });
   let resolved: ResolvedDelegatee;
   let bound: PreparedAuthority;
+  let chain: Awaited<ReturnType<PreparedAuthority['reevaluate']>>;
   try {
     resolved = await resolveTarget(deps, request.body.delegatee_id);
     bound = await bindAuthority(deps, caller, resolved, message);
+    chain = await bound.reevaluate(deps.authority.operation(request.body.operation, 'proposal'));
   } catch (err) {
     // A transient failure leaves the approval usable until it expires (the gateway's sweep tries again).
     if (isBatonError(err) && !TRANSIENT.has(err.code)) return fail({ code: err.code, rule: 'authority', reason: err.message });
     throw err;
   }
-  const chain = await bound.reevaluate(deps.authority.operation(request.body.operation, 'proposal'));
   const current = previewOf({ tier: request.body.tier, operation: request.body.operation, caller, resolved, leaf: chain.leaf, message, expiresAt: request.body.preview.expires_at });
   const refusal = admissionRefusal({ state: request.body.state, decision: decision?.body, requestDigest: request.body.preview_digest, currentDigest: previewDigest(current), now: deps.clock.now() });
   if (refusal) return refusal.rule === 'approval_used' || refusal.rule === 'awaiting_approval' ? Promise.reject(refusalError(refusal, { task: taskId })) : fail(refusal);
@@ -176,7 +177,8 @@ export async function withdrawHeld(deps: Pick<PathDeps, 'gates' | 'clock' | 'pus
   return task;
 }
 
-const TRANSIENT = new Set(['unavailable', 'storage_error']);
+// Worth another try while the approval lasts: an unreachable card or store, a preset's rate or capacity limit.
+const TRANSIENT = new Set(['unavailable', 'storage_error', 'limit_exceeded']);
 
 const STATE_OF: Record<ApprovalRequestBody['state'], string> = {
   pending: 'TASK_STATE_AUTH_REQUIRED',
