@@ -3,6 +3,7 @@
 // must print the version and serve /healthz with an example config.
 // Exits 0 and prints "pack-check: PASS" only when every step held.
 import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ const fail = (msg) => {
 try {
   const packed = JSON.parse(sh('npm', ['pack', '--json', '--pack-destination', dir], ROOT))[0];
   const files = packed.files.map((f) => f.path);
-  for (const need of ['bin/baton.js', 'dist/cli/main.js', 'cards/gateway.yaml', 'scripts/ensure-native.mjs']) if (!files.includes(need)) throw new Error(`tarball lacks ${need}`);
+  for (const need of ['bin/baton.js', 'dist/cli/main.js', 'dist/console/static/htmx.min.js', 'dist/console/static/console.css', 'cards/gateway.yaml', 'scripts/ensure-native.mjs']) if (!files.includes(need)) throw new Error(`tarball lacks ${need}`);
   if (files.some((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('data/'))) throw new Error('tarball carries sources, tests or data');
   sh('mkdir', ['-p', app]);
   // The native addon's install script must run (npm 11 asks for approval).
@@ -29,7 +30,9 @@ try {
   sh('npm', ['install', '--no-audit', '--no-fund', join(dir, packed.filename)], app);
   const printed = sh('npx', ['--no-install', 'baton', '--version'], app).trim();
   if (printed !== version) throw new Error(`baton --version printed ${JSON.stringify(printed)}, expected ${version}`);
-  writeFileSync(join(app, 'baton.config.yaml'), ['port: 0', 'dataDir: ./data', 'cardsDir: ./node_modules/baton/cards', 'logLevel: info', ''].join('\n'));
+  // An operator (a clearly marked test key) so the operator listener and its console start too.
+  const opsSha = createHash('sha256').update('pack-check-operator-key-not-a-secret').digest('hex');
+  writeFileSync(join(app, 'baton.config.yaml'), ['port: 0', 'dataDir: ./data', 'cardsDir: ./node_modules/baton/cards', 'logLevel: info', 'admin:', '  port: 0', 'operators:', `  - id: ops`, `    apiKeySha256: ${opsSha}`, ''].join('\n'));
   await serveAndCheck();
   console.log(`pack-check: PASS (${packed.filename}, ${files.length} files, ${Math.round(packed.size / 1024)} KiB)`);
 } catch (err) {
@@ -69,6 +72,13 @@ async function serveAndCheck() {
     const res = await fetch(`${url}/healthz`);
     const body = await res.json();
     if (res.status !== 200 || body.status !== 'ok') throw new Error(`/healthz answered ${res.status} ${JSON.stringify(body)}`);
+    // The operator console's bundled assets ship in the package (no CDN).
+    const admin = /baton: operator API and console on (\S+)/.exec(out)?.[1];
+    if (!admin) throw new Error(`serve did not announce the operator listener:\n${out.slice(-2000)}`);
+    for (const path of ['/console/login', '/console/assets/htmx.min.js', '/console/assets/sse.min.js', '/console/assets/console.css']) {
+      const r = await fetch(`${admin}${path}`);
+      if (r.status !== 200) throw new Error(`${path} answered ${r.status}`);
+    }
     group('SIGTERM');
     await exited;
     if (!/stopped after draining/.test(out)) throw new Error(`serve did not drain after SIGTERM:\n${out.slice(-2000)}`);

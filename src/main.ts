@@ -2,6 +2,9 @@
  * The composition root: the only place that wires adapters (store, keys,
  * HTTP, undici) to the core. Everything else receives its dependencies.
  */
+import { OperatorConsole } from './console/router.ts';
+import { frontDoorSeries } from './console/front-door.ts';
+import { ConsoleSeries } from './console/series.ts';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createDocumentFetcher, jwksFetcherOf } from './cards/fetch.ts';
@@ -96,6 +99,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
   let outbox: Outbox | undefined;
   let admin: Server | undefined;
   let adminUrl: string | undefined;
+  let ops: OperatorConsole | undefined;
   try {
     if (early) server.on('request', starting);
     let url = early ? await listen(server, 0, config.host) : `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
@@ -112,7 +116,9 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
     if (config.operators.length > 0 || config.metrics.enabled === true) {
       // /metrics before the operator routes: it needs no operator key (README "Metrics").
       const metrics = config.metrics.enabled === false ? [] : [composed.metrics.router()];
-      admin = createListener(config.server, createApp({ store, logger, degraded: composed.degraded, observe: (l) => composed.metrics.request(l), routers: [...metrics, operatorRouter({ service: composed.operator, live: composed.live, operators: config.operators, logger })] }));
+      // The console shares the operator listener: never reachable on the public port.
+      if (config.operators.length > 0) ops = new OperatorConsole({ service: composed.operator, store, spaceId: config.spaceId, operators: config.operators, logger, series: composed.series });
+      admin = createListener(config.server, createApp({ store, logger, degraded: composed.degraded, observe: (l) => composed.metrics.request(l), routers: [...metrics, ...(ops ? [ops.router] : []), operatorRouter({ service: composed.operator, live: composed.live, operators: config.operators, logger })] }));
       adminUrl = await listen(admin, config.admin.port, config.admin.host);
     } else {
       logger.info('no operators configured: the operator API is not started');
@@ -150,6 +156,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
         (closing ??= (async () => {
           clearInterval(sweep);
           stopPurges();
+          ops?.close(); // its live streams would otherwise hold the drain open
           // Stop accepting; requests in flight (admissions included) may finish within the drain deadline.
           // Turns this node follows get the same deadline; what is not over stays in the work queue for the next node.
           const [cut] = await Promise.all([drain([server, admin], config.shutdown.drainMs), dispatcher.drain(config.shutdown.drainMs)]);
@@ -276,12 +283,14 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const live = new LiveConfig(config, { parts: { trust, delegatees, presets, auth: callers, cards, authority, buildPreset: presetOf, fetchJwks: jwksFetcherOf(fetcher) }, logger, ...(deps.reread ? { reread: deps.reread } : {}) });
   // /readyz names delegatees whose card does not verify (issue #17): their fault, not the callers'.
   const degraded = () => delegatees.cardProblems().map((p) => ({ delegatee: p.delegatee, problem: p.message, since: p.since }));
+  const series = new ConsoleSeries();
   const app = createApp({
     store,
     logger,
     observe: (l) => metrics.request(l),
     degraded,
     routers: [
+      frontDoorSeries(series),
       ...(push ? [push.inbound.router()] : []),
       federationRouter({ federation, auth }),
       wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
@@ -297,7 +306,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
       }),
     ],
   });
-  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers, metrics, live, degraded };
+  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers, metrics, live, degraded, series };
 }
 
 /** Human authority gates (src/gates), when any approver, rule or delegatee `requireApproval` is configured. */

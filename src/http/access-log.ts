@@ -87,6 +87,12 @@ const captureErrorBody: RequestHandler = (_req, res, next) => {
   next();
 };
 
+/** The ADR-0014 code of the error a finished response carried, if any (the console's charts count refusals by it). */
+export function errorCodeOfResponse(res: ServerResponse): string | undefined {
+  const kept = bodies.get(res);
+  return kept && kept.size > 0 && kept.size <= MAX_CAPTURE ? errorCodeOf(Buffer.concat(kept.chunks), res.statusCode) : undefined;
+}
+
 type Binding = 'jsonrpc' | 'rest' | 'well-known' | 'admin' | 'health' | 'webhook' | 'other';
 
 function line(req: IncomingMessage, res: ServerResponse, latency: number | undefined) {

@@ -59,6 +59,7 @@ export function register(program: Command, ctx: CliContext): void {
       process.on('SIGHUP', () => void gw.reload().catch((err: unknown) => gw.logger.error({ err }, 'reload failed')));
       // Announced only once the handlers are in place: a supervisor that signals the moment it reads this
       // line must reach the drain, not the default action (seen: npm start killed mid-announcement).
+      if (gw.adminUrl) console.log(`baton: operator API and console on ${gw.adminUrl} (console: ${gw.adminUrl}/console/)`);
       if (isClusterWorker()) announceReady(gw.url);
       else console.log(`baton: listening on ${gw.url}`);
     });
