@@ -4,7 +4,7 @@
  * content digest, schema ref, record and revision ids, issuer, issued time
  * and prior revision ref (RW-003 §2, last paragraph).
  */
-import { canonicalText, freezeCanonical, isCanonicalFrozen } from '../records/canonical.ts';
+import { canonicalText, frozenCopy, isCanonicalFrozen } from '../records/canonical.ts';
 import { sealRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
@@ -68,7 +68,7 @@ export async function sealContract(
   ) as unknown as DelegationContract;
   if (sealed.record_id !== input.body.delegation_id) throw new TypeError('sealed record id does not match the delegation id');
   const signature = await signDetached(signingBytes(sealed), deps.signer.key, { alg: deps.signer.alg, kid: deps.signer.kid });
-  return freezeCanonical({ ...sealed, signatures: [signature] });
+  return frozenCopy({ ...sealed, signatures: [signature] });
 }
 
 /**

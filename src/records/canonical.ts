@@ -42,6 +42,26 @@ export function freezeCanonical<T>(value: T): T {
   return value;
 }
 
+/**
+ * A deep-frozen copy of `value`: subtrees this module already froze are shared,
+ * everything else is copied first. Sealing uses it so that freezing a record
+ * never freezes objects its caller still owns (a config binding, a request
+ * being built) — found when a reload edited an owner binding a sealed record
+ * had embedded.
+ */
+export function frozenCopy<T>(value: T): T {
+  return freezeCanonical(copyUnfrozen(value) as T);
+}
+
+function copyUnfrozen(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || deepFrozen.has(value)) return value;
+  if (Array.isArray(value)) return value.map(copyUnfrozen);
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value; // not JSON: left as freezeCanonical leaves it
+  // fromEntries defines own properties, so a "__proto__" key stays data.
+  return Object.fromEntries(Object.keys(value).map((k) => [k, copyUnfrozen((value as Record<string, unknown>)[k])]));
+}
+
 /** Whether `value` was deep-frozen by `freezeCanonical` (so anything derived from it may be cached by identity). */
 export function isCanonicalFrozen(value: unknown): value is object {
   return typeof value === 'object' && value !== null && deepFrozen.has(value);

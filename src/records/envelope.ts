@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { invalidRequest } from '../errors.ts';
-import { freezeCanonical, isCanonicalFrozen } from './canonical.ts';
+import { frozenCopy, isCanonicalFrozen } from './canonical.ts';
 import { Digest, digestOf } from './digest.ts';
 import { Identifier, type IdSource } from './ids.ts';
 import { ActorRef, RevisionRef } from './revision-ref.ts';
@@ -80,7 +80,7 @@ export function sealRecord<B extends Record<string, unknown>>(
   const content_digest = digestOf(unsigned);
   // Sealed means immutable (RW-003 §3): frozen, so its canonical bytes and
   // digest are computed once however often it is stored, signed or checked.
-  const sealed = freezeCanonical({ ...unsigned, content_digest });
+  const sealed = frozenCopy({ ...unsigned, content_digest });
   contentDigests.set(sealed, content_digest);
   return sealed as SealedRecord<B>;
 }

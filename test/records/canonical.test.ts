@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import canonicalize from 'canonicalize';
-import { canonicalBytes, canonicalText, freezeCanonical, isCanonicalFrozen } from '../../src/records/canonical.ts';
+import { canonicalBytes, canonicalText, freezeCanonical, frozenCopy, isCanonicalFrozen } from '../../src/records/canonical.ts';
 import { digestOf, sha256Digest } from '../../src/records/digest.ts';
 import { parseStrictJson } from '../../src/records/strict-json.ts';
 import { expectCode } from '../helpers/errors.ts';
@@ -154,5 +154,22 @@ describe('the one-pass writer against the reference', () => {
     let wrapped: unknown = frozen;
     for (let i = 0; i < 40; i++) wrapped = [wrapped];
     expectCode(() => canonicalText(wrapped), 'invalid_request');
+  });
+});
+
+describe('frozenCopy (sealing never freezes what its caller owns)', () => {
+  it('freezes a copy, shares already-frozen subtrees, and keeps a "__proto__" key as data', () => {
+    const owned = { revision: 'r1', nested: { list: [1, { a: 2 }] } };
+    const shared = freezeCanonical({ k: 'v' });
+    const input = JSON.parse('{"__proto__": {"x": 1}}') as Record<string, unknown>;
+    const sealed = frozenCopy({ owned, shared, input });
+    expect(Object.isFrozen(owned)).toBe(false);
+    expect(Object.isFrozen(owned.nested.list)).toBe(false);
+    owned.revision = 'r2'; // the caller may still edit its own object
+    expect(sealed.owned.revision).toBe('r1');
+    expect(sealed.shared).toBe(shared);
+    expect(isCanonicalFrozen(sealed)).toBe(true);
+    expect(Object.getPrototypeOf(sealed.input)).toBe(Object.prototype);
+    expect(canonicalText(sealed.input)).toBe('{"__proto__":{"x":1}}');
   });
 });

@@ -25,6 +25,17 @@ describe('RW-003 §3 envelope', () => {
     expect(openEnvelope(structuredClone(rec))).toStrictEqual(rec);
   });
 
+  it('sealed is frozen, but what the caller passed in stays its own (a config binding may still change)', () => {
+    const binding = { namespace: 'ns', config_revision: 'r1' };
+    const body = { owner: binding, scope: ['read'] };
+    const rec = sealRecord({ type: 'grant', body, issuedBy: actor, lifecycle: 'active' }, deps);
+    expect(Object.isFrozen(rec) && Object.isFrozen(rec.body)).toBe(true);
+    expect(Object.isFrozen(binding) || Object.isFrozen(body) || Object.isFrozen(body.scope)).toBe(false);
+    binding.config_revision = 'r2';
+    expect(rec.body.owner.config_revision).toBe('r1');
+    expect(rec.content_digest).toBe(computeContentDigest(rec));
+  });
+
   it('a later revision must name its prior, and keeps the record id', () => {
     const first = sealRecord({ type: 'grant', body: { n: 1 }, issuedBy: actor, lifecycle: 'active' }, deps);
     expectCode(() => sealRecord({ type: 'grant', body: { n: 2 }, issuedBy: actor, lifecycle: 'active', recordId: first.record_id }, deps), 'invalid_request');

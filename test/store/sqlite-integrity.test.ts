@@ -29,6 +29,9 @@ async function initialised(path: string) {
   return { space, ids: [c.root, c.child, c.leaf] };
 }
 
+/** Five cold process starts one after another (each loads the TypeScript store): a bound for the work, not a speed claim. */
+const FIVE_WORKERS_MS = 120_000;
+
 /** Five worker processes each hold a reservation, then all die by SIGKILL: their writes live only in the WAL. */
 async function fiveHeldThenKill9(path: string, space: string, ids: string[]): Promise<void> {
   for (let i = 0; i < 5; i++) {
@@ -47,7 +50,7 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     const store = SqliteStore.open(path);
     expect(await store.ledger.unresolved()).toHaveLength(5);
     await store.close();
-  });
+  }, FIVE_WORKERS_MS);
 
   it('a WAL lost after SIGKILL is storage_error, not a store with 0 reservations', async () => {
     const path = fresh();
@@ -58,7 +61,7 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     rmSync(`${path}-shm`, { force: true });
     const err = expectCode(() => SqliteStore.open(path, { create: true }), 'storage_error');
     expect(err.details).toMatchObject({ reason: 'marker_mismatch' });
-  });
+  }, FIVE_WORKERS_MS);
 
   it('a database file truncated to 0 bytes is storage_error, even with create', async () => {
     const path = fresh();
@@ -116,7 +119,7 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     expect(await store.ledger.unresolved()).toHaveLength(5);
     await store.close();
     expect(JSON.parse(readFileSync(`${path}.initialized`, 'utf8'))).toMatchObject({ store_id: expect.stringMatching(/^sto_/), schema: MIGRATIONS[MIGRATIONS.length - 1]!.version, created_at: '2026-01-01T00:00:00.000Z' });
-  });
+  }, FIVE_WORKERS_MS);
 
   it('a full database (SQLITE_FULL) refuses admissions as storage_error and keeps what it had', async () => {
     const path = fresh();
