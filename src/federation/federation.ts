@@ -226,8 +226,10 @@ export class Federation {
     if (!split) return undefined;
     const r = await this.deps.store.ledger.reservation(attempt.reservation_id);
     if (!r || (r.status !== 'settled' && r.status !== 'consumed' && r.status !== 'released')) return undefined;
-    // Baton settles a verified effect as measured at its reserved amounts (src/gateway/path/verify.ts).
-    const consumed = r.status === 'released' ? Object.fromEntries(Object.keys(r.amounts).map((k) => [k, '0'])) : { ...r.amounts };
+    // Baton settles a verified effect at its reserved amounts, or (a hop further down) at what its own downstream's receipt settled.
+    const own = (await this.deps.store.getRecord(attempt.receipt_ref.object_id))?.body as { consumption?: { settled?: unknown } } | undefined;
+    const measured = ConsumptionReceipt.shape.consumed.safeParse(own?.consumption?.settled);
+    const consumed = r.status === 'released' ? Object.fromEntries(Object.keys(r.amounts).map((k) => [k, '0'])) : measured.success ? measured.data : { ...r.amounts };
     const payload: ConsumptionReceipt = {
       typ: CONSUMPTION_RECEIPT_TYPE,
       iss: this.deps.self,
