@@ -14,6 +14,13 @@ import { baton as batonCli } from '../test/cli/run.ts';
 import { pollUntil } from './harness/process.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { CompactSign, generateKeyPair } from 'jose';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadChain } from '../src/contracts/attestation-chain.ts';
+import { Federation as BatonFederation } from '../src/federation/federation.ts';
+import { signJws } from '../src/federation/jws.ts';
+import { Keyring } from '../src/keys/keyring.ts';
+import { systemClock } from '../src/records/time.ts';
 
 /** A notice claiming to be A's, signed by a key nobody pinned. */
 async function forgeNotice(): Promise<string> {
@@ -184,6 +191,30 @@ export function federationSuite(name: string, setup: () => Promise<{ pgUrls?: Re
       await refusedWith('CONTEXT_INVALIDATED');
     });
 
+    it('concurrent first imports of a new upstream leaf: both succeed on one child at B (the loser reuses the winner\'s)', async () => {
+      // A's first forward under a fresh chain is refused before B stores anything (A unreachable for B): B has never imported it.
+      failNew('down');
+      await refusedWith('UNAVAILABLE');
+      fed.proxies.b!.plan = undefined;
+      const [refused] = await newest(store(A), 'execution_attempt');
+      const chain = await withStore(store(A), async (s) => loadChain(s, refused!.delegation_ref as never)) as Array<{ record_id: string }>;
+      expect(chain).toHaveLength(2);
+      await withStore(store(B), async (s) => expect(await s.ledger.tree(chain[1]!.record_id)).toBeUndefined());
+      const first = () =>
+        fetch(`${fed.orgs[B]!.url}/agents/x/a2a/jsonrpc`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': forwardKey('a', 'b') },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'first import' }], metadata: { [CONTRACT_EXT]: { chain } } } } }),
+        }).then((r) => r.json() as Promise<{ result?: unknown; error?: unknown }>);
+      const answers = await Promise.all([first(), first(), first()]);
+      expect(answers.map((a) => a.error)).toEqual([undefined, undefined, undefined]);
+      await withStore(store(B), async (s) => {
+        const tree = (await s.ledger.tree(chain[1]!.record_id))!;
+        expect(tree.children).toHaveLength(1);
+        expect(tree.balances.find((b) => b.dimension === 'invocations')).toMatchObject({ consumed: '3', reserved: '0' });
+      });
+    }, 60_000);
+
     it('A revokes its delegation to B between A\'s admission and B\'s fetch: B sees the revoked head and refuses', async () => {
       let arrived!: () => void;
       const atB = new Promise<void>((r) => (arrived = r));
@@ -226,6 +257,77 @@ export function federationSuite(name: string, setup: () => Promise<{ pgUrls?: Re
       expect(attempt).toMatchObject({ state: 'closed', outcome: 'unknown' });
       expect(outcomeOf((await client.getTask({ tenant: '', id: task.id, historyLength: 0 })) as Task).outcome).not.toBe('succeeded');
       await withStore(store(B), async (s) => expect((await s.ledger.reservation(attempt!.reservation_id as string))?.status).toBe('unknown'));
+    });
+  });
+
+  describe(`${name}: separate stores: signed consumption receipts`, () => {
+    /** One task run A → B: A's attempt, A's reservation for it, B's task id, B's reservation, and B's GetTask as A reads it back. */
+    const runOne = async (text: string) => {
+      const client = await fed.client();
+      const task = (await client.sendMessage(send(text))) as Task;
+      expect(outcomeOf(task).outcome).toBe('succeeded');
+      const a = await withStore(store(A), async (s) => {
+        const attempt = (await s.getRecord(task.id))!.body as { reservation_id: string; receipt_ref: { object_id: string }; remote: { task_id: string } };
+        return { attempt, reservation: (await s.ledger.reservation(attempt.reservation_id))!, receipt: (await s.getRecord(attempt.receipt_ref.object_id))!.body as { consumption?: Record<string, unknown> } };
+      });
+      const bTask = a.attempt.remote.task_id;
+      const b = await withStore(store(B), async (s) => {
+        const attempt = (await s.getRecord(bTask))!.body as { reservation_id: string; receipt_ref: unknown };
+        return { attempt, reservation: (await s.ledger.reservation(attempt.reservation_id))! };
+      });
+      const res = await fetch(`${fed.orgs[B]!.url}/agents/x/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': forwardKey('a', 'b') },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: bTask } }),
+      });
+      const jws = ((await res.json()) as { result: { metadata: Record<string, { consumptionReceipt?: string }> } }).result.metadata[OUTCOME]!.consumptionReceipt;
+      return { task, a, b, bTask, jws: jws! };
+    };
+    /** A's side of the rule, over A's own store: the code A's verdict settles by, fed a receipt as it would arrive. */
+    const atA = async <T>(fn: (f: BatonFederation) => Promise<T>) =>
+      withStore(store(A), (s) =>
+        fn(new BatonFederation({ store: s, keyring: undefined as never, clock: systemClock, spaceId: 'space_a', self: 'actor_baton_a', upstreams: [], downstreams: [{ actorObjectId: 'actor_baton_b', contractJwksFile: join(fed.dir, 'b.jwks.json') }], actorRef: undefined as never, servedStalenessMs: 0, timeoutMs: 5_000 })),
+      );
+    const payloadOf = (jws: string) => JSON.parse(Buffer.from(jws.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown> & { consumed: Record<string, string> };
+
+    it('B\'s verdict carries a receipt signed with B\'s contract keys; A verifies it, settles by it and records it: the ledgers agree per task', async () => {
+      const { task, a, b, bTask, jws } = await runOne('settled by receipt');
+      const header = JSON.parse(Buffer.from(jws.split('.')[0]!, 'base64url').toString('utf8')) as { kid: string; typ: string };
+      const bJwks = JSON.parse(readFileSync(join(fed.dir, 'b.jwks.json'), 'utf8')) as { keys: Array<{ kid: string }> };
+      expect(header.typ).toBe('baton-consumption-receipt+jws');
+      expect(bJwks.keys.map((k) => k.kid)).toContain(header.kid);
+      expect(payloadOf(jws)).toMatchObject({ iss: 'actor_baton_b', aud: 'actor_baton_a', task_id: bTask, receipt_ref: b.attempt.receipt_ref, consumed: b.reservation.amounts });
+      // A recorded the receipt beside its verification receipt, and its settlement for the task is B's consumption per dimension.
+      expect(a.receipt.consumption).toMatchObject({ status: 'agreed', settled: b.reservation.amounts, downstream: 'actor_baton_b', downstream_task_id: bTask, downstream_receipt_ref: b.attempt.receipt_ref });
+      expect(a.reservation.status).toBe('settled');
+      for (const [dim, amount] of Object.entries(b.reservation.amounts)) expect(BigInt(amount)).toBeLessThanOrEqual(BigInt(a.reservation.amounts[dim]!));
+      // The receipt is A's business: A's caller never sees B's receipt, only A's own outcome metadata.
+      const shown = await (await fed.client()).getTask({ tenant: '', id: task.id, historyLength: 0 });
+      expect(JSON.stringify(shown.metadata)).not.toContain('consumptionReceipt');
+    });
+
+    it('a forged receipt (not signed by B\'s pinned keys) is not honoured: A settles its whole reservation, as without a receipt', async () => {
+      const { a, bTask, jws } = await runOne('forged receipt');
+      const { privateKey } = await generateKeyPair('ES256');
+      const header = JSON.parse(Buffer.from(jws.split('.')[0]!, 'base64url').toString('utf8')) as { kid: string; typ: string };
+      const cheaper = { ...payloadOf(jws), consumed: Object.fromEntries(Object.keys(payloadOf(jws).consumed).map((k) => [k, '0'])) };
+      const forged = await new CompactSign(new TextEncoder().encode(JSON.stringify(cheaper))).setProtectedHeader({ alg: 'ES256', kid: header.kid, typ: header.typ }).sign(privateKey);
+      const verdict = await atA((f) => f.settleFromReceipt(a.attempt as never, bTask, forged, a.reservation.amounts));
+      expect(verdict).toMatchObject({ status: 'refused', settled: a.reservation.amounts });
+      expect(verdict!.jws).toBeUndefined();
+      // The genuine one, for the same task, is honoured; for another task it is not.
+      expect(await atA((f) => f.settleFromReceipt(a.attempt as never, bTask, jws, a.reservation.amounts))).toMatchObject({ status: 'agreed' });
+      expect(await atA((f) => f.settleFromReceipt(a.attempt as never, 'att_other', jws, a.reservation.amounts))).toMatchObject({ status: 'refused', settled: a.reservation.amounts });
+      expect(await atA((f) => f.settleFromReceipt(a.attempt as never, bTask, undefined, a.reservation.amounts))).toMatchObject({ status: 'missing', settled: a.reservation.amounts });
+    });
+
+    it('a receipt signed by B claiming more than A reserved never settles above the reservation: capped and disputed', async () => {
+      const { a, bTask, jws } = await runOne('greedy receipt');
+      const bKeys = await Keyring.open(join(fed.orgs[B]!.dir, 'keys'));
+      const greedy = await signJws(bKeys, 'baton-consumption-receipt+jws', { ...payloadOf(jws), consumed: Object.fromEntries(Object.entries(a.reservation.amounts).map(([k, v]) => [k, (BigInt(v) + 5n).toString()])) });
+      const verdict = await atA((f) => f.settleFromReceipt(a.attempt as never, bTask, greedy, a.reservation.amounts));
+      expect(verdict).toMatchObject({ status: 'capped', settled: a.reservation.amounts });
+      for (const [dim, amount] of Object.entries(verdict!.settled)) expect(BigInt(amount)).toBeLessThanOrEqual(BigInt(a.reservation.amounts[dim]!));
     });
   });
 

@@ -56,6 +56,22 @@ describe('three organisations on three stores: A → B → C → agent', () => {
     } finally {
       await c.close();
     }
+ 
+    // Each upstream settled its hop by the receipt its downstream signed: A by B's, B by C's.
+    const hop = async (i: number, taskId: string): Promise<{ consumption?: { status: string; downstream: string }; remoteTask: string }> => {
+      const s = await fed.orgs[i]!.store();
+      try {
+        const attempt = (await s.getRecord(taskId))!.body as { receipt_ref: { object_id: string }; remote: { task_id: string } };
+        const receipt = (await s.getRecord(attempt.receipt_ref.object_id))!.body as { consumption?: { status: string; downstream: string } };
+        return { ...receipt, remoteTask: attempt.remote.task_id };
+      } finally {
+        await s.close();
+      }
+    };
+    const atA = await hop(0, task.id);
+    expect(atA.consumption).toMatchObject({ status: 'agreed', downstream: 'actor_baton_b' });
+    const atB = await hop(1, atA.remoteTask);
+    expect(atB.consumption).toMatchObject({ status: 'agreed', downstream: 'actor_baton_c' });
   });
 
   it('revoking A\'s root while C\'s agent works: the notice travels A → B → C, the agent\'s task is cancelled, nobody reports success', async () => {

@@ -112,7 +112,7 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
       });
     }
     // The downstream gateway fetches head statements with its own credential.
-    if (next) callers.push({ id: `org-${next}-heads`, apiKeySha256: sha256(headsKey(next, name)), downstream: { actorObjectId: `actor_baton_${next}`, notifyUrl: `${urlOf(i + 1)}/federation/v1/notify` } });
+    if (next) callers.push({ id: `org-${next}-heads`, apiKeySha256: sha256(headsKey(next, name)), downstream: { actorObjectId: `actor_baton_${next}`, notifyUrl: `${urlOf(i + 1)}/federation/v1/notify`, contractJwksFile: join(dir, `${next}.jwks.json`) } });
     const pinned: Record<string, string> = next ? { [urlOf(i + 1)]: join(dir, `${next}.jwks.json`) } : { [agent.url]: join(dir, 'x.jwks.json') };
     const config = join(dir, `${name}.json`);
     writeFileSync(

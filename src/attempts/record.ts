@@ -174,4 +174,6 @@ export interface ReceiptBody {
   reasons: string[];
   /** RW-003 §1.1: a read-back records no project mutation. */
   no_project_mutation: true;
+  /** Separate stores (issue #16): the downstream Baton's consumption receipt and what it settled (src/federation/consumption.ts). */
+  consumption?: { [key: string]: unknown; status: 'agreed' | 'capped' | 'missing' | 'refused'; settled: Record<string, string> };
 }

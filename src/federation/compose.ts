@@ -12,7 +12,7 @@ export function federationOf(config: Config, deps: { store: Store; keyring: Keyr
       ? [{ actorObjectId: c.upstream.actorObjectId, contractJwksFile: c.upstream.contractJwksFile, headsUrl: c.upstream.headsUrl, auth: c.upstream.auth, maxStalenessMs: c.upstream.maxStalenessMs }]
       : [],
   );
-  const downstreams = config.callers.flatMap((c) => (c.downstream ? [{ actorObjectId: c.downstream.actorObjectId, notifyUrl: c.downstream.notifyUrl }] : []));
+  const downstreams = config.callers.flatMap((c) => (c.downstream ? [{ actorObjectId: c.downstream.actorObjectId, notifyUrl: c.downstream.notifyUrl, contractJwksFile: c.downstream.contractJwksFile }] : []));
   return new Federation({
     ...deps,
     clock: systemClock,

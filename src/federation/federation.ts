@@ -8,7 +8,8 @@
  * delegation it issued fences — its own streams from its store, and for a
  * chain it imported itself, its own upstream's heads, verified and vouched
  * for under its keys (three hops need no key of the first organisation at
- * the third).
+ * the third). Consumption receipts (both sides) live here too: they need
+ * the same chain split and pinned keys (so a little over 300 lines).
  */
 import { readFile } from 'node:fs/promises';
 import { parseJwks, type KeySet } from '../cards/jwks.ts';
@@ -24,6 +25,8 @@ import type { ActorRef } from '../records/revision-ref.ts';
 import type { Store } from '../store/port.ts';
 import { HEAD_STATEMENT_TYPE, HeadStatement, remoteFenceHolds, remoteFenceOf, type HeadEntry, type RemoteFenceEntry } from './head-statement.ts';
 import { signJws, verifyJws } from './jws.ts';
+import { CONSUMPTION_JWS_TYP, CONSUMPTION_RECEIPT_TYPE, ConsumptionReceipt, receiptMismatches, settleAgainst, settleWithout, type ConsumptionEvidence } from './consumption.ts';
+import type { AttemptBody } from '../attempts/record.ts';
 import { localStreamScope, splitChain, type ChainSplit } from './scopes.ts';
 
 export const HEADS_JWS_TYP = 'baton-control-heads+jws';
@@ -48,6 +51,8 @@ export interface DownstreamLink {
   actorObjectId: string;
   /** Its control-notice endpoint (…/federation/v1/notify); without it, only CancelTask and its next fetch stop it. */
   notifyUrl?: string | undefined;
+  /** Its contract JWKS, pinned: its consumption receipts verify under these keys only (without it, none is honoured). */
+  contractJwksFile?: string | undefined;
 }
 
 export interface FederationDeps {
@@ -207,6 +212,83 @@ export class Federation {
     return 1;
   }
 
+  /**
+   * Downstream side (issue #16 "B's verdict carries a signed consumption
+   * receipt"): for a closed task under a chain imported from a separate-store
+   * upstream, what its newest effect consumed in this ledger, signed with
+   * this gateway's contract keys for that upstream. Undefined while the
+   * effect's reservation is unresolved, and for any other task.
+   */
+  async consumptionReceipt(attempt: AttemptBody): Promise<string | undefined> {
+    if (attempt.state !== 'closed' || !attempt.receipt_ref || !attempt.reservation_id || !attempt.effect_id) return undefined;
+    const contracts = (await loadChain(this.deps.store, attempt.delegation_ref)).map((r) => parseContract(r));
+    const split = this.split(contracts);
+    if (!split) return undefined;
+    const r = await this.deps.store.ledger.reservation(attempt.reservation_id);
+    if (!r || (r.status !== 'settled' && r.status !== 'consumed' && r.status !== 'released')) return undefined;
+    // Baton settles a verified effect at its reserved amounts, or (a hop further down) at what its own downstream's receipt settled.
+    const own = (await this.deps.store.getRecord(attempt.receipt_ref.object_id))?.body as { consumption?: { settled?: unknown } } | undefined;
+    const measured = ConsumptionReceipt.shape.consumed.safeParse(own?.consumption?.settled);
+    const consumed = r.status === 'released' ? Object.fromEntries(Object.keys(r.amounts).map((k) => [k, '0'])) : measured.success ? measured.data : { ...r.amounts };
+    const payload: ConsumptionReceipt = {
+      typ: CONSUMPTION_RECEIPT_TYPE,
+      iss: this.deps.self,
+      aud: split.upstreamActor,
+      subject: contracts[split.upstreamLeaf]!.record_id,
+      task_id: attempt.attempt_id,
+      effect_id: attempt.effect_id,
+      receipt_ref: attempt.receipt_ref,
+      status: r.status,
+      consumed,
+      issued_at: utc(this.deps.clock.now()),
+    };
+    return signJws(this.deps.keyring, CONSUMPTION_JWS_TYP, payload);
+  }
+
+  /**
+   * Upstream side: the settlement of one effect forwarded to a separate-store
+   * downstream, from the receipt its read-back carried. Verified under the
+   * JWKS pinned for that downstream only; a claim above the reservation is
+   * capped (never a bigger debit) and marked for escalation. Without a
+   * usable receipt — none, unverifiable, naming another task — the
+   * reservation is settled as consumed in full, as without federation
+   * (conservative: the budget never counts less than may have been spent).
+   * Undefined when the delegatee is not a separate-store downstream.
+   */
+  async settleFromReceipt(attempt: AttemptBody, remoteTaskId: string | undefined, jws: unknown, reserved: Readonly<Record<string, string>>): Promise<ConsumptionEvidence | undefined> {
+    if (this.deps.downstreams.length === 0) return undefined;
+    const record = await this.deps.store.getRecord(attempt.delegation_ref.object_id);
+    const leaf = record ? parseContract(record) : undefined;
+    const down = leaf && this.deps.downstreams.find((d) => d.actorObjectId === leaf.body.delegatee_agent_ref.actor_ref.object_id);
+    if (!leaf || !down) return undefined;
+    if (typeof jws !== 'string' || jws.length > 16 * 1024) return settleWithout(reserved, 'missing', 'the read-back carried no consumption receipt');
+    if (!down.contractJwksFile || !remoteTaskId) return settleWithout(reserved, 'refused', 'no pinned keys for this downstream, or no remote task id');
+    const keys = await this.jwksAt(down.contractJwksFile).catch(() => undefined);
+    if (!keys) return settleWithout(reserved, 'refused', 'the pinned keys of this downstream are unreadable');
+    let receipt: ConsumptionReceipt;
+    try {
+      const parsed = ConsumptionReceipt.safeParse(await verifyJws(jws, keys, CONSUMPTION_JWS_TYP));
+      if (!parsed.success) return settleWithout(reserved, 'refused', 'consumption receipt is malformed');
+      receipt = parsed.data;
+    } catch (err) {
+      if (isBatonError(err)) return settleWithout(reserved, 'refused', 'consumption receipt did not verify under the pinned keys');
+      throw err;
+    }
+    const wrong = receiptMismatches(receipt, { iss: down.actorObjectId, aud: this.deps.self, subject: leaf.record_id, task_id: remoteTaskId });
+    if (wrong.length > 0) return settleWithout(reserved, 'refused', `consumption receipt names another ${wrong.join(', ')}`);
+    const { settled, over } = settleAgainst(reserved, receipt.consumed);
+    return {
+      status: over.length > 0 ? 'capped' : 'agreed',
+      settled,
+      ...(over.length > 0 ? { reason: `claimed above the reservation: ${over.join(', ')}` } : {}),
+      jws,
+      claimed: receipt.consumed,
+      downstream: receipt.iss,
+      downstream_receipt_ref: receipt.receipt_ref,
+      downstream_task_id: receipt.task_id,
+    };
+  }
+
   private async localHead(scope: ControlScopeRef): Promise<HeadEntry> {
     const h = await this.deps.store.control.head(localStreamScope(scope, this.deps.spaceId));
     if (!h) return { scope, boundary: null, state: 'unresolved' };
@@ -247,11 +329,15 @@ export class Federation {
   }
 
   private keysOf(up: UpstreamLink): Promise<KeySet> {
-    let k = this.keys.get(up.contractJwksFile);
+    return this.jwksAt(up.contractJwksFile);
+  }
+
+  private jwksAt(file: string): Promise<KeySet> {
+    let k = this.keys.get(file);
     if (!k) {
-      k = readFile(up.contractJwksFile).then((b) => parseJwks(b));
-      k.catch(() => this.keys.delete(up.contractJwksFile));
-      this.keys.set(up.contractJwksFile, k);
+      k = readFile(file).then((b) => parseJwks(b));
+      k.catch(() => this.keys.delete(file));
+      this.keys.set(file, k);
     }
     return k;
   }

@@ -71,6 +71,13 @@ export interface PreparedAuthority extends TaskAuthority {
   budgets: OpenBudgetRequest[];
   /** Upstream ancestors stored as records only (separate stores: their budgets are the upstream's). */
   imported?: DelegationContract[];
+  /**
+   * Set when this preparation minted a fresh imported child: if its admission
+   * lost the race to a concurrent first import of the same upstream leaf, the
+   * winner's child is stored now, and this prepares again on it (undefined:
+   * no winner's child, the refusal stands).
+   */
+  retryImport?: () => Promise<PreparedAuthority | undefined>;
 }
 
 export class DelegationAuthority {
@@ -192,6 +199,7 @@ export class DelegationAuthority {
       budgets,
       ...(split ? { imported: contracts.slice(0, split.upstreamLeaf) } : {}),
       reevaluate: (op?: OperationRequest) => evaluateChain(all, { clock: this.deps.clock, resolveSignerKey: keys, heads: this.headsWith(all) }, inSpaceOf(all, op)),
+      ...(stored ? {} : { retryImport: async () => ((await this.deps.store.getRecord(childId)) ? this.prepareAdopt(caller, records, self, delegatee, objectiveText) : undefined) }),
     };
   }
 

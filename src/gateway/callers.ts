@@ -54,6 +54,8 @@ export const CallerConfig = z.strictObject({
       actorObjectId: Identifier,
       /** Its control-notice endpoint: revocations of delegations issued to it are pushed there (signed). */
       notifyUrl: z.url({ protocol: /^https?$/ }).optional(),
+      /** Its contract JWKS, pinned: the consumption receipts it returns are verified under these keys only. */
+      contractJwksFile: z.string().min(1).optional(),
     })
     .optional(),
 });

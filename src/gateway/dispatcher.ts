@@ -37,7 +37,7 @@ import { complete, completeQuietly, noteRemoteTask, send, type TurnEnd } from '.
 import type { Json, Turn } from './path/turn.ts';
 import { validateSend, type ValidSend } from './path/validate.ts';
 import { verdictReleased } from './path/verify.ts';
-import { presentMessage, presentTask, withIds } from './present.ts';
+import { presentMessage, presentTask, withConsumptionReceipt, withIds } from './present.ts';
 import { Reconciler } from './reconciler.ts';
 import { Stopper, type StopCause } from './stopper.ts';
 import { toCallerError } from './wire.ts';
@@ -116,7 +116,8 @@ export class Dispatcher {
   async getTask(caller: Pick<Caller, 'id'>, attemptId: string, historyLength?: number): Promise<Json> {
     const attempt = await this.attemptFor(caller, attemptId);
     if (!attempt) return heldTask(this.deps, caller, attemptId);
-    return presentAttempt(attempt.body, historyLength);
+    // An upstream Baton reads its verdict back here: a task under its imported chain carries a signed consumption receipt (issue #16).
+    return withConsumptionReceipt(presentAttempt(attempt.body, historyLength), await this.deps.federation?.consumptionReceipt(attempt.body));
   }
 
   /** ListTasks: this caller's tasks at this delegatee, newest first, from Baton's view. */

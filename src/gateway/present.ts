@@ -48,6 +48,12 @@ export interface OutcomeMetadata {
   /** Set on push notifications: the attempt revision that closed the task, and when. */
   revisionId?: string;
   closedAt?: string;
+  /**
+   * Shown to an upstream Baton only (separate stores, issue #16): the signed
+   * consumption receipt of the task's newest effect (compact JWS,
+   * src/federation/consumption.ts). A Baton never relays a downstream's.
+   */
+  consumptionReceipt?: string;
 }
 
 const STATE_FOR: Record<Outcome, string> = {
@@ -188,6 +194,14 @@ export function withClosingRevision(task: Json, closed: { revision_id: string; i
   const metadata = (task.metadata as Json | undefined) ?? {};
   const outcome = (metadata[OUTCOME_METADATA] as Json | undefined) ?? {};
   return { ...task, metadata: { ...metadata, [OUTCOME_METADATA]: { ...outcome, revisionId: closed.revision_id, closedAt: closed.issued_at } } };
+}
+
+/** The outcome metadata with this gateway's signed consumption receipt for an upstream Baton (issue #16). */
+export function withConsumptionReceipt(task: Json, jws: string | undefined): Json {
+  if (jws === undefined) return task;
+  const metadata = (task.metadata as Json | undefined) ?? {};
+  const outcome = (metadata[OUTCOME_METADATA] as Json | undefined) ?? {};
+  return { ...task, metadata: { ...metadata, [OUTCOME_METADATA]: { ...outcome, consumptionReceipt: jws } } };
 }
 
 function isObject(v: JsonValue | undefined): v is Json {

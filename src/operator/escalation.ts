@@ -16,7 +16,7 @@ import type { Store } from '../store/port.ts';
 import { currentWhere } from '../store/scan.ts';
 import type { Envelope } from '../records/envelope.ts';
 
-export const ESCALATION_KINDS = ['cancel_unacknowledged', 'reassignment_refused', 'breaker_tripped', 'effect_unverifiable'] as const;
+export const ESCALATION_KINDS = ['cancel_unacknowledged', 'reassignment_refused', 'breaker_tripped', 'effect_unverifiable', 'consumption_disputed'] as const;
 export type EscalationKind = (typeof ESCALATION_KINDS)[number];
 
 export interface EscalationBody {

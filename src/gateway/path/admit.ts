@@ -74,7 +74,36 @@ export async function admitFirstTurn(
   deps: PathDeps,
   caller: Pick<Caller, 'id'> & { contextId?: string },
   resolved: ResolvedDelegatee,
-  authority: { contracts: readonly DelegationContract[]; budgets: OpenBudgetRequest[]; imported?: readonly DelegationContract[]; reevaluate: (op?: ReturnType<PathDeps['authority']['operation']>) => Promise<EvaluatedChain> },
+  authority: FirstAuthority,
+  message: Json,
+  operation: string,
+  resumed?: Pick<AttemptBody, 'resumed_from' | 'reassigned_from'>,
+  approved?: ApprovedEffect,
+): Promise<AdmittedTurn> {
+  try {
+    return await admitFirst(deps, caller, resolved, authority, message, operation, resumed, approved);
+  } catch (err) {
+    // Two first requests under a new upstream leaf both minted its child; the loser's node conflicts.
+    // Its admission stored nothing: prepare again on the winner's child and admit once more (issue #16).
+    const again = isBatonError(err, 'invalid_request') && authority.retryImport ? await authority.retryImport() : undefined;
+    if (!again) throw err;
+    return admitFirst(deps, caller, resolved, again, message, operation, resumed, approved);
+  }
+}
+
+type FirstAuthority = {
+  contracts: readonly DelegationContract[];
+  budgets: OpenBudgetRequest[];
+  imported?: readonly DelegationContract[];
+  reevaluate: (op?: ReturnType<PathDeps['authority']['operation']>) => Promise<EvaluatedChain>;
+  retryImport?: () => Promise<FirstAuthority | undefined>;
+};
+
+async function admitFirst(
+  deps: PathDeps,
+  caller: Pick<Caller, 'id'> & { contextId?: string },
+  resolved: ResolvedDelegatee,
+  authority: FirstAuthority,
   message: Json,
   operation: string,
   resumed?: Pick<AttemptBody, 'resumed_from' | 'reassigned_from'>,

@@ -21,7 +21,7 @@ export type PathEvent =
   /** A breaker-relevant fact (refused admission, rejected card, outcome, stopped attempt). */
   | { type: 'signal'; signal: BreakerSignal }
   /** Something Baton cannot settle itself, handed to the operator. */
-  | { type: 'escalate'; kind: 'cancel_unacknowledged' | 'effect_unverifiable'; subject: { attempt_id?: string; delegation_id?: string }; reasons: string[] };
+  | { type: 'escalate'; kind: 'cancel_unacknowledged' | 'effect_unverifiable' | 'consumption_disputed'; subject: { attempt_id?: string; delegation_id?: string }; reasons: string[] };
 
 type Listener = (event: PathEvent) => Promise<unknown> | unknown;
 

@@ -25,7 +25,8 @@ import type { Store } from '../../store/port.ts';
 import type { AttemptBody, ReceiptBody, StoredTaskView } from '../../attempts/record.ts';
 import type { Attempt, AttemptPatch } from '../attempts.ts';
 import { RemoteFailure, RemoteRpcError, type RemoteClient } from '../remote.ts';
-import { CONTRACT_EXTENSION } from '../present.ts';
+import { CONTRACT_EXTENSION, OUTCOME_METADATA } from '../present.ts';
+import type { ConsumptionEvidence } from '../../federation/consumption.ts';
 import { canonicalBytes } from '../../records/canonical.ts';
 import { RECORD_LIMITS } from '../../records/limits.ts';
 import type { PathDeps } from './deps.ts';
@@ -132,7 +133,19 @@ async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Js
   const back = observation.kind === 'task' ? await timedReadBack(deps, turn, observation.task.id) : undefined;
   const current = (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps, turn));
   const projection = withFences(project(observation, back, turn.target.acceptance), current);
-  return commitVerdict(deps, turn, { observation, back, projection, fencesCurrent: current, ...(view ? { view } : {}) });
+  const consumption = projection.settlement === 'consume' && r && back?.kind === 'task' ? await consumptionOf(deps, turn, back, r.amounts) : undefined;
+  return commitVerdict(deps, turn, { observation, back, projection, fencesCurrent: current, ...(view ? { view } : {}), ...(consumption ? { consumption } : {}) });
+}
+
+/**
+ * Separate stores (issue #16): the downstream Baton's signed consumption
+ * receipt, carried in its read-back's outcome metadata, settles this turn's
+ * reservation — never above it (src/federation/federation.ts).
+ */
+async function consumptionOf(deps: Deps, turn: Turn, back: ReadBack & { raw?: JsonValue }, reserved: Record<string, string>): Promise<ConsumptionEvidence | undefined> {
+  if (!deps.federation || back.kind !== 'task') return undefined;
+  const meta = (back.raw as { metadata?: Record<string, { consumptionReceipt?: unknown } | undefined> } | undefined)?.metadata;
+  return deps.federation.settleFromReceipt(turn.attempt.body, turn.remoteTaskId ?? turn.attempt.body.remote.task_id, meta?.[OUTCOME_METADATA]?.consumptionReceipt, reserved);
 }
 
 /** The verdict's read-back, announced with its duration (upstream latency, DESIGN "read-back before outcome"). */
@@ -153,6 +166,8 @@ export interface Judgement {
   projection: Projection;
   fencesCurrent: boolean;
   view?: Json;
+  /** What a downstream Baton's consumption receipt settles (separate stores). */
+  consumption?: ConsumptionEvidence;
 }
 
 /** Records a judged turn: receipt, closing revision, settlement, terminal observation; then announces it. */
@@ -166,12 +181,13 @@ export function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promise<Att
 
 async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attempt> {
   const projection = { ...j.projection, outcome: j.projection.outcome ?? 'unknown' };
-  const receipt = receiptOf(deps, turn, j.observation, j.back, projection, j.fencesCurrent);
+  const receipt = receiptOf(deps, turn, j.observation, j.back, projection, j.fencesCurrent, j.consumption);
   const evidence = j.back?.kind === 'task' ? j.back.raw : undefined;
   const shown = evidence ?? j.view;
   // RW-003 §6 T4: a verified success still waits for the reviewer's decision before `succeeded` is projected.
   const review = turn.attempt.body.approval?.tier === 'T4_consequential_execute' && projection.outcome === 'succeeded';
-  const closed = await settleTurn(deps, turn, projection.settlement, refOf(receipt), [receipt], [terminalEvent(deps, turn, receipt, projection)], (latest) =>
+  const measured = j.consumption && projection.settlement === 'consume' ? j.consumption.settled : undefined;
+  const closed = await settleTurn(deps, turn, measured ? { measured } : projection.settlement, refOf(receipt), [receipt], [terminalEvent(deps, turn, receipt, projection)], (latest) =>
     latest.body.state === 'closed'
       ? undefined
       : {
@@ -183,6 +199,9 @@ async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attem
           ...(shown && typeof shown === 'object' && !Array.isArray(shown) ? { view: storedView(shown as Json) } : {}),
         },
   );
+  if (j.consumption?.status === 'capped') {
+    await deps.events.emit({ type: 'escalate', kind: 'consumption_disputed', subject: { attempt_id: turn.attempt.body.attempt_id, delegation_id: turn.attempt.body.delegation_ref.object_id }, reasons: [j.consumption.reason ?? 'consumption receipt above the reservation'] });
+  }
   // Announced (push, breakers) once the reviewer decided (src/gateway/path/review.ts).
   if (!review) await deps.events.emit({ type: 'closed', attempt: closed, ...(evidence !== undefined ? { evidence } : {}), reasons: projection.reasons, readback: receipt.body.readback });
   return closed;
@@ -235,7 +254,7 @@ async function release(deps: Deps, turn: Turn, reason: string): Promise<Attempt>
 async function settleTurn(
   deps: Deps,
   turn: Turn,
-  settlement: 'release' | 'consume' | 'hold',
+  settlement: 'release' | 'consume' | 'hold' | { measured: Record<string, string> },
   evidence: ReturnType<typeof refOf> | undefined,
   records: readonly Envelope[],
   events: readonly ControlEventInput[],
@@ -255,7 +274,9 @@ async function settleTurn(
     const r = await deps.store.ledger.reservation(turn.reservation_id);
     if (!r || (r.status !== 'held' && r.status !== 'unknown')) return resolvedElsewhere();
     const outcome: SettlementOutcome =
-      settlement === 'release'
+      typeof settlement === 'object'
+        ? { kind: 'measured', actual: new Map(Object.entries(settlement.measured).map(([k, v]) => [k, BigInt(v)])) }
+        : settlement === 'release'
         ? { kind: 'not_dispatched' }
         : settlement === 'consume'
           ? { kind: 'measured', actual: new Map(Object.entries(r.amounts).map(([k, v]) => [k, BigInt(v)])) }
@@ -282,7 +303,7 @@ function sameTask(a: TaskFingerprint, b: TaskFingerprint): boolean {
   return a.task_id === b.task_id && a.state === b.state && a.status_digest === b.status_digest && a.artifacts_digest === b.artifacts_digest;
 }
 
-function receiptOf(deps: Deps, turn: Turn, observation: Observation, back: (ReadBack & { raw?: JsonValue }) | undefined, projection: Projection & { outcome: NonNullable<Projection['outcome']> }, current: boolean): SealedRecord<ReceiptBody> {
+function receiptOf(deps: Deps, turn: Turn, observation: Observation, back: (ReadBack & { raw?: JsonValue }) | undefined, projection: Projection & { outcome: NonNullable<Projection['outcome']> }, current: boolean, consumption?: ConsumptionEvidence): SealedRecord<ReceiptBody> {
   return sealRecord<ReceiptBody>(
     {
       type: 'verification_receipt',
@@ -306,6 +327,7 @@ function receiptOf(deps: Deps, turn: Turn, observation: Observation, back: (Read
         outcome: projection.outcome,
         reasons: projection.reasons,
         no_project_mutation: true,
+        ...(consumption ? { consumption } : {}),
       },
     },
     deps,
