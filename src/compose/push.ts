@@ -18,6 +18,7 @@ import { PushRegistry } from '../push/registry.ts';
 import { SecretBox } from '../push/secret-box.ts';
 import { addressAllowed, checkWebhookUrl, type WebhookPolicy } from '../push/webhook-url.ts';
 import { randomIds } from '../records/ids.ts';
+import { systemClock } from '../records/time.ts';
 import type { Store } from '../store/port.ts';
 
 /** Push notifications: sealed webhook configs, Baton's inbound webhook, the signed outbox and its guarded HTTP agent. */
@@ -35,7 +36,7 @@ export async function composePush(
   }
   const agent = guardedAgent(policy, { connectTimeoutMs: Math.min(p.deliveryTimeoutMs, 10_000) });
   const outbox = new Outbox(
-    { store: deps.store, keyring: deps.keyring, box, agent, policy, logger: deps.logger, owner: randomIds.next('wrk') },
+    { store: deps.store, keyring: deps.keyring, box, agent, policy, logger: deps.logger, owner: randomIds.next('wrk'), clock: systemClock },
     {
       retry: { maxAttempts: p.maxAttempts, baseMs: p.backoffBaseMs, maxMs: p.backoffMaxMs },
       deliveryTimeoutMs: p.deliveryTimeoutMs,
@@ -46,8 +47,8 @@ export async function composePush(
       batch: 16,
     },
   );
-  const registry = new PushRegistry({ store: deps.store, box, policy, ids: randomIds, outbox, maxPerTask: p.maxConfigsPerTask });
-  const inbound = new InboundWebhooks({ store: deps.store, box, trust: deps.trust, publicUrl: deps.publicUrl, logger: deps.logger, delegatee: (id) => deps.delegatees.configOf(id), refresh: deps.refresh });
+  const registry = new PushRegistry({ store: deps.store, box, policy, ids: randomIds, outbox, maxPerTask: p.maxConfigsPerTask, clock: systemClock });
+  const inbound = new InboundWebhooks({ store: deps.store, box, trust: deps.trust, publicUrl: deps.publicUrl, logger: deps.logger, delegatee: (id) => deps.delegatees.configOf(id), refresh: deps.refresh, clock: systemClock });
   const hooks: PushHooks = {
     validate: (raw) => void checkWebhookUrl(parseConfigInput({ ...(raw as object), taskId: 'pending' }).url, policy),
     register: async (caller, attempt, raw) => void (await registry.create(caller, attempt, { ...(raw as object), taskId: attempt.record_id })),
