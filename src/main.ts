@@ -1,8 +1,18 @@
 /**
  * The composition root: the only place that wires adapters (store, keys,
  * HTTP, undici) to the core. Everything else receives its dependencies.
+ * startGateway is the listeners and the lifecycle (start, drain, close);
+ * composeGateway the composition. Their parts live in src/compose/: push
+ * wiring, the sweep scheduler, bootstrap, the human gates, the path
+ * events, and the operator listener.
  */
-import { OperatorConsole } from './console/router.ts';
+import { startAdminListener } from './compose/admin-listener.ts';
+import { bootstrapStreams, claimIdentity } from './compose/bootstrap.ts';
+import { composeGates } from './compose/gates.ts';
+import { gatewayMetrics, pathEvents } from './compose/path-events.ts';
+import { composePush } from './compose/push.ts';
+import { scheduleSweeps } from './compose/sweeps.ts';
+import type { OperatorConsole } from './console/router.ts';
 import { frontDoorSeries } from './console/front-door.ts';
 import { ConsoleSeries } from './console/series.ts';
 import { readFile } from 'node:fs/promises';
@@ -17,13 +27,8 @@ import type { Config } from './config.ts';
 import { resolvedPaths } from './config.ts';
 import { DelegationAuthority } from './gateway/authority.ts';
 import { DelegateeRegistry, type CardProblem } from './gateway/delegatees.ts';
-import { callerActorRef } from './gateway/callers.ts';
-import { HumanGates } from './gates/approvals.ts';
-import type { ActorRef } from './records/revision-ref.ts';
-import { Dispatcher, type PushHooks } from './gateway/dispatcher.ts';
+import { Dispatcher } from './gateway/dispatcher.ts';
 import { AttemptRepository } from './gateway/attempts.ts';
-import { PathEvents } from './gateway/path/events.ts';
-import type { BreakerSignal } from './control/breaker.ts';
 import { delegateeOf, ownerActorRef } from './gateway/identity.ts';
 import { buildPreset, type GatewayPresetConfig } from './gateway/preset.ts';
 import { ProxyCards } from './gateway/proxy-card.ts';
@@ -38,28 +43,18 @@ import { createListener, drain, listen } from './http/listener.ts';
 import { extendedCardFor, wellKnownRouter } from './http/well-known.ts';
 import { AgentCard } from '@a2a-js/sdk';
 import { Keyring } from './keys/keyring.ts';
-import { decideIdentity, GatewayIdentity } from './keys/gateway-identity.ts';
 import { createLogger, type Logger } from './log.ts';
 import { randomIds } from './records/ids.ts';
 import { systemClock } from './records/time.ts';
 import { openStore } from './store/open.ts';
-import { schedulePurges } from './retention/schedule.ts';
 import { Escalations, type Escalation } from './operator/escalation.ts';
-import { operatorRouter } from './operator/router.ts';
 import { OperatorService } from './operator/service.ts';
 import { authenticatorFor, configRevisionOf, LiveConfig, SwappableAuthenticator, type ReloadReport, type Reread } from './operator/reload.ts';
 import { BreakerMonitor } from './operator/breakers.ts';
 import { BreakerRules, DEFAULT_BREAKER_POLICY } from './control/breaker.ts';
 import type { JsonValue } from './records/strict-json.ts';
-import { InboundWebhooks } from './push/inbound.ts';
-import { guardedAgent } from './push/guarded-agent.ts';
-import { parseConfigInput } from './push/model.ts';
-import { Outbox } from './push/outbox.ts';
-import { PushRegistry } from './push/registry.ts';
-import { SecretBox } from './push/secret-box.ts';
-import { addressAllowed, checkWebhookUrl, type WebhookPolicy } from './push/webhook-url.ts';
+import type { Outbox } from './push/outbox.ts';
 import type { Store } from './store/port.ts';
-import { GatewayMetrics } from './telemetry/metrics.ts';
 import { startTracing } from './telemetry/tracing.ts';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
 
@@ -113,33 +108,9 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
     // Every open follow-up is in the store: this node takes over those whose lease lapsed (after a restart, a crash elsewhere).
     dispatcher.follower.start();
     if (!early) url = await listen(server, config.port, config.host);
-    if (config.operators.length > 0 || config.metrics.enabled === true) {
-      // /metrics before the operator routes: it needs no operator key (README "Metrics").
-      const metrics = config.metrics.enabled === false ? [] : [composed.metrics.router()];
-      // The console shares the operator listener: never reachable on the public port.
-      if (config.operators.length > 0) ops = new OperatorConsole({ service: composed.operator, store, spaceId: config.spaceId, operators: config.operators, logger, series: composed.series });
-      admin = createListener(config.server, createApp({ store, logger, degraded: composed.degraded, observe: (l) => composed.metrics.request(l), routers: [...metrics, ...(ops ? [ops.router] : []), operatorRouter({ service: composed.operator, live: composed.live, operators: config.operators, logger })] }));
-      adminUrl = await listen(admin, config.admin.port, config.admin.host);
-    } else {
-      logger.info('no operators configured: the operator API is not started');
-    }
+    ({ admin, adminUrl, ops } = await startAdminListener(config, { store, logger }, composed));
     if (config.admin.webhookUrl && !config.push.enabled) logger.warn('admin.webhookUrl is set but push is disabled: escalations are not delivered to it');
-    let sweeping = false;
-    const sweep = setInterval(() => {
-      if (sweeping) return; // never overlap passes
-      sweeping = true;
-      // The sweep walks the durable work queue: attempts started on any node, before a restart, or by a CLI reassignment.
-      dispatcher
-        .sweepRevocations()
-        .then((n) => n > 0 && logger.info({ cancelled: n }, 'revocation propagated to running attempts'))
-        .catch((err) => logger.warn({ err }, 'revocation sweep failed'))
-        // Approved effects recorded elsewhere (the CLI, another node) are forwarded from here.
-        .then(() => dispatcher.sweepApprovals((task, err) => logger.warn({ task, err: err instanceof Error ? err.message : String(err) }, 'approved effect not admitted')))
-        .catch((err) => logger.warn({ err }, 'approvals sweep failed'))
-        .finally(() => (sweeping = false));
-    }, config.revocationSweepMs);
-    sweep.unref();
-    const stopPurges = schedulePurges(config.retention, { store, clock: systemClock, ids: randomIds, logger, actor: composed.ownerActor });
+    const stopSweeps = scheduleSweeps(config, { dispatcher, store, logger, actor: composed.ownerActor });
     logger.info({ url, publicUrl, adminUrl, store: config.store.kind, delegatees: config.delegatees.map((d) => d.id), keys: keyring.all().map((k) => k.kid) }, 'baton gateway listening');
     let closing: Promise<void> | undefined;
     return {
@@ -154,8 +125,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
       reload: () => composed.live.reload(),
       close: () =>
         (closing ??= (async () => {
-          clearInterval(sweep);
-          stopPurges();
+          stopSweeps();
           ops?.close(); // its live streams would otherwise hold the drain open
           // Stop accepting; requests in flight (admissions included) may finish within the drain deadline.
           // Turns this node follows get the same deadline; what is not over stays in the work queue for the next node.
@@ -307,113 +277,4 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     ],
   });
   return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers, metrics, live, degraded, series };
-}
-
-/** Human authority gates (src/gates), when any approver, rule or delegatee `requireApproval` is configured. */
-function composeGates(config: Config, store: Store, gatewayActor: ActorRef): HumanGates | undefined {
-  const a = config.approvals;
-  if (a.approvers.length === 0 && a.rules.length === 0 && !config.delegatees.some((d) => d.requireApproval !== undefined)) return undefined;
-  const callers = new Map(config.callers.map((c) => [c.id, c]));
-  return new HumanGates({
-    store,
-    clock: systemClock,
-    ids: randomIds,
-    gatewayActor,
-    config: a,
-    callerOf: (id) => {
-      const c = callers.get(id);
-      return c && { id: c.id, actor: callerActorRef(c.id), via: c.apiKeySha256 ? 'api_key' : 'jwt', ...(c.preset ? { preset: c.preset } : {}), ...(c.upstream ? { upstream: c.upstream } : {}) };
-    },
-    requireApprovalOf: (id) => config.delegatees.find((d) => d.id === id)?.requireApproval,
-  });
-}
-
-/** Push notifications: sealed webhook configs, Baton's inbound webhook, the signed outbox and its guarded HTTP agent. */
-async function composePush(
-  config: Config,
-  deps: { store: Store; keyring: Keyring; logger: Logger; publicUrl: string; trust: TrustStore; delegatees: DelegateeRegistry; refresh: (taskId: string) => Promise<void> },
-) {
-  const p = config.push;
-  const box = await SecretBox.open(resolvedPaths(config).keys);
-  const policy: WebhookPolicy = { allowHttp: p.allowHttp, allow: p.allowAddresses };
-  try {
-    addressAllowed('192.0.2.1', policy); // parses the allow list now: a typo must fail the start, not dead-letter every delivery
-  } catch {
-    throw new TypeError(`invalid configuration: push.allowAddresses must be CIDRs or addresses (got ${JSON.stringify(p.allowAddresses)})`);
-  }
-  const agent = guardedAgent(policy, { connectTimeoutMs: Math.min(p.deliveryTimeoutMs, 10_000) });
-  const outbox = new Outbox(
-    { store: deps.store, keyring: deps.keyring, box, agent, policy, logger: deps.logger, owner: randomIds.next('wrk') },
-    {
-      retry: { maxAttempts: p.maxAttempts, baseMs: p.backoffBaseMs, maxMs: p.backoffMaxMs },
-      deliveryTimeoutMs: p.deliveryTimeoutMs,
-      // postWebhook's abort signal bounds the whole exchange (connect, headers and body) by deliveryTimeoutMs;
-      // twice that plus a second also covers signing and recording the result.
-      leaseMs: p.deliveryTimeoutMs * 2 + 1_000,
-      intervalMs: p.intervalMs,
-      batch: 16,
-    },
-  );
-  const registry = new PushRegistry({ store: deps.store, box, policy, ids: randomIds, outbox, maxPerTask: p.maxConfigsPerTask });
-  const inbound = new InboundWebhooks({ store: deps.store, box, trust: deps.trust, publicUrl: deps.publicUrl, logger: deps.logger, delegatee: (id) => deps.delegatees.configOf(id), refresh: deps.refresh });
-  const hooks: PushHooks = {
-    validate: (raw) => void checkWebhookUrl(parseConfigInput({ ...(raw as object), taskId: 'pending' }).url, policy),
-    register: async (caller, attempt, raw) => void (await registry.create(caller, attempt, { ...(raw as object), taskId: attempt.record_id })),
-    inbound: (taskId) => inbound.registrationFor(taskId),
-    notifyTask: async (taskId, revisionId, task) => void (await outbox.notifyTask(taskId, revisionId, task)),
-  };
-  return { outbox, registry, inbound, hooks, close: () => agent.close() };
-}
-
-/**
- * The request path's domain events, wired to what hangs off them: verified
- * outcomes to the push outbox, breaker signals to the monitor, and what
- * Baton cannot settle itself to the operator's escalations.
- */
-function pathEvents(deps: { push: Outbox | undefined; escalations: Escalations; signal: (s: BreakerSignal) => void; logger: Logger }): PathEvents {
-  const events = new PathEvents();
-  const warn = (what: string) => (err: unknown) => deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, what);
-  events.on(async (e) => {
-    if (e.type === 'signal') deps.signal(e.signal);
-    if (e.type === 'escalate') await deps.escalations.raise(e.kind, e.subject, e.reasons).catch(warn('escalation failed'));
-    if (e.type !== 'closed') return;
-    const c = e.attempt.body;
-    await deps.push?.notify(e.attempt, e.evidence).catch(warn('push: enqueue failed; the recovery pass will retry'));
-    if (c.outcome) deps.signal({ kind: 'outcome', outcome: c.outcome, agent: c.remote.card_ref.object_id, delegation: c.delegation_ref.object_id });
-    if (c.outcome === 'unknown' || c.outcome === 'partially_applied') {
-      const reasons = [`outcome ${c.outcome}: the reservation is held until reconciliation`, ...e.reasons];
-      await deps.escalations.raise('effect_unverifiable', { attempt_id: c.attempt_id, delegation_id: c.delegation_ref.object_id }, reasons).catch(warn('escalation failed'));
-    }
-  });
-  return events;
-}
-
-/** Metrics over this gateway's configured delegatees and presets (src/telemetry/metrics.ts). */
-function gatewayMetrics(config: Config, deps: { store: Store; logger: Logger; escalations: Escalations }): GatewayMetrics {
-  const openEscalations = async () => (await deps.escalations.list({ state: 'open', limit: 1000 })).length;
-  return new GatewayMetrics({ store: deps.store, logger: deps.logger, delegatees: config.delegatees.map((d) => d.id), presets: config.presets.map((p) => p.id), openEscalations });
-}
-
-/** One identity per gateway in a shared store (src/keys/gateway-identity.ts); a node presenting another one refuses to start. */
-async function claimIdentity(store: Store, mine: GatewayIdentity): Promise<void> {
-  const decide = (stored: string | undefined) => JSON.stringify(decideIdentity(stored === undefined ? undefined : GatewayIdentity.parse(JSON.parse(stored)), mine));
-  await store.meta.claimIdentity(mine.gateway_id, decide, new Date().toISOString());
-}
-
-/** The space policy stream and Baton's own agent stream must be active before any fence can hold. */
-async function bootstrapStreams(store: Store, spaceId: string, gateway: ReturnType<typeof delegateeOf>, cardDigest: string): Promise<void> {
-  await store.control.appendControl({
-    event_type: 'baton.scope.lifecycle_changed',
-    control_scope_ref: { space_id: spaceId, scope_kind: 'space', scope_id: spaceId },
-    actor_ref: gateway.actor_ref,
-    idempotency_key: `bootstrap:${gateway.actor_ref.object_id}`,
-    payload: { lifecycle: 'active' },
-  });
-  await store.control.appendControl({
-    event_type: 'rw003.agent_card.published',
-    control_scope_ref: { space_id: spaceId, scope_kind: 'agent', scope_id: gateway.card_ref.object_id },
-    actor_ref: gateway.actor_ref,
-    idempotency_key: `verified:${cardDigest}`,
-    payload: { card_ref: gateway.card_ref, form: 'public' },
-  });
 }

@@ -6,6 +6,9 @@
  * stored here: each contract, its budget node and its issued event commit in
  * the effect's admission transaction (src/gateway/path/admit.ts), so a
  * refused admission leaves no root, child or preset capacity behind.
+ *
+ * (Just over 300 lines: opening, adopting and resuming a chain share the
+ * heads, signer and upstream keys kept here; federation hooks still land in it.)
  */
 import { evaluateChain, type EvaluatedChain, type OperationRequest } from '../contracts/admission.ts';
 import { loadChain, type AuthorityHeads } from '../contracts/attestation-chain.ts';

@@ -8,36 +8,36 @@
  * bindAuthority for the task's stored chain; a resumed attempt (RW-003
  * §11.4) starts at admit; the durable follower (follower.ts) re-enters at
  * follow. GetTask and ListTasks answer from Baton's own view; the caller
- * never sees a remote id.
+ * never sees a remote id. Tasks held at the human gate are path/gate.ts and
+ * path/held.ts; what a turn answers or relays is path/present-turn.ts.
+ * (Just over 300 lines: one facade method per A2A operation, each a few steps long.)
  */
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
-import { isInterrupted, isTerminal, stateOf } from '../attempts/task-view.ts';
 import type { DelegationContract } from '../contracts/model.ts';
-import { BatonError, isBatonError } from '../errors.ts';
+import { BatonError } from '../errors.ts';
 import type { Reservation } from '../ledger/types.ts';
 import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
-import type { JsonValue } from '../records/strict-json.ts';
 import { schemaRefFor } from '../records/schema-ref.ts';
 import { attemptOf, type Attempt } from './attempts.ts';
-import type { AttemptBody } from '../attempts/record.ts';
 import type { Caller } from './callers.ts';
 import { Follower } from './follower.ts';
 import { admitFirstTurn, admitFollowUp, type AdmittedTurn } from './path/admit.ts';
 import { bindAuthority } from './path/bind-authority.ts';
 import type { PathDeps } from './path/deps.ts';
-import { findByContext, type FollowStep } from './path/follow.ts';
-import { reviewEffect } from './path/review.ts';
+import { findByContext } from './path/follow.ts';
 import type { Acting } from '../gates/approvals.ts';
-import { admitApproved, gateTier, heldTask, heldTasks, holdForApproval, withdrawHeld } from './path/gate.ts';
+import { gateTier, heldTask, heldTasks, holdForApproval, withdrawHeld } from './path/gate.ts';
 import { wireParams } from './path/forward.ts';
+import { HeldTasks } from './path/held.ts';
 import { presentAttempt } from './path/present-attempt.ts';
+import { answerOf, pendingTask, relayTurn } from './path/present-turn.ts';
 import { rebuildTurn } from './path/rebuild-turn.ts';
 import { resolveTarget } from './path/resolve-target.ts';
-import { complete, completeQuietly, noteRemoteTask, send, type TurnEnd } from './path/run-turn.ts';
-import type { Json, Turn } from './path/turn.ts';
+import { complete, completeQuietly, noteRemoteTask, send } from './path/run-turn.ts';
+import type { Json } from './path/turn.ts';
 import { validateSend, type ValidSend } from './path/validate.ts';
 import { verdictReleased } from './path/verify.ts';
-import { presentMessage, presentTask, withConsumptionReceipt, withIds } from './present.ts';
+import { withConsumptionReceipt } from './present.ts';
 import { Reconciler } from './reconciler.ts';
 import { Stopper, type StopCause } from './stopper.ts';
 import { toCallerError } from './wire.ts';
@@ -50,6 +50,8 @@ export class Dispatcher {
   readonly follower: Follower;
   readonly stopper: Stopper;
   readonly reconciler: Reconciler;
+  /** Tasks held at the human gate, once decided (src/gateway/path/held.ts). */
+  private readonly held: HeldTasks;
   /** Turns followed after their caller was answered (returnImmediately), awaited on shutdown. */
   private readonly background = new Set<Promise<unknown>>();
 
@@ -57,6 +59,7 @@ export class Dispatcher {
     this.follower = new Follower(deps);
     this.stopper = new Stopper(deps);
     this.reconciler = new Reconciler(deps);
+    this.held = new HeldTasks(deps, (p) => this.inBackground(p));
   }
 
   /** SendMessage: the wire `SendMessageResponse` (`{task}` or `{message}`) with Baton's ids. */
@@ -72,9 +75,9 @@ export class Dispatcher {
       turn.remoteTaskId ??= (sent.result.task as { id?: string }).id;
       await noteRemoteTask(this.deps, turn);
       this.inBackground(completeQuietly(this.deps, turn, sent, until));
-      return { task: this.pending(turn, sent.result.task as Json) };
+      return { task: pendingTask(turn, sent.result.task as Json) };
     }
-    return this.answer(turn, await completeQuietly(this.deps, turn, sent, until), req.historyLength);
+    return answerOf(turn, await completeQuietly(this.deps, turn, sent, until), req.historyLength);
   }
 
   /** SendStreamingMessage: each event as it arrives, the terminal or interrupted one only after its verdict. */
@@ -86,7 +89,7 @@ export class Dispatcher {
       return;
     }
     const sent = await send(this.deps, turn, wireParams(this.deps, turn, req.params, true), true);
-    yield* this.relay(turn, complete(this.deps, turn, sent, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs));
+    yield* relayTurn(turn, complete(this.deps, turn, sent, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs), (p) => this.inBackground(p));
   }
 
   /** SubscribeToTask: the open turn's remote stream relayed with Baton's ids; a finished task answers from Baton's view. */
@@ -109,7 +112,7 @@ export class Dispatcher {
     } catch (err) {
       throw toCallerError(err);
     }
-    yield* this.relay(turn, complete(this.deps, turn, { kind: 'stream', body }, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs));
+    yield* relayTurn(turn, complete(this.deps, turn, { kind: 'stream', body }, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs), (p) => this.inBackground(p));
   }
 
   /** GetTask: Baton's recorded view (never a live remote call), `historyLength` honoured. */
@@ -218,46 +221,19 @@ export class Dispatcher {
     return this.reconciler.resolveManually(reservationId, as, note, operator);
   }
 
-  /**
-   * Forwards an effect a named human authority approved: the same admit →
-   * forward → follow → verify path as any first turn (src/gateway/path/gate.ts
-   * binds the approval). Returns once the delegatee has the task; refusals
-   * carry their ADR-0014 code and are recorded on the request.
-   */
-  async resumeApproved(taskId: string): Promise<Attempt> {
-    if (!this.deps.gates) throw new BatonError('unsupported', 'no approvals are configured');
-    const { turn, params } = await admitApproved(this.deps, this.deps.gates, taskId);
-    const sent = await send(this.deps, turn, wireParams(this.deps, turn, params, false), false);
-    if (sent.kind === 'reply' && sent.result.task) turn.remoteTaskId ??= (sent.result.task as { id?: string }).id;
-    await noteRemoteTask(this.deps, turn);
-    this.inBackground(completeQuietly(this.deps, turn, sent, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs));
-    return this.deps.attempts.latest(turn.attempt);
+  /** Forwards an effect a named human authority approved (src/gateway/path/held.ts). */
+  resumeApproved(taskId: string): Promise<Attempt> {
+    return this.held.resumeApproved(taskId);
   }
 
-  /**
-   * Forwards every approved request not yet admitted: approvals recorded by
-   * the CLI or on another node, or whose admission failed transiently. Run
-   * on each node's sweep; a request admitted by another node first is
-   * refused here as a second use and skipped. Returns how many were admitted.
-   */
-  async sweepApprovals(onError: (taskId: string, err: unknown) => void): Promise<number> {
-    if (!this.deps.gates) return 0;
-    let admitted = 0;
-    for (const r of await this.deps.gates.list({ state: 'approved', limit: 100 })) {
-      try {
-        await this.resumeApproved(r.body.task_id);
-        admitted++;
-      } catch (err) {
-        if (!(isBatonError(err) && err.details.rule === 'approval_used')) onError(r.body.task_id, err);
-      }
-    }
-    return admitted;
+  /** Forwards every approved request not yet admitted, on each node's sweep; returns how many were admitted. */
+  sweepApprovals(onError: (taskId: string, err: unknown) => void): Promise<number> {
+    return this.held.sweepApprovals((taskId) => this.resumeApproved(taskId), onError);
   }
 
-  /** RW-003 §6 T4: the reviewer's decision on a verified effect (src/gateway/path/review.ts). */
+  /** RW-003 §6 T4: the reviewer's decision on a verified effect. */
   review(taskId: string, decision: 'approve' | 'deny', note: string, by: Acting): Promise<Attempt> {
-    if (!this.deps.gates) throw new BatonError('unsupported', 'no approvals are configured');
-    return reviewEffect(this.deps, this.deps.gates, taskId, decision, note, by);
+    return this.held.review(taskId, decision, note, by);
   }
 
   /**
@@ -317,86 +293,10 @@ export class Dispatcher {
     return turn;
   }
 
-  /** The caller's answer once a turn ended or was handed to the follower. */
-  private answer(turn: Turn, end: TurnEnd, historyLength?: number): Json {
-    if (end.kind === 'message') return { message: presentMessage(end.message as JsonValue, end.attempt.body) as Json };
-    if (end.kind === 'pending') return { task: this.pending(turn, end.view, end.lost) };
-    return { task: presentAttempt(end.attempt.body, historyLength) };
-  }
-
-  /**
-   * A task still under way: WORKING (or what the remote last said), with
-   * Baton's ids. A reply that was lost says `unknown`, so the caller follows
-   * up with GetTask instead of sending the effect again.
-   */
-  private pending(turn: Turn, view: Json | undefined, lost?: true): Json {
-    return presentTask(view ?? { status: { state: 'TASK_STATE_WORKING' } }, shownBody(turn), lost ? 'unknown' : undefined);
-  }
-
-  /**
-   * Relays follow steps to a streaming caller; terminal and interrupted
-   * events wait for the verdict. A caller that leaves mid-stream does not
-   * leave the effect behind: the turn is followed to its verdict anyway.
-   */
-  private async *relay(turn: Turn, it: AsyncGenerator<FollowStep, TurnEnd>): AsyncGenerator<Json> {
-    let started = false;
-    let lastAsTask = false;
-    let ended = false;
-    try {
-      for (;;) {
-        const step = await it.next();
-        if (step.done) {
-          ended = true;
-          yield* this.finalEvents(turn, step.value, lastAsTask || !started);
-          return;
-        }
-        const { event, view } = step.value;
-        const state = stateOf(view);
-        if (isTerminal(state) || isInterrupted(state)) {
-          lastAsTask = event.task !== undefined;
-          continue;
-        }
-        started = true;
-        const body = shownBody(turn);
-        if (event.task) yield { task: presentTask(view, body, undefined) };
-        else if (event.artifactUpdate) yield { artifactUpdate: withIds(event.artifactUpdate, body) };
-        else if (event.statusUpdate) yield { statusUpdate: withIds(event.statusUpdate, body) };
-        else if (event.message) yield { message: withIds(event.message, body) };
-      }
-    } finally {
-      if (!ended) this.inBackground(runToEnd(it));
-    }
-  }
-
-  /** The last event of a relayed turn, after its verdict (as a task when the stream never started or ended on one). */
-  private *finalEvents(turn: Turn, end: TurnEnd, asTask: boolean): Generator<Json> {
-    if (end.kind === 'message') yield { message: presentMessage(end.message as JsonValue, end.attempt.body) as Json };
-    else if (end.kind === 'pending') yield { task: this.pending(turn, end.view, end.lost) };
-    else {
-      const final = presentAttempt(end.attempt.body);
-      yield asTask ? { task: final } : { statusUpdate: { taskId: final.id!, contextId: final.contextId!, status: final.status!, metadata: final.metadata! } };
-    }
-  }
-
   private inBackground(p: Promise<unknown>): void {
     const tracked = p.catch(() => undefined).finally(() => this.background.delete(tracked));
     this.background.add(tracked);
   }
-}
-
-/**
- * The attempt as presentation needs it: with the delegatee's task id once
- * this turn learned it (before any revision records it), so every
- * occurrence of it is replaced by Baton's (src/gateway/present.ts).
- */
-function shownBody(turn: Turn): AttemptBody {
-  const body = turn.attempt.body;
-  return turn.remoteTaskId && !body.remote.task_id ? { ...body, remote: { ...body.remote, task_id: turn.remoteTaskId } } : body;
-}
-
-/** Pulls a follow generator to its end, discarding its events (its caller left). */
-async function runToEnd(it: AsyncGenerator<FollowStep, TurnEnd>): Promise<void> {
-  for (let step = await it.next(); !step.done; step = await it.next());
 }
 
 /** A2A TaskNotFoundError at the edge. */

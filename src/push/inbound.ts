@@ -22,6 +22,7 @@ import type { Logger } from '../log.ts';
 import type { SealedRecord } from '../records/envelope.ts';
 import { ALLOWED_ALGS } from '../records/signature.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
+import type { Clock } from '../records/time.ts';
 import type { Store } from '../store/port.ts';
 import type { SecretBox } from './secret-box.ts';
 
@@ -44,6 +45,8 @@ export interface InboundDeps {
   delegatee: (id: string) => DelegateeConfig | undefined;
   /** Re-reads the task at its delegatee and verifies it if terminal. */
   refresh: (taskId: string) => Promise<void>;
+  /** The push clock (records/time.ts): token age and the replay window are judged by it. */
+  clock: Clock;
   maxBytes?: number;
 }
 
@@ -132,7 +135,7 @@ export class InboundWebhooks {
     if (!found.ok) throw fail(found.reason);
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(jwt, found.key.key, { algorithms: [alg], audience: this.urlFor(taskId), maxTokenAge: '5m', clockTolerance: 30 }));
+      ({ payload } = await jwtVerify(jwt, found.key.key, { algorithms: [alg], audience: this.urlFor(taskId), maxTokenAge: '5m', clockTolerance: 30, currentDate: this.deps.clock.now() }));
     } catch {
       throw fail('signature or claims do not verify');
     }
@@ -141,7 +144,7 @@ export class InboundWebhooks {
     if (payload.body_sha256 !== createHash('sha256').update(body).digest('base64url')) throw fail('body_sha256 does not match the body');
     const jti = typeof payload.jti === 'string' ? payload.jti : undefined;
     if (!jti) throw fail('jti missing');
-    const now = Date.now();
+    const now = this.deps.clock.now().getTime();
     if (now - this.prunedAt >= JTI_PRUNE_MS) {
       this.prunedAt = now;
       for (const [k, exp] of this.seenJti) if (exp < now) this.seenJti.delete(k);

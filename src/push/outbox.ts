@@ -22,6 +22,7 @@ import type { Keyring } from '../keys/keyring.ts';
 import type { Logger } from '../log.ts';
 import type { Envelope, SealedRecord } from '../records/envelope.ts';
 import type { JsonValue } from '../records/strict-json.ts';
+import type { Clock } from '../records/time.ts';
 import type { DeliveryRow, PushConfigRow, Store } from '../store/port.ts';
 import { buildDelivery, DELIVERY_HEADERS, isForGeneration, outboxDelivery, signDelivery } from './delivery.ts';
 import { checkWebhookUrl, type WebhookPolicy } from './webhook-url.ts';
@@ -56,7 +57,8 @@ export interface OutboxDeps {
   logger: Logger;
   /** Names this process's leases. */
   owner: string;
-  now?: () => Date;
+  /** The one clock the outbox reads: enqueue times, claims and leases, signatures, backoff, recovery's grace (records/time.ts). */
+  clock: Clock;
   random?: () => number;
 }
 
@@ -70,10 +72,6 @@ export class Outbox {
     private readonly deps: OutboxDeps,
     private readonly opts: OutboxOptions,
   ) {}
-
-  private now(): Date {
-    return this.deps.now?.() ?? new Date();
-  }
 
   /**
    * Enqueues the verified outcome `closed` for every webhook on its task.
@@ -89,7 +87,7 @@ export class Outbox {
 
   private async enqueueFor(closed: Attempt, configs: readonly PushConfigRow[], verifiedTask?: JsonValue): Promise<number> {
     if (configs.length === 0) return 0;
-    const at = this.now();
+    const at = this.deps.clock.now();
     const added = await this.deps.store.push.enqueue(configs.map((c) => buildDelivery(closed, c, at, verifiedTask)));
     for (const c of configs) await this.deps.store.push.markSeen(c.task_id, c.config_id, closed.revision_id, c.created_at);
     return added;
@@ -103,7 +101,7 @@ export class Outbox {
   async notifyTask(taskId: string, revisionId: string, task: JsonValue): Promise<number> {
     const configs = await this.deps.store.push.configs(taskId);
     if (configs.length === 0) return 0;
-    const added = await this.deps.store.push.enqueue(configs.map((c) => outboxDelivery(c, revisionId, { task }, this.now())));
+    const added = await this.deps.store.push.enqueue(configs.map((c) => outboxDelivery(c, revisionId, { task }, this.deps.clock.now())));
     for (const c of configs) await this.deps.store.push.markSeen(c.task_id, c.config_id, revisionId, c.created_at);
     if (added > 0) this.wake();
     return added;
@@ -119,9 +117,9 @@ export class Outbox {
     const config =
       existing && existing.url === url
         ? existing
-        : { task_id: record.record_id, config_id: 'operator', caller_id: 'operator', url, sealed_credentials: null, created_at: this.now().toISOString() };
+        : { task_id: record.record_id, config_id: 'operator', caller_id: 'operator', url, sealed_credentials: null, created_at: this.deps.clock.now().toISOString() };
     if (config !== existing) await this.deps.store.push.putConfig(config);
-    await this.deps.store.push.enqueue([outboxDelivery(config, record.revision_id, payload, this.now())]);
+    await this.deps.store.push.enqueue([outboxDelivery(config, record.revision_id, payload, this.deps.clock.now())]);
     // Seen at once: the recovery pass must not take an escalation for a task to re-read.
     await this.deps.store.push.markSeen(record.record_id, 'operator', record.revision_id, config.created_at);
     this.wake();
@@ -145,7 +143,7 @@ export class Outbox {
       group.configs.push(c);
       groups.set(key, group);
     }
-    const now = this.now().getTime();
+    const now = this.deps.clock.now().getTime();
     const grace = this.opts.recoveryGraceMs ?? 30_000;
     let added = 0;
     for (const { taskId, head, configs } of groups.values()) {
@@ -162,7 +160,7 @@ export class Outbox {
 
   /** Claims one batch of due deliveries and sends them; returns how many were tried. */
   async drain(): Promise<number> {
-    const now = this.now();
+    const now = this.deps.clock.now();
     const claimed = await this.deps.store.push.claim(this.deps.owner, now.toISOString(), new Date(now.getTime() + this.opts.leaseMs).toISOString(), this.opts.batch);
     await Promise.all(claimed.map((d) => this.deliver(d)));
     return claimed.length;
@@ -180,7 +178,7 @@ export class Outbox {
     } else {
       try {
         const url = checkWebhookUrl(config.url, this.deps.policy);
-        const signature = await signDelivery(d, config.url, this.deps.keyring, this.now());
+        const signature = await signDelivery(d, config.url, this.deps.keyring, this.deps.clock.now());
         const res = await postWebhook(this.deps.agent, url, d.body, this.headersFor(d, config, signature), { timeoutMs: this.opts.deliveryTimeoutMs });
         result = { status: res.status };
       } catch (err) {
@@ -189,7 +187,7 @@ export class Outbox {
       }
     }
     const verdict = judgeTry(result, d.attempts, this.opts.retry, this.deps.random);
-    const at = this.now();
+    const at = this.deps.clock.now();
     const kept = await this.deps.store.push.finish(d.delivery_id, this.deps.owner, {
       status: verdict.status,
       at: at.toISOString(),

@@ -11,6 +11,7 @@ import { limitExceeded } from '../errors.ts';
 import type { AttemptBody } from '../attempts/record.ts';
 import type { Caller } from '../gateway/callers.ts';
 import type { SealedRecord } from '../records/envelope.ts';
+import type { Clock } from '../records/time.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { PushConfigRow, Store } from '../store/port.ts';
 import { credentialContext, credentialsOf, parseConfigInput, presentConfig, PushCredentials } from './model.ts';
@@ -26,7 +27,8 @@ export interface PushRegistryDeps {
   policy: WebhookPolicy;
   ids: IdSource;
   outbox: Outbox;
-  now?: () => Date;
+  /** The outbox's clock (config creation and deletion times). */
+  clock: Clock;
   /** Webhooks one task may have. */
   maxPerTask: number;
 }
@@ -51,7 +53,7 @@ export class PushRegistry {
     const creds = credentialsOf(input);
     // The registration's generation must move on, even within one clock tick: deliveries are keyed by it.
     const prior = existing.find((c) => c.config_id === configId);
-    let at = this.deps.now?.() ?? new Date();
+    let at = this.deps.clock.now();
     if (prior && Date.parse(prior.created_at) >= at.getTime()) at = new Date(Date.parse(prior.created_at) + 1);
     const row = {
       task_id: taskId,
@@ -77,7 +79,7 @@ export class PushRegistry {
 
   /** False when there was no such active config; the A2A operation treats that as done (idempotent). */
   async delete(attempt: Attempt, configId: string): Promise<boolean> {
-    return this.deps.store.push.deleteConfig(attempt.record_id, configId, (this.deps.now?.() ?? new Date()).toISOString());
+    return this.deps.store.push.deleteConfig(attempt.record_id, configId, (this.deps.clock.now()).toISOString());
   }
 
   /**
@@ -89,7 +91,7 @@ export class PushRegistry {
     const configs = await this.deps.store.push.configs(fromTaskId);
     for (const c of configs) {
       const sealed = c.sealed_credentials && this.deps.box.seal(this.deps.box.open(c.sealed_credentials, credentialContext(c.task_id, c.config_id)), credentialContext(toTaskId, c.config_id));
-      await this.deps.store.push.putConfig({ task_id: toTaskId, config_id: c.config_id, caller_id: c.caller_id, url: c.url, sealed_credentials: sealed, created_at: (this.deps.now?.() ?? new Date()).toISOString() });
+      await this.deps.store.push.putConfig({ task_id: toTaskId, config_id: c.config_id, caller_id: c.caller_id, url: c.url, sealed_credentials: sealed, created_at: (this.deps.clock.now()).toISOString() });
     }
     return configs.length;
   }

@@ -10,6 +10,7 @@ import { guardedAgent } from '../../src/push/guarded-agent.ts';
 import { Outbox } from '../../src/push/outbox.ts';
 import { PushRegistry } from '../../src/push/registry.ts';
 import { SecretBox } from '../../src/push/secret-box.ts';
+import { systemClock } from '../../src/records/time.ts';
 import type { WebhookPolicy } from '../../src/push/webhook-url.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import { openAttempt, quietLogger, world } from './support.ts';
@@ -28,10 +29,10 @@ async function setup(opts: { push: boolean }) {
   const box = new SecretBox(Buffer.alloc(32, 9));
   const agent = guardedAgent(LOOPBACK);
   const outbox = new Outbox(
-    { store: w.store, keyring: w.keyring, box, agent, policy: LOOPBACK, logger: quietLogger(), owner: 'wrk_test' },
+    { store: w.store, keyring: w.keyring, box, agent, policy: LOOPBACK, logger: quietLogger(), owner: 'wrk_test', clock: systemClock },
     { retry: { maxAttempts: 2, baseMs: 10, maxMs: 10 }, deliveryTimeoutMs: 1_000, leaseMs: 3_000, intervalMs: 50, batch: 4 },
   );
-  const registry = new PushRegistry({ store: w.store, box, policy: LOOPBACK, ids: randomIds, outbox, maxPerTask: 3 });
+  const registry = new PushRegistry({ store: w.store, box, policy: LOOPBACK, ids: randomIds, outbox, maxPerTask: 3, clock: systemClock });
   cleanups.push(async () => {
     await agent.close();
     await w.store.close();

@@ -9,6 +9,7 @@ import { TrustStore } from '../../src/cards/trust-store.ts';
 import { DelegateeConfig } from '../../src/gateway/delegatees.ts';
 import { InboundWebhooks } from '../../src/push/inbound.ts';
 import { SecretBox } from '../../src/push/secret-box.ts';
+import { systemClock } from '../../src/records/time.ts';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log.ts';
 import { closeAttempt, openAttempt, until, world } from './support.ts';
@@ -46,6 +47,7 @@ async function setup(inboundAuth: 'token' | 'token+jwt' = 'token', opts: { broke
     box,
     trust,
     publicUrl,
+    clock: systemClock,
     logger: createLogger({ level: 'info', destination }),
     delegatee: (id) => {
       if (opts.broken) throw new TypeError('a bug in the delegatee registry');

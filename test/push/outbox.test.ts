@@ -36,10 +36,10 @@ async function setup(opts: { policy?: WebhookPolicy; retry?: Partial<OutboxOptio
     batch: 8,
   };
   const outbox = new Outbox(
-    { store: w.store, keyring: w.keyring, box, agent, policy: opts.policy ?? LOOPBACK, logger: quietLogger(), owner: randomIds.next('wrk'), now: clock.now, random: () => 0.5 },
+    { store: w.store, keyring: w.keyring, box, agent, policy: opts.policy ?? LOOPBACK, logger: quietLogger(), owner: randomIds.next('wrk'), clock, random: () => 0.5 },
     outboxOpts,
   );
-  const registry = new PushRegistry({ store: w.store, box, policy: LOOPBACK, ids: randomIds, outbox, maxPerTask: 3, now: clock.now });
+  const registry = new PushRegistry({ store: w.store, box, policy: LOOPBACK, ids: randomIds, outbox, maxPerTask: 3, clock });
   cleanups.push(async () => {
     await outbox.stop();
     await agent.close();

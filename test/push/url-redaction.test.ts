@@ -10,6 +10,7 @@ import { guardedAgent } from '../../src/push/guarded-agent.ts';
 import { Outbox } from '../../src/push/outbox.ts';
 import { PushRegistry } from '../../src/push/registry.ts';
 import { SecretBox } from '../../src/push/secret-box.ts';
+import { systemClock } from '../../src/records/time.ts';
 import { redactedUrl, type WebhookPolicy } from '../../src/push/webhook-url.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import { openAttempt, quietLogger, world } from './support.ts';
@@ -29,14 +30,14 @@ describe('webhook URL redaction', () => {
     const box = new SecretBox(Buffer.alloc(32, 7));
     const agent = guardedAgent(POLICY);
     const outbox = new Outbox(
-      { store: w.store, keyring: w.keyring, box, agent, policy: POLICY, logger: quietLogger(), owner: 'wrk_test' },
+      { store: w.store, keyring: w.keyring, box, agent, policy: POLICY, logger: quietLogger(), owner: 'wrk_test', clock: systemClock },
       { retry: { maxAttempts: 2, baseMs: 10, maxMs: 10 }, deliveryTimeoutMs: 1_000, leaseMs: 3_000, intervalMs: 50, batch: 4 },
     );
     cleanups.push(async () => {
       await agent.close();
       await w.store.close();
     });
-    const registry = new PushRegistry({ store: w.store, box, policy: POLICY, ids: randomIds, outbox, maxPerTask: 3 });
+    const registry = new PushRegistry({ store: w.store, box, policy: POLICY, ids: randomIds, outbox, maxPerTask: 3, clock: systemClock });
     const created = await registry.create({ id: 'planner' } as Caller, attempt, { id: 'c1', taskId: attempt.record_id, url: SECRET_URL, token: 'tok' });
     const got = await registry.get(attempt, 'c1');
     const listed = await registry.list(attempt);

@@ -1,0 +1,99 @@
+/**
+ * What an operator reads: the attempts that may still be running, current
+ * attempts by filter, delegation trees with their budgets, and everything
+ * recorded about one attempt. Reads only; nothing here appends.
+ */
+import type { AttemptBody } from '../attempts/record.ts';
+import { streamOf } from '../control/scope.ts';
+import { invalidRequest } from '../errors.ts';
+import { attemptOf } from '../gateway/attempts.ts';
+import { inputContentOf } from '../gateway/task-input.ts';
+import type { Envelope, SealedRecord } from '../records/envelope.ts';
+import { schemaRefFor } from '../records/schema-ref.ts';
+import type { JsonValue } from '../records/strict-json.ts';
+import { currentWhere } from '../store/scan.ts';
+import { scopeIn, type OperatorDeps } from './deps.ts';
+
+type Attempt = SealedRecord<AttemptBody>;
+type Json = { [key: string]: JsonValue };
+
+const ATTEMPT_SCHEMA = schemaRefFor('execution_attempt');
+
+export class OperatorQueries {
+  constructor(private readonly deps: Pick<OperatorDeps, 'store' | 'dispatcher' | 'spaceId'>) {}
+
+  /** Attempts whose reservation is unresolved: the ones that may still be running. */
+  async openAttempts(limit = 1000): Promise<Attempt[]> {
+    const out: Attempt[] = [];
+    for (const r of await this.deps.store.ledger.unresolved(limit)) {
+      const a = await this.deps.dispatcher.openAttemptOf(r);
+      if (a) out.push(a);
+    }
+    return out;
+  }
+
+  /** Current attempts newest first, filtered; a bounded scan of the attempt records. */
+  async attempts(match: (a: AttemptBody) => boolean, limit = 100): Promise<Attempt[]> {
+    return currentWhere<Attempt & Envelope>(this.deps.store, ATTEMPT_SCHEMA, (r) => match(r.body), { limit, pages: 50, pageSize: 500 });
+  }
+
+  /** Delegation trees with their budgets and the outcomes of the attempts under them, newest roots first. */
+  async trees(limit = 20): Promise<Array<{ root: string; tree: unknown; attempts: Array<Pick<AttemptBody, 'attempt_id' | 'delegatee_id' | 'state' | 'outcome' | 'caller_id'> & { delegation_id: string }> }>> {
+    const byRoot = new Map<string, Attempt[]>();
+    for (const a of await this.attempts(() => true, 2000)) {
+      const root = a.body.root_ref.object_id;
+      if (!byRoot.has(root) && byRoot.size >= limit) continue;
+      byRoot.set(root, [...(byRoot.get(root) ?? []), a]);
+    }
+    const out = [];
+    for (const [root, attempts] of byRoot) {
+      out.push({
+        root,
+        tree: await this.deps.store.ledger.tree(root),
+        attempts: attempts.map((a) => ({ attempt_id: a.body.attempt_id, delegation_id: a.body.delegation_ref.object_id, delegatee_id: a.body.delegatee_id, caller_id: a.body.caller_id, state: a.body.state, ...(a.body.outcome ? { outcome: a.body.outcome } : {}) })),
+      });
+    }
+    return out;
+  }
+
+  /** Everything recorded about one attempt: revisions, input, decision, receipts, checkpoints, reservation, events, fenced heads. */
+  async attemptAudit(id: string): Promise<Json> {
+    const revisions = await this.deps.store.listRevisions(id);
+    const latest = attemptOf(revisions[revisions.length - 1]);
+    if (!latest) throw invalidRequest('no such attempt', { attempt: id.slice(0, 128) });
+    const reservation = await this.deps.store.ledger.reservation(latest.body.reservation_id);
+    const events = await this.deps.store.control.readStream(streamOf(scopeIn(this.deps.spaceId, 'attempt', id)), { limit: 1000 });
+    const produced = [...new Set(events.flatMap((e) => e.produced_records.map((r) => `${r.object_id}\u0000${r.revision_id}`)))];
+    const records = [];
+    for (const key of produced) {
+      const [objectId, revisionId] = key.split('\u0000') as [string, string];
+      const r = await this.deps.store.getRecord(objectId, revisionId);
+      if (r && r.record_id !== id) records.push(r);
+    }
+    const input = latest.body.input_ref ? await this.deps.store.getRecord(latest.body.input_ref.object_id, latest.body.input_ref.revision_id) : undefined;
+    const decision = reservation ? await this.deps.store.getByDigest(reservation.decision_ref.content_digest) : undefined;
+    const heads = [];
+    for (const b of latest.body.fence_set) {
+      const h = await this.deps.store.control.streamHead(b);
+      heads.push({ branch_id: b.branch_id, fenced_position: b.position, head_position: h?.position ?? null, state: h?.state ?? null, moved: h?.event_id !== b.event_id });
+    }
+    // Content stored apart (records/detached.ts): say whether it is still held or was purged by retention.
+    const inputContent = input ? await inputContentOf(input, this.deps.store.content) : ({ state: 'absent' } as const);
+    const inputState = inputContent.state;
+    const viewRow = latest.body.view_digest ? await this.deps.store.content.get(latest.body.view_digest) : undefined;
+    const viewState = latest.body.view ? 'present' : viewRow?.document ? 'present' : viewRow?.purged_at ? 'purged' : 'absent';
+    return {
+      attempt: latest as unknown as JsonValue,
+      content: { input: inputState, view: viewState },
+      revisions: revisions.map((r) => ({ revision_id: r.revision_id, issued_at: r.issued_at, state: attemptOf(r)!.body.state, outcome: attemptOf(r)!.body.outcome ?? null, content_digest: r.content_digest })),
+      // The record as stored (it names the message by digest), and the message while retention keeps it.
+      input: (input ?? null) as unknown as JsonValue,
+      input_message: (inputContent.state === 'present' ? inputContent.message : null) as unknown as JsonValue,
+      decision: (decision ?? null) as unknown as JsonValue,
+      reservation: (reservation ?? null) as unknown as JsonValue,
+      events: events as unknown as JsonValue,
+      records: records as unknown as JsonValue,
+      fences: heads as unknown as JsonValue,
+    };
+  }
+}
