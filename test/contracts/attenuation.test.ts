@@ -149,11 +149,15 @@ describe('attenuation: each failure says what widened', () => {
     [{ autonomy: { gates: [{ kind: 'pre_effect_permission' }] } }, 'gates', 'drops inherited: {"kind":"reviewer"}'],
     [{ retry_policy: { min_backoff_ms: 999 } }, 'retry_policy', 'backoff is shorter than parent'],
     [{ revocation: { readback_required: false } }, 'revocation', 'drops required read-back'],
-    [{ revocation: { safe_stop: 'hard_stop' } }, 'revocation', 'changes the safe-stop rule'],
     [{ constraints: [...parent.constraints, { kind: 'quantum_lock' }, { kind: 'quantum_lock' }, { kind: 'zeno' }] }, 'constraints', 'unknown constraint kind: quantum_lock, zeno'],
     [{ subdelegation_policy: { max_remaining_depth: 3 } }, 'depth', 'remaining depth 3 exceeds 2'],
   ])('%j → %s: %s', (req, dimension, reason) => {
     expect(reasons(req)).toStrictEqual([{ dimension, reason }]);
+  });
+
+  it('names a changed safe-stop rule', () => {
+    const child: Terms = { ...parent, revocation: { ...parent.revocation, safe_stop: 'hard_stop' as never } };
+    expect(compareTerms(parent, child, 'same')).toStrictEqual([{ dimension: 'revocation', reason: 'changes the safe-stop rule' }]);
   });
 
   it('names the missing ceiling when a budget dimension is dropped', () => {
