@@ -14,7 +14,7 @@ import { refOf } from '../../src/records/envelope.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
-import { actor, admission, chain, delegationScope, FAR, freshSpace, NOW, publishAgent } from '../store/support/fixtures.ts';
+import { actor, admission, chain, decision, delegationScope, FAR, freshSpace, NOW, publishAgent } from '../store/support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-programs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -213,6 +213,21 @@ describe('what openBudget and admit record', () => {
     expect(store.handle.prepare('SELECT preset_id FROM ledger_nodes WHERE node_id = ?').get(kid.node_id)).toStrictEqual({ preset_id: null });
     // The preset's one root is still free for a root.
     await expect(store.ledger.openBudget({ ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: dims(1), preset: { preset_id: 'preset-x', max_active_roots: 1, max_per_minute: 1 } })).resolves.toMatchObject({ depth: 0 });
+    await store.close();
+  });
+
+  it('the node record commits with it and is named by the issued event; a re-open differing only in a ceiling is refused', async () => {
+    const { store, space, base } = await world();
+    const record = decision(randomIds.next('eff'));
+    const node = randomIds.next('dlg');
+    const open1 = { ...base, node_id: node, not_after: FAR, dimensions: dims(1), record };
+    await store.ledger.openBudget(open1);
+    expect(await store.getRecord(record.record_id)).toStrictEqual(record);
+    const [issued] = await store.control.readStream(streamOf(delegationScope(space, node)));
+    expect(issued!.produced_records).toStrictEqual([refOf(record)]);
+    await expect(store.ledger.openBudget(open1)).resolves.toMatchObject({ node_id: node });
+    const other = { ...open1, dimensions: [{ ...dims(1)[0]!, ceiling: 9n }] };
+    expect((await expectCodeAsync(store.ledger.openBudget(other), 'invalid_request')).details).toStrictEqual({ node_id: node });
     await store.close();
   });
 
