@@ -217,4 +217,19 @@ describe('the one-pass writer against the reference', () => {
     expect(canonicalText(bare)).toBe('{"a":1,"b":2}');
     expect(canonicalText([true, false, null])).toBe('[true,false,null]');
   });
+
+  it('never serves a text cached before the value was frozen', () => {
+    const late = { a: 1, list: [1] };
+    expect(canonicalText(late)).toBe('{"a":1,"list":[1]}');
+    late.a = 2;
+    late.list.push(2);
+    freezeCanonical(late);
+    expect(isCanonicalFrozen(late)).toBe(true);
+    expect(isCanonicalFrozen(late.list)).toBe(true);
+    expect(canonicalText(late)).toBe('{"a":2,"list":[1,2]}');
+    // An array holding a non-JSON value is not trusted either.
+    const mixed = [1, new Date(0)];
+    freezeCanonical(mixed);
+    expect(isCanonicalFrozen(mixed)).toBe(false);
+  });
 });

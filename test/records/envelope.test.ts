@@ -5,6 +5,8 @@ import { computeContentDigest, openEnvelope, refOf, sealRecord } from '../../src
 import { checkIdentifier, randomIds, sequentialIds } from '../../src/records/ids.ts';
 import { recordTypeOf, schemaRefFor } from '../../src/records/schema-ref.ts';
 import { manualClock } from '../../src/records/time.ts';
+import { freezeCanonical } from '../../src/records/canonical.ts';
+import { digestOf } from '../../src/records/digest.ts';
 import { expectCode } from '../helpers/errors.ts';
 
 const actor = { object_id: 'actor_owner', revision_id: 'rev_1', content_digest: `sha256:${'a'.repeat(64)}` };
@@ -47,6 +49,16 @@ describe('RW-003 §3 envelope', () => {
       mutate(copy);
       expectCode(() => openEnvelope(copy), 'invalid_request');
     }
+  });
+
+  it('never serves a digest computed before the record was frozen', () => {
+    const rec = structuredClone(sealRecord({ type: 'grant', body: { n: 1 }, issuedBy: actor, lifecycle: 'active' }, deps)) as Record<string, unknown> & { body: { n: number } };
+    const before = computeContentDigest(rec);
+    rec.body.n = 2;
+    freezeCanonical(rec);
+    expect(computeContentDigest(rec)).not.toBe(before);
+    const { content_digest: _d, ...rest } = rec;
+    expect(computeContentDigest(rec)).toBe(digestOf(rest));
   });
 
   it('retains unknown fields (RW-003 §3) and covers them by the digest', () => {
