@@ -18,8 +18,3 @@ export type ActorRef = RevisionRef;
 export function sameRevision(a: RevisionRef, b: RevisionRef): boolean {
   return a.object_id === b.object_id && a.revision_id === b.revision_id && a.content_digest === b.content_digest;
 }
-
-/** Stable text form for logs and map keys. Never parsed back. */
-export function revisionKey(ref: RevisionRef): string {
-  return `${ref.object_id}@${ref.revision_id}#${ref.content_digest}`;
-}

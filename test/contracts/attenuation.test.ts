@@ -131,6 +131,73 @@ describe('attenuation: every widening is refused on its own dimension', () => {
   });
 });
 
+// details.failures reaches the caller: each reason names what widened and the parent's bound.
+describe('attenuation: each failure says what widened', () => {
+  const reasons = (req: TermsRequest): unknown => {
+    const r = attenuate(parent, req);
+    return r.ok ? 'ok' : r.failures;
+  };
+
+  it.each<[TermsRequest, string, string]>([
+    [{ scope: { resources: [{ kind: 'project', project_id: 'PRJ-9' }] } }, 'objects', 'not within parent resources: {"kind":"project","project_id":"PRJ-9"}'],
+    [{ scope: { tools: ['search', 'extract'] } }, 'tools', 'not granted by parent: extract'],
+    [{ limits: { not_after: at(3 * HOUR) } }, 'expiry', `not_after ${at(3 * HOUR)} is later than parent ${at(2 * HOUR)}`],
+    [{ limits: { max_invocations: 11 } }, 'invocations', '11 exceeds parent 10'],
+    [{ budget_ceilings: [{ name: 'tokens', unit: 'token', ceiling: '100001' }] }, 'budget', 'tokens 100001 exceeds parent 100000'],
+    [{ budget_ceilings: [{ name: 'tokens', unit: 'kilotoken', ceiling: '1' }] }, 'budget', 'tokens unit kilotoken differs from parent token'],
+    [{ autonomy: { tier: 'T4_consequential_execute' } }, 'autonomy', 'T4_consequential_execute is above parent T2_bounded_execute'],
+    [{ autonomy: { gates: [{ kind: 'pre_effect_permission' }] } }, 'gates', 'drops inherited: {"kind":"reviewer"}'],
+    [{ retry_policy: { min_backoff_ms: 999 } }, 'retry_policy', 'backoff is shorter than parent'],
+    [{ revocation: { readback_required: false } }, 'revocation', 'drops required read-back'],
+    [{ constraints: [...parent.constraints, { kind: 'quantum_lock' }, { kind: 'quantum_lock' }, { kind: 'zeno' }] }, 'constraints', 'unknown constraint kind: quantum_lock, zeno'],
+    [{ subdelegation_policy: { max_remaining_depth: 3 } }, 'depth', 'remaining depth 3 exceeds 2'],
+  ])('%j → %s: %s', (req, dimension, reason) => {
+    expect(reasons(req)).toStrictEqual([{ dimension, reason }]);
+  });
+
+  it('names a changed safe-stop rule', () => {
+    const child: Terms = { ...parent, revocation: { ...parent.revocation, safe_stop: 'hard_stop' as never } };
+    expect(compareTerms(parent, child, 'same')).toStrictEqual([{ dimension: 'revocation', reason: 'changes the safe-stop rule' }]);
+  });
+
+  it('names the missing ceiling when a budget dimension is dropped', () => {
+    const child = { ...parent, budget_ceilings: parent.budget_ceilings.slice(1) };
+    expect(compareTerms(parent, child, 'same')).toStrictEqual([{ dimension: 'budget', reason: 'drops ceiling tokens' }]);
+  });
+
+  it('sub-delegation refusals name the rule', () => {
+    const closed: Terms = { ...parent, subdelegation_policy: { ...parent.subdelegation_policy, allowed: false, max_remaining_depth: 0 } };
+    expect(compareTerms(closed, { ...closed, subdelegation_policy: { ...closed.subdelegation_policy, allowed: true } }, 'child')).toStrictEqual([
+      { dimension: 'subdelegation', reason: 'parent does not allow sub-delegation' },
+      { dimension: 'subdelegation', reason: 'allows sub-delegation the parent denies' },
+    ]);
+    // At depth 0 a child hop's bound is 0, never negative.
+    expect(compareTerms(closed, { ...closed, subdelegation_policy: { ...closed.subdelegation_policy, max_remaining_depth: 1 } }, 'child')).toContainEqual({
+      dimension: 'depth',
+      reason: 'remaining depth 1 exceeds 0',
+    });
+    const { eligible_delegate_cards: _e, ...open } = parent.subdelegation_policy;
+    expect(compareTerms(parent, { ...parent, subdelegation_policy: { ...open, max_remaining_depth: 2 } }, 'child')).toStrictEqual([
+      { dimension: 'subdelegation', reason: 'drops the eligible-delegate constraint' },
+    ]);
+  });
+
+  it('lists at most eight offending members', () => {
+    const many = Array.from({ length: 10 }, (_, i) => `t${i}`);
+    const first8 = many.slice(0, 8).join(', ');
+    const wide: Terms = {
+      ...parent,
+      scope: { ...parent.scope, tools: many, resources: many.map((project_id) => ({ kind: 'project', project_id })) },
+    };
+    expect(compareTerms(parent, wide, 'same')).toStrictEqual([
+      { dimension: 'objects', reason: `not within parent resources: ${many.slice(0, 8).map((p) => `{"kind":"project","project_id":"${p}"}`).join(', ')}` },
+      { dimension: 'tools', reason: `not granted by parent: ${first8}` },
+    ]);
+    const strict: Terms = { ...parent, verification: { ...parent.verification, pre_effect_checks: many } };
+    expect(compareTerms(strict, parent, 'same')).toStrictEqual([{ dimension: 'verification', reason: `drops inherited: ${first8}` }]);
+  });
+});
+
 describe('attenuation: omitted fields inherit the parent constraint', () => {
   it('omitted spend inherits the parent spend, null asks for none', () => {
     expect(attenuateOk({}).limits.spend).toEqual(parent.limits.spend);

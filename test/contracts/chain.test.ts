@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateChain } from '../../src/contracts/admission.ts';
-import { loadChain, MAX_CHAIN_LENGTH, verifyChain } from '../../src/contracts/attestation-chain.ts';
+import { buildChain, loadChain, MAX_CHAIN_LENGTH, verifyChain, type AuthorityHead } from '../../src/contracts/attestation-chain.ts';
 import { mintChild } from '../../src/contracts/mint.ts';
 import type { DelegationContract } from '../../src/contracts/model.ts';
 import { sealContract } from '../../src/contracts/signing.ts';
 import { computeContentDigest, refOf } from '../../src/records/envelope.ts';
 import { manualClock } from '../../src/records/time.ts';
+import type { BatonError } from '../../src/errors.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
 import { actors, at, childRequest, HOUR, world, type World } from './fixtures.ts';
 
@@ -244,4 +245,162 @@ describe('admission re-evaluates every ancestor', () => {
     await expectCodeAsync(w.evaluate(refOf(eu.contract), op), 'deny');
     await expect(w.evaluate(refOf(eu.contract), { ...op, region: 'eu' })).resolves.toBeDefined();
   });
+});
+
+// Each guard answers with its own message and details (the reason and index reach the caller),
+// and sits exactly at its bound.
+describe('attestation chain guards, by message and details', () => {
+  const refusal = async (p: Promise<unknown>, code: 'invalid_request' | 'limit_exceeded' | 'context_invalidated' | 'deny') => {
+    const err = await expectCodeAsync(p, code);
+    return [err.message, err.details];
+  };
+
+  it('an empty chain, and buildChain of nothing', async () => {
+    const w = await world();
+    expect(await refusal(verifyChain([], w.adm), 'invalid_request')).toStrictEqual(['empty delegation chain', {}]);
+    expect(() => buildChain([])).toThrow(new TypeError('a chain has at least one contract'));
+  });
+
+  it('more records than any chain may hold, then more than the root allows, then a repeated contract', async () => {
+    const w = await world();
+    const [r] = await threeHops(w);
+    expect(r!.body.lineage).toMatchObject({ kind: 'root', root_max_depth: 4 });
+    const copies = (n: number): unknown[] => Array.from({ length: n }, () => r);
+    expect(await refusal(verifyChain(copies(MAX_CHAIN_LENGTH + 1), w.adm), 'limit_exceeded')).toStrictEqual([
+      'delegation chain is too long',
+      { bound: 'depth', length: MAX_CHAIN_LENGTH + 1 },
+    ]);
+    // MAX_CHAIN_LENGTH itself passes the first bound and meets the root's own.
+    expect(await refusal(verifyChain(copies(MAX_CHAIN_LENGTH), w.adm), 'limit_exceeded')).toStrictEqual([
+      'chain is longer than its root allows',
+      { bound: 'depth', reason: 'too_long' },
+    ]);
+    expect(await refusal(verifyChain(copies(6), w.adm), 'limit_exceeded')).toStrictEqual(['chain is longer than its root allows', { bound: 'depth', reason: 'too_long' }]);
+    // root_max_depth + 1 contracts is within the root's bound: the repetition is what is refused.
+    expect(await refusal(verifyChain(copies(5), w.adm), 'invalid_request')).toStrictEqual(['delegation chain contains a cycle', { reason: 'cycle' }]);
+  });
+
+  it('a root inside the chain, a chain out of order, a gap', async () => {
+    const w = await world();
+    const [r, c, g] = await threeHops(w);
+    const { contract: other } = await w.issue();
+    expect(await refusal(verifyChain([r, other], w.adm), 'invalid_request')).toStrictEqual([
+      'a root contract appears inside the chain',
+      { reason: 'order', index: 1 },
+    ]);
+    expect(await refusal(verifyChain([r, g, c], w.adm), 'invalid_request')).toStrictEqual(['delegation chain is out of order', { reason: 'order', index: 1 }]);
+    expect(await refusal(verifyChain([r, g], w.adm), 'invalid_request')).toStrictEqual(['delegation chain has a gap', { reason: 'gap', index: 1 }]);
+    expect(await refusal(verifyChain([c, g], w.adm), 'invalid_request')).toStrictEqual(['chain does not start at a root contract', { reason: 'order' }]);
+  });
+
+  it('issue times: exactly at the skew horizon is accepted; beyond, and before the parent, are named', async () => {
+    const w = await world();
+    const root = await w.issue();
+    const chain = await w.evaluate(refOf(root.contract));
+    const ahead = await mintChild(chain, childRequest('b'), actors.agentA, { ...w.mintDeps, clock: manualClock(at(5 * 60_000)) });
+    const noHeads = { clock: w.clock, resolveSignerKey: w.resolveSignerKey };
+    await expect(verifyChain([root.contract, ahead.contract], { ...noHeads, maxClockSkewMs: 5 * 60_000 })).resolves.toBeDefined();
+    expect(await refusal(verifyChain([root.contract, ahead.contract], { ...noHeads, maxClockSkewMs: 5 * 60_000 - 1 }), 'invalid_request')).toStrictEqual([
+      'contract is issued in the future beyond the clock-skew bound',
+      { reason: 'clock_skew', index: 1 },
+    ]);
+    w.clock.advance(10 * 60_000);
+    const late = await w.issue();
+    const lateChain = await w.evaluate(refOf(late.contract));
+    const early = await mintChild(lateChain, childRequest('b'), actors.agentA, { ...w.mintDeps, clock: manualClock(at(0)) });
+    expect(await refusal(verifyChain([late.contract, early.contract], w.adm), 'invalid_request')).toStrictEqual([
+      'child contract is issued before its parent',
+      { reason: 'issued_before_parent', index: 1 },
+    ]);
+  });
+
+  it('a forged ancestry and a wider hop name the index of the offending contract', async () => {
+    const w = await world();
+    const [r, c] = await threeHops(w);
+    const { contract: other } = await w.issue();
+    const body = { ...clone(c!.body), ancestry: [{ ...c!.body.ancestry[0]!, contract_ref: refOf(other) }], delegation_id: 'dlg_forged' };
+    const forged = await sealContract({ body }, { ...w.mintDeps, ids: w.ids });
+    expect(await refusal(verifyChain([r, forged], w.adm), 'invalid_request')).toStrictEqual(['contract ancestry does not match the chain', { reason: 'ancestry', index: 1 }]);
+    const wideBody = clone(c!.body);
+    wideBody.limits.max_tokens = 10_000_000;
+    wideBody.delegation_id = 'dlg_wide';
+    const wide = await sealContract({ body: wideBody }, w.mintDeps);
+    const err = await expectCodeAsync(verifyChain([r, wide], { clock: w.clock, resolveSignerKey: w.resolveSignerKey }), 'deny');
+    expect(err.details.index).toBe(1);
+  });
+
+  it('against the authority state: unknown, replaced and inactive delegations', async () => {
+    const w = await world();
+    const [r, c] = await threeHops(w);
+    const headsOf = (fn: (id: string) => AuthorityHead | undefined) => ({ ...w.adm, heads: { head: async (id: string) => fn(id) } });
+    const active = (x: DelegationContract): AuthorityHead => ({ ref: refOf(x), status: 'active' });
+    expect(await refusal(verifyChain([r, c], headsOf((id) => (id === r!.record_id ? active(r!) : undefined))), 'invalid_request')).toStrictEqual([
+      'delegation is not known to the authority state',
+      { reason: 'unresolved', index: 1 },
+    ]);
+    const replaced = { ref: { ...refOf(c!), revision_id: 'rev_newer' }, status: 'active' } as const;
+    expect(await refusal(verifyChain([r, c], headsOf((id) => (id === r!.record_id ? active(r!) : replaced))), 'context_invalidated')).toStrictEqual([
+      'delegation revision has been replaced',
+      { reason: 'stale_revision', index: 1, delegation_id: c!.record_id },
+    ]);
+    expect(await refusal(verifyChain([r, c], headsOf((id) => ({ ...active(id === r!.record_id ? r! : c!), status: 'suspended' }))), 'context_invalidated')).toStrictEqual([
+      'delegation is suspended',
+      { reason: 'suspended', index: 0, delegation_id: r!.record_id },
+    ]);
+  });
+});
+
+describe('loadChain guards', () => {
+  /** An in-memory record port over fabricated contracts (digests recomputed; loadChain verifies no signatures). */
+  const memory = (records: DelegationContract[]) => {
+    const byRev = new Map(records.map((x) => [`${x.record_id}@${x.revision_id}`, x]));
+    return { getRecord: async (id: string, rev?: string) => byRev.get(`${id}@${rev}`) as never };
+  };
+  const childOf = (template: DelegationContract, id: string, rev: string, parent: DelegationContract): DelegationContract => {
+    const x = clone(template) as DelegationContract & { content_digest: string };
+    Object.assign(x, { record_id: id, revision_id: rev });
+    x.body.delegation_id = id;
+    x.body.lineage = { ...(x.body.lineage as object), parent_ref: refOf(parent) } as never;
+    x.content_digest = computeContentDigest(x);
+    return x;
+  };
+
+  it('loads exactly MAX_CHAIN_LENGTH contracts and refuses one more before fetching it', async () => {
+    const w = await world();
+    const [r, c] = await threeHops(w);
+    const links: DelegationContract[] = [r!];
+    for (let i = 1; i <= MAX_CHAIN_LENGTH; i++) links.push(childOf(c!, `dlg_l${i}`, `rev_l${i}`, links[i - 1]!));
+    const store = memory(links);
+    expect(await loadChain(store, refOf(links[MAX_CHAIN_LENGTH - 1]!))).toHaveLength(MAX_CHAIN_LENGTH);
+    expect(await refusal(loadChain(store, refOf(links[MAX_CHAIN_LENGTH]!)))).toStrictEqual(['limit_exceeded', 'delegation chain is too long', { bound: 'depth' }]);
+  });
+
+  it('refuses a lineage that returns to a delegation already walked (a revision naming its own earlier revision)', async () => {
+    const w = await world();
+    const [r, c] = await threeHops(w);
+    const first = childOf(c!, 'dlg_loop', 'rev_1', r!);
+    const second = childOf(c!, 'dlg_loop', 'rev_2', first);
+    expect(await refusal(loadChain(memory([r!, first, second]), refOf(second)))).toStrictEqual(['invalid_request', 'delegation chain contains a cycle', { reason: 'cycle' }]);
+  });
+
+  it('names the revision it cannot resolve', async () => {
+    const w = await world();
+    const chain = await threeHops(w);
+    const wrong = { ...refOf(chain[2]!), content_digest: `sha256:${'1'.repeat(64)}` };
+    expect(await refusal(loadChain(w.store, wrong))).toStrictEqual([
+      'invalid_request',
+      'delegation chain names a revision that cannot be resolved',
+      { reason: 'unresolved', object_id: chain[2]!.record_id },
+    ]);
+  });
+
+  async function refusal(p: Promise<unknown>): Promise<unknown[]> {
+    try {
+      await p;
+    } catch (err) {
+      const e = err as BatonError;
+      return [e.code, e.message, e.details];
+    }
+    throw new Error('expected a refusal');
+  }
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mintChild } from '../../src/contracts/mint.ts';
+import { mintChild, reviseChild } from '../../src/contracts/mint.ts';
 import { definePreset } from '../../src/contracts/presets.ts';
 import { refOf } from '../../src/records/envelope.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
@@ -90,7 +90,7 @@ describe('child minting', () => {
     }
     expect(parent.body.subdelegation_policy).toMatchObject({ allowed: false, max_remaining_depth: 0 });
     const err = await expectCodeAsync(w.mint(refOf(parent), childRequest('c'), delegatees.b.actor_ref), 'limit_exceeded');
-    expect(err.details.bound).toBe('depth');
+    expect([err.message, err.details]).toStrictEqual(['delegation would exceed the root maximum depth', { bound: 'depth', root_max_depth: 4 }]);
   });
 
   it('a parent that denies sub-delegation denies every child', async () => {
@@ -120,5 +120,69 @@ describe('child minting', () => {
     const root = await w.issue();
     w.clock.advance(2 * HOUR);
     await expectCodeAsync(w.mint(refOf(root.contract), childRequest('b'), actors.agentA), 'context_invalidated');
+  });
+});
+
+// Surviving mutants of issue #19: what a child and a revision carry, and each refusal's own message.
+describe('mintChild and reviseChild: what they carry and how they refuse', () => {
+  it("a child carries the request's purpose text, and none when the request gives none", async () => {
+    const w = await world();
+    const root = await w.issue();
+    const withPurpose = await w.mint(refOf(root.contract), { ...childRequest('b'), purpose: 'audit trail for claim C-1' }, actors.agentA);
+    expect(withPurpose.contract.body.purpose).toBe('audit trail for claim C-1');
+    const without = await w.mint(refOf(root.contract), childRequest('b'), actors.agentA);
+    expect('purpose' in without.contract.body).toBe(false);
+  });
+
+  it('refusals name their rule and bound', async () => {
+    const w = await world();
+    const root = await w.issue();
+    const chain = await w.evaluate(refOf(root.contract));
+    const malformed = await expectCodeAsync(mintChild(chain, { delegatee: delegatees.b }, actors.agentA, w.mintDeps), 'invalid_request');
+    expect(malformed.message).toBe('child request is malformed');
+    expect(malformed.details.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'objective' })]));
+    const forged = await expectCodeAsync(mintChild(chain, childRequest('b'), actors.mallory, w.mintDeps), 'invalid_request');
+    expect(forged.message).toBe("only the parent's delegatee may delegate under it");
+    w.descendants.set(root.contract.record_id, 32);
+    const full = await expectCodeAsync(w.mint(refOf(root.contract), childRequest('b'), actors.agentA), 'limit_exceeded');
+    expect([full.message, full.details]).toStrictEqual(['root has reached its descendant limit', { bound: 'descendants', root_max_descendants: 32 }]);
+  });
+
+  async function assigned() {
+    const w = await world();
+    const r = (await w.issue()).contract;
+    const r1 = (await w.mint(refOf(r), childRequest('c'), actors.agentA)).contract;
+    return { w, r1, parent: await w.evaluate(refOf(r)) };
+  }
+
+  it('a revision keeps its remaining depth (it is the same hop, not a deeper one) and every non-agent scope', async () => {
+    const { w, r1, parent } = await assigned();
+    const r2 = await reviseChild(parent, r1, childRequest('b'), new Map(), actors.agentA, w.mintDeps);
+    expect(r2.body.subdelegation_policy).toStrictEqual(r1.body.subdelegation_policy);
+    const swap = (s: { scope_kind: string; scope_id: string }) => (s.scope_kind === 'agent' && s.scope_id === 'card_c' ? { ...s, scope_id: 'card_b' } : s);
+    const key = (s: object) => JSON.stringify(s);
+    expect(r2.body.control_scopes.map(key).sort()).toEqual(r1.body.control_scopes.map(swap).map(key).sort());
+    expect(r2.body.lineage).toStrictEqual(r1.body.lineage);
+  });
+
+  it("a dimension the remaining budget does not name keeps the revision's ceiling", async () => {
+    const { w, r1, parent } = await assigned();
+    const r2 = await reviseChild(parent, r1, childRequest('b'), new Map([['operations', 7n]]), actors.agentA, w.mintDeps);
+    expect(r2.body.budget_ceilings).toStrictEqual(
+      r1.body.budget_ceilings.map((b) => (b.name === 'operations' ? { ...b, ceiling: '7' } : b)),
+    );
+  });
+
+  it('revision refusals name their rule', async () => {
+    const { w, r1, parent } = await assigned();
+    const malformed = await expectCodeAsync(reviseChild(parent, r1, { delegatee: delegatees.b }, new Map(), actors.agentA, w.mintDeps), 'invalid_request');
+    expect(malformed.message).toBe('revision request is malformed');
+    expect(malformed.details.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'objective' })]));
+    const forged = await expectCodeAsync(reviseChild(parent, r1, childRequest('b'), new Map(), actors.mallory, w.mintDeps), 'invalid_request');
+    expect(forged.message).toBe("only the parent's delegatee may revise a delegation under it");
+    // A root is never a revision under a parent.
+    const root = parent.leaf;
+    const notChild = await expectCodeAsync(reviseChild(parent, root, childRequest('b'), new Map(), actors.agentA, w.mintDeps), 'invalid_request');
+    expect(notChild.message).toBe('the revision must stay under the same parent revision');
   });
 });

@@ -8,11 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { streamOf } from '../../src/control/scope.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../src/ledger/types.ts';
+import { refOf } from '../../src/records/envelope.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
-import { actor, admission, chain, delegationScope, FAR, freshSpace, NOW, publishAgent } from '../store/support/fixtures.ts';
+import { actor, admission, chain, decision, delegationScope, FAR, freshSpace, NOW, publishAgent } from '../store/support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-programs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -198,4 +200,99 @@ describe('narrow', () => {
     expect((await expectCodeAsync(store.ledger.narrow('dlg_missing', new Map()), 'invalid_request')).details).toEqual({ node_id: 'dlg_missing' });
     await store.close();
   });
+});
+
+// Issue #19 mutants: what the authority and audit streams record, and chainOf's guards over the stored lineage.
+describe('what openBudget and admit record', () => {
+  it('the issued event carries parent, root and depth; a child never counts toward a preset', async () => {
+    const { store, space, base, root, child } = await world();
+    const kid = await child({ preset: { preset_id: 'preset-x', max_active_roots: 1, max_per_minute: 1 } });
+    const issued = async (node: string) => (await store.control.readStream(streamOf(delegationScope(space, node)))).map((e) => [e.event_type, e.payload, e.produced_records]);
+    expect(await issued(root)).toStrictEqual([['rw003.delegation.issued', { parent_id: null, root_id: root, depth: 0 }, []]]);
+    expect(await issued(kid.node_id)).toStrictEqual([['rw003.delegation.issued', { parent_id: root, root_id: root, depth: 1 }, []]]);
+    expect(store.handle.prepare('SELECT preset_id FROM ledger_nodes WHERE node_id = ?').get(kid.node_id)).toStrictEqual({ preset_id: null });
+    // The preset's one root is still free for a root.
+    await expect(store.ledger.openBudget({ ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: dims(1), preset: { preset_id: 'preset-x', max_active_roots: 1, max_per_minute: 1 } })).resolves.toMatchObject({ depth: 0 });
+    await store.close();
+  });
+
+  it('the node record commits with it and is named by the issued event; a re-open differing only in a ceiling is refused', async () => {
+    const { store, space, base } = await world();
+    const record = decision(randomIds.next('eff'));
+    const node = randomIds.next('dlg');
+    const open1 = { ...base, node_id: node, not_after: FAR, dimensions: dims(1), record };
+    await store.ledger.openBudget(open1);
+    expect(await store.getRecord(record.record_id)).toStrictEqual(record);
+    const [issued] = await store.control.readStream(streamOf(delegationScope(space, node)));
+    expect(issued!.produced_records).toStrictEqual([refOf(record)]);
+    await expect(store.ledger.openBudget(open1)).resolves.toMatchObject({ node_id: node });
+    const other = { ...open1, dimensions: [{ ...dims(1)[0]!, ceiling: 9n }] };
+    expect((await expectCodeAsync(store.ledger.openBudget(other), 'invalid_request')).details).toStrictEqual({ node_id: node });
+    await store.close();
+  });
+
+  it('the evaluated event names the decision record, the reservation and the effect', async () => {
+    const store = open();
+    const space = freshSpace();
+    await publishAgent(store, space);
+    const c = await chain(store, space);
+    const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
+    await store.ledger.admit(req);
+    const [evaluated] = await store.control.readStream(streamOf(req.attempt_scope));
+    expect(evaluated).toMatchObject({
+      event_type: 'rw003.permission.evaluated',
+      produced_records: [refOf(req.decision)],
+      payload: { decision: 'allow', reservation_id: req.reservation_id, effect_id: req.effect_id },
+    });
+    await store.close();
+  });
+});
+
+describe('chainOf: the stored lineage admission walks', () => {
+  it('an unknown leaf, and a lineage whose parent row is missing, are named', async () => {
+    const store = open();
+    const space = freshSpace();
+    await publishAgent(store, space);
+    const unknown = await admission(store, space, [], 'dlg_nope');
+    expect(await refusal(store.ledger.admit(unknown))).toStrictEqual(['delegation is unknown', { node_id: 'dlg_nope' }]);
+    // Only a damaged file can hold an orphan: written past the foreign key on purpose.
+    store.handle.pragma('foreign_keys = OFF');
+    insertNode(store, 'dlg_orphan', 'dlg_gone', 1);
+    const orphan = await admission(store, space, [], 'dlg_orphan');
+    expect(await refusal(store.ledger.admit(orphan))).toStrictEqual(['delegation lineage is broken', { node_id: 'dlg_gone' }]);
+    await store.close();
+  });
+
+  it('a lineage that loops is refused once it is longer than any allowed chain, not walked forever', async () => {
+    const store = open({ maxDepth: 2 });
+    const space = freshSpace();
+    await publishAgent(store, space);
+    insertNode(store, 'dlg_loop', 'dlg_loop', 1);
+    const req = await admission(store, space, [], 'dlg_loop');
+    expect(await refusal(store.ledger.admit(req))).toStrictEqual(['delegation lineage is too long', {}]);
+    await store.close();
+  });
+
+  it('a chain exactly maxDepth deep admits', async () => {
+    const store = open({ maxDepth: 2 });
+    const space = freshSpace();
+    await publishAgent(store, space);
+    const c = await chain(store, space);
+    await expect(store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf))).resolves.toMatchObject({ chain: [c.root, c.child, c.leaf] });
+    await store.close();
+  });
+
+  function insertNode(store: SqliteStore, id: string, parent: string, depth: number): void {
+    store.handle
+      .prepare(
+        `INSERT INTO ledger_nodes(node_id, parent_id, root_id, depth, space_id, owner_namespace, not_after, request_digest, issued_event, created_at)
+         VALUES (?, ?, ?, ?, 'sp', 'ns', ?, 'x', '{}', ?)`,
+      )
+      .run(id, parent, parent, depth, FAR, NOW());
+  }
+
+  async function refusal(p: Promise<unknown>): Promise<[string, unknown]> {
+    const err = await expectCodeAsync(p, 'invalid_request');
+    return [err.message, err.details];
+  }
 });

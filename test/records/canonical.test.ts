@@ -155,6 +155,83 @@ describe('the one-pass writer against the reference', () => {
     for (let i = 0; i < 40; i++) wrapped = [wrapped];
     expectCode(() => canonicalText(wrapped), 'invalid_request');
   });
+
+  // Issue #19 mutants: the exact nesting bound, first use and cached, and each refusal's message.
+  const nest = (n: number, wrap: (v: unknown) => unknown = (v) => [v]): unknown => {
+    let v: unknown = 1;
+    for (let i = 0; i < n; i++) v = wrap(v);
+    return v;
+  };
+  const message = (value: unknown): [string, unknown] => {
+    const err = expectCode(() => canonicalText(value), 'invalid_request');
+    return [err.message, err.details];
+  };
+
+  it('accepts a scalar exactly 128 levels down and refuses 129', () => {
+    expect(canonicalText(nest(128))).toBe(`${'['.repeat(128)}1${']'.repeat(128)}`);
+    expect(message(nest(129))).toStrictEqual(['value nests too deeply to canonicalise', {}]);
+    expect(canonicalText(nest(128, (v) => ({ k: v })))).toHaveLength(128 * 6 + 1);
+    expect(message(nest(129, (v) => ({ k: v })))).toStrictEqual(['value nests too deeply to canonicalise', {}]);
+  });
+
+  it.each([
+    ['arrays', (v: unknown) => [v]],
+    ['objects', (v: unknown) => ({ k: v, z: 0 })],
+  ])('a cached subtree of nested %s keeps its height: 28 levels above a 100-high subtree fit, 29 do not', (_name, wrap) => {
+    const frozen = freezeCanonical(nest(100, wrap));
+    canonicalText(frozen); // cache it
+    expect(() => canonicalText(wrapAround(frozen, 28))).not.toThrow();
+    expect(message(wrapAround(frozen, 29))).toStrictEqual(['value nests too deeply to canonicalise', {}]);
+  });
+  const wrapAround = (inner: unknown, n: number): unknown => {
+    let v = inner;
+    for (let i = 0; i < n; i++) v = [v];
+    return v;
+  };
+
+  it('a cached subtree of mixed heights takes the tallest member', () => {
+    const frozen = freezeCanonical({ a: nest(100), b: 0, c: [0] });
+    canonicalText(frozen);
+    expect(() => canonicalText(wrapAround(frozen, 27))).not.toThrow();
+    expect(message(wrapAround(frozen, 28))).toStrictEqual(['value nests too deeply to canonicalise', {}]);
+    const list = freezeCanonical([nest(100), 0, [0]]);
+    canonicalText(list);
+    expect(() => canonicalText(wrapAround(list, 27))).not.toThrow();
+    expect(message(wrapAround(list, 28))).toStrictEqual(['value nests too deeply to canonicalise', {}]);
+  });
+
+  it('names each value JSON cannot carry faithfully', () => {
+    expect(message('\ud800')).toStrictEqual(['string holds a lone surrogate', {}]);
+    expect(message({ '\udc00': 1 })).toStrictEqual(['key holds a lone surrogate', {}]);
+    expect(message(Number.NaN)).toStrictEqual(['non-finite number cannot be canonicalised', {}]);
+    expect(message(-Infinity)).toStrictEqual(['non-finite number cannot be canonicalised', {}]);
+    expect(message(new Map())).toStrictEqual(['only plain objects can be canonicalised', {}]);
+    expect(message({ a: 1, b: undefined })).toStrictEqual(['undefined member cannot be canonicalised', { key: 'b' }]);
+    expect(message(10n)).toStrictEqual(['a bigint cannot be canonicalised', {}]);
+    expect(message(undefined)).toStrictEqual(['a undefined cannot be canonicalised', {}]);
+    expect(message([() => 1])).toStrictEqual(['a function cannot be canonicalised', {}]);
+  });
+
+  it('a null-prototype object is a plain object', () => {
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { b: 2, a: 1 });
+    expect(canonicalText(bare)).toBe('{"a":1,"b":2}');
+    expect(canonicalText([true, false, null])).toBe('[true,false,null]');
+  });
+
+  it('never serves a text cached before the value was frozen', () => {
+    const late = { a: 1, list: [1] };
+    expect(canonicalText(late)).toBe('{"a":1,"list":[1]}');
+    late.a = 2;
+    late.list.push(2);
+    freezeCanonical(late);
+    expect(isCanonicalFrozen(late)).toBe(true);
+    expect(isCanonicalFrozen(late.list)).toBe(true);
+    expect(canonicalText(late)).toBe('{"a":2,"list":[1,2]}');
+    // An array holding a non-JSON value is not trusted either.
+    const mixed = [1, new Date(0)];
+    freezeCanonical(mixed);
+    expect(isCanonicalFrozen(mixed)).toBe(false);
+  });
 });
 
 describe('frozenCopy (sealing never freezes what its caller owns)', () => {

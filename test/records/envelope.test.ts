@@ -5,6 +5,8 @@ import { computeContentDigest, openEnvelope, refOf, sealRecord } from '../../src
 import { checkIdentifier, randomIds, sequentialIds } from '../../src/records/ids.ts';
 import { recordTypeOf, schemaRefFor } from '../../src/records/schema-ref.ts';
 import { manualClock } from '../../src/records/time.ts';
+import { freezeCanonical } from '../../src/records/canonical.ts';
+import { digestOf } from '../../src/records/digest.ts';
 import { expectCode } from '../helpers/errors.ts';
 
 const actor = { object_id: 'actor_owner', revision_id: 'rev_1', content_digest: `sha256:${'a'.repeat(64)}` };
@@ -60,6 +62,16 @@ describe('RW-003 §3 envelope', () => {
     }
   });
 
+  it('never serves a digest computed before the record was frozen', () => {
+    const rec = structuredClone(sealRecord({ type: 'grant', body: { n: 1 }, issuedBy: actor, lifecycle: 'active' }, deps)) as Record<string, unknown> & { body: { n: number } };
+    const before = computeContentDigest(rec);
+    rec.body.n = 2;
+    freezeCanonical(rec);
+    expect(computeContentDigest(rec)).not.toBe(before);
+    const { content_digest: _d, ...rest } = rec;
+    expect(computeContentDigest(rec)).toBe(digestOf(rest));
+  });
+
   it('retains unknown fields (RW-003 §3) and covers them by the digest', () => {
     const rec = sealRecord({ type: 'grant', body: { scope: ['read'] }, issuedBy: actor, lifecycle: 'active' }, deps) as Record<string, unknown>;
     const withExtra: Record<string, unknown> = { ...rec, x_vendor: { note: 'kept' } };
@@ -79,6 +91,23 @@ describe('RW-003 §3 envelope', () => {
   it('rejects a malformed envelope with invalid_request', () => {
     expectCode(() => openEnvelope({ record_id: 'x' }), 'invalid_request');
     expectCode(() => openEnvelope(null), 'invalid_request');
+  });
+
+  // The refusals reach callers: each names its fault (and the malformed one, where, at most 20 issues).
+  it('names each refusal', () => {
+    expect(expectCode(() => sealRecord({ type: 'grant', body: {}, issuedBy: actor, lifecycle: 'active', recordId: 'grant_x' }, deps), 'invalid_request').message).toBe(
+      'a later revision must name its prior revision',
+    );
+    const rec = sealRecord({ type: 'grant', body: { n: 1 }, issuedBy: actor, lifecycle: 'active' }, deps);
+    const tampered = expectCode(() => openEnvelope({ ...rec, body: { n: 2 } }), 'invalid_request');
+    expect([tampered.message, tampered.details]).toStrictEqual(['record content digest does not match its bytes', { record_id: rec.record_id }]);
+    const malformed = expectCode(() => openEnvelope({ ...rec, issued_by_actor_ref: { object_id: 7 } }), 'invalid_request');
+    expect(malformed.message).toBe('record envelope is malformed');
+    expect(malformed.details.issues).toContainEqual(expect.objectContaining({ path: 'issued_by_actor_ref.object_id', message: expect.any(String) }));
+    // Eight empty signatures and six wrong fields: 22 issues, 20 reported.
+    const wrong = { record_id: 1, revision_id: 1, issued_at: 1, lifecycle_assertion: 1, body: 1, issued_by_actor_ref: 1 };
+    const many = expectCode(() => openEnvelope({ ...rec, ...wrong, signatures: Array.from({ length: 8 }, () => ({})) }), 'invalid_request');
+    expect(many.details.issues).toHaveLength(20);
   });
 });
 

@@ -93,4 +93,49 @@ describe('parseStrictJson', () => {
     expectCode(() => parseStrictJson('['.repeat(65) + ']'.repeat(65)), 'limit_exceeded');
     expectCode(() => parseStrictJson('{"a":'.repeat(100) + '1' + '}'.repeat(100)), 'limit_exceeded');
   });
+  // The reason and offset reach the caller in the ADR-0014 details, so each refusal names its own fault.
+  it.each([
+    ['trux', 'unknown literal', 0],
+    ['{a:1}', 'expected a string key', 1],
+    ['{"a" 1}', 'expected ":"', 5],
+    ['{"a":1 "b":2}', 'expected "," or "}"', 8],
+    ['[1 2]', 'expected "," or "]"', 4],
+    ['x', 'unexpected character', 0],
+    ['1e400', 'number out of range', 5],
+    ['9007199254740993', 'integer beyond 2^53 loses precision', 16],
+    ['"abc', 'unterminated string', 4],
+    ['"\\ud800"', 'lone surrogate in string', 8],
+    ['"a\u0001b"', 'unescaped control character in string', 2],
+    ['"\\u12"', 'bad \\u escape', 1],
+    ['"\\x41"', 'bad escape', 1],
+    ['"\\', 'bad escape', 1],
+    ['{"a":1,"a":2}', 'duplicate object key', 10],
+    ['{} {}', 'unexpected data after the JSON value', 3],
+  ])('names the fault in %j and where it stopped', (text, reason, offset) => {
+    const err = expectCode(() => parseStrictJson(text), 'invalid_request');
+    expect(err.message).toBe(`malformed JSON: ${reason}`);
+    expect(err.details).toStrictEqual({ offset });
+  });
+
+  it('names bad UTF-8 and the bounds it enforces', () => {
+    expect(expectCode(() => parseStrictJson(new Uint8Array([0x22, 0xc3, 0x28, 0x22])), 'invalid_request').message).toBe(
+      'JSON input is not well-formed UTF-8',
+    );
+    for (const input of ['"abcd"', new TextEncoder().encode('"abcd"')]) {
+      const err = expectCode(() => parseStrictJson(input, { maxBytes: 5 }), 'limit_exceeded');
+      expect([err.message, err.details]).toStrictEqual(['JSON input exceeds the size bound', { maxBytes: 5 }]);
+      // Exactly at the bound is still accepted, for text and bytes alike.
+      expect(parseStrictJson(input, { maxBytes: 6 })).toBe('abcd');
+    }
+    const deep = expectCode(() => parseStrictJson('[[[1]]]', { maxDepth: 2 }), 'limit_exceeded');
+    expect([deep.message, deep.details]).toStrictEqual(['JSON nesting exceeds the depth bound', { maxDepth: 2 }]);
+    expect(parseStrictJson('[[1]]', { maxDepth: 2 })).toStrictEqual([[1]]);
+  });
+
+  it('gives members the same property shape JSON.parse does (writable, enumerable, configurable)', () => {
+    const value = parseStrictJson('{"a":1,"__proto__":2}') as Record<string, unknown>;
+    for (const key of ['a', '__proto__']) {
+      expect(Object.getOwnPropertyDescriptor(value, key)).toStrictEqual(Object.getOwnPropertyDescriptor(JSON.parse('{"a":1,"__proto__":2}'), key));
+    }
+  });
 });
