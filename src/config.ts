@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { CallerConfig, JwtConfig } from './gateway/callers.ts';
 import { DelegateeConfig } from './gateway/delegatees.ts';
 import { ApprovalsConfig } from './gates/policy.ts';
-import { GatewayPresetConfig } from './gateway/preset.ts';
+import { GatewayPresetConfig } from './contracts/machine-preset.ts';
 import { DEFAULT_FOLLOW } from './gateway/path/deps.ts';
 import { AdminConfig, OperatorConfig } from './operator/identity.ts';
 import { BREAKER_TRIGGERS, DEFAULT_BREAKER_POLICY } from './control/breaker.ts';

@@ -6,6 +6,7 @@
  * wiring, the sweep scheduler, bootstrap, the human gates, the path
  * events, and the operator listener.
  */
+import { ownerActorRef } from './contracts/identities.ts';
 import { startAdminListener } from './compose/admin-listener.ts';
 import { bootstrapStreams, claimIdentity } from './compose/bootstrap.ts';
 import { composeGates } from './compose/gates.ts';
@@ -29,8 +30,8 @@ import { DelegationAuthority } from './gateway/authority.ts';
 import { DelegateeRegistry, type CardProblem } from './gateway/delegatees.ts';
 import { Dispatcher } from './gateway/dispatcher.ts';
 import { AttemptRepository } from './gateway/attempts.ts';
-import { delegateeOf, ownerActorRef } from './gateway/identity.ts';
-import { buildPreset, type GatewayPresetConfig } from './gateway/preset.ts';
+import { delegateeOf } from './gateway/identity.ts';
+import { buildPreset, type GatewayPresetConfig } from './contracts/machine-preset.ts';
 import { ProxyCards } from './gateway/proxy-card.ts';
 import type { RemoteClient } from './gateway/remote.ts';
 import { VersionedRemoteClient } from './gateway/legacy-remote.ts';

@@ -2,8 +2,8 @@
  * The human authority gates (src/gates) as configured: approvers, rules and
  * per-delegatee `requireApproval`, with the callers they name.
  */
+import { callerActorRef } from '../contracts/identities.ts';
 import type { Config } from '../config.ts';
-import { callerActorRef } from '../gateway/callers.ts';
 import { HumanGates } from '../gates/approvals.ts';
 import { randomIds } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';

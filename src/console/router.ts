@@ -5,11 +5,12 @@
  * this origin; every action is an OperatorService call recorded with the
  * signed-in operator as actor, exactly as through the API and the CLI.
  */
+import { operatorActorRef } from '../contracts/identities.ts';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { BatonError, invalidRequest, type ErrorCode } from '../errors.ts';
 import { toBatonError, WIRE_CODES } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
-import { operatorActorRef, type OperatorConfig } from '../operator/identity.ts';
+import { type OperatorConfig } from '../operator/identity.ts';
 import { ScopeKind } from '../operator/route-docs.ts';
 import type { OperatorService } from '../operator/service.ts';
 import type { Store } from '../store/port.ts';

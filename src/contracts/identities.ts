@@ -17,6 +17,18 @@ export function gatewayActorRef(owner: Pick<OwnerBinding, 'namespace'>): Revisio
   return { object_id: 'actor_baton', revision_id: 'local', content_digest: digestOf({ actor: 'baton', owner: owner.namespace }) };
 }
 
+/**
+ * Actors the owner's configuration vouches for (RW-003 §3 Actor): the owner
+ * behind presets and revocations, each configured caller, each operator. The
+ * configuration is their authority, so their revision is `rev_config`.
+ */
+function configuredActorRef(kind: 'owner' | 'caller' | 'operator', id: string): RevisionRef {
+  return { object_id: `actor_${kind}_${id}`, revision_id: 'rev_config', content_digest: digestOf({ [kind]: id }) };
+}
+export const ownerActorRef = (namespace: string): RevisionRef => configuredActorRef('owner', namespace);
+export const callerActorRef = (id: string): RevisionRef => configuredActorRef('caller', id);
+export const operatorActorRef = (id: string): RevisionRef => configuredActorRef('operator', id);
+
 /** The explicitly local caller of a direct CLI invocation (OS account name only). */
 export function localCaller(user: string, owner: Pick<OwnerBinding, 'namespace'>): TrustedCaller {
   const id = user.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64) || 'unknown';

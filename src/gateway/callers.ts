@@ -4,12 +4,12 @@
  * configured issuer — and becomes the ADR-0014 actorBinding. A name the
  * caller claims in a request body never does.
  */
+import { callerActorRef } from '../contracts/identities.ts';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { z } from 'zod';
 import { BatonError } from '../errors.ts';
 import { Identifier } from '../records/ids.ts';
-import { digestOf } from '../records/digest.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 
 export const CallerConfig = z.strictObject({
@@ -83,11 +83,6 @@ export interface Caller {
 export interface CallerAuthenticator {
   /** Resolves credentials from headers; undefined when none were presented; throws on bad ones. */
   authenticate(headers: Record<string, string | string[] | undefined>): Promise<Caller | undefined>;
-}
-
-/** A stable actor ref for a configured caller (the configuration is the authority for it). */
-export function callerActorRef(id: string): ActorRef {
-  return { object_id: `actor_caller_${id}`, revision_id: 'rev_config', content_digest: digestOf({ caller: id }) };
 }
 
 export function createCallerAuthenticator(callers: readonly CallerConfig[], jwt?: { config: JwtConfig; jwks: JSONWebKeySet }): CallerAuthenticator {

@@ -28,7 +28,3 @@ export function delegateeOf(params: Rw003CardParams | undefined, payloadDigest: 
   return { card_ref: cardRefOf(params, payloadDigest), actor_ref: params.agent_actor_ref, operator_ref: operatorRefOf(params) };
 }
 
-/** The owner's actor: the authority behind presets and revocations (configured, not claimed). */
-export function ownerActorRef(namespace: string): RevisionRef {
-  return { object_id: `actor_owner_${namespace}`, revision_id: 'rev_config', content_digest: digestOf({ owner: namespace }) };
-}

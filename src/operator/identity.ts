@@ -1,8 +1,6 @@
 /** Who may act as an operator, and the actor their actions are recorded under. */
 import { z } from 'zod';
-import { digestOf } from '../records/digest.ts';
 import { Identifier } from '../records/ids.ts';
-import type { ActorRef } from '../records/revision-ref.ts';
 
 export const OperatorConfig = z.strictObject({
   id: Identifier,
@@ -19,7 +17,3 @@ export const AdminConfig = z.strictObject({
   webhookUrl: z.url().optional(),
 });
 
-/** An operator's actor: configured, so the configuration is its authority. */
-export function operatorActorRef(id: string): ActorRef {
-  return { object_id: `actor_operator_${id}`, revision_id: 'rev_config', content_digest: digestOf({ operator: id }) };
-}

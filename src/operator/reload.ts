@@ -19,7 +19,7 @@ import { invalidRequest, isBatonError } from '../errors.ts';
 import type { DelegationAuthority } from '../gateway/authority.ts';
 import { createCallerAuthenticator, type CallerAuthenticator } from '../gateway/callers.ts';
 import type { DelegateeRegistry } from '../gateway/delegatees.ts';
-import type { GatewayPresetConfig } from '../gateway/preset.ts';
+import type { GatewayPresetConfig } from '../contracts/machine-preset.ts';
 import type { ProxyCards } from '../gateway/proxy-card.ts';
 import type { Logger } from '../log.ts';
 import { digestOf } from '../records/digest.ts';

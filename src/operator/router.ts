@@ -4,6 +4,7 @@
  * is configured. Every route is one OperatorService action; the acting
  * operator — never a name in the body — is recorded as the actor.
  */
+import { operatorActorRef } from '../contracts/identities.ts';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { z } from 'zod';
@@ -17,7 +18,7 @@ import type { OperatorService } from './service.ts';
 import { bodies, queries, ROUTE_DOCS, ScopeKind } from './route-docs.ts';
 import { apiDocsRouter } from './api-docs.ts';
 import type { LiveConfig } from './reload.ts';
-import { operatorActorRef, type OperatorConfig } from './identity.ts';
+import { type OperatorConfig } from './identity.ts';
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const r = schema.safeParse(value ?? {});

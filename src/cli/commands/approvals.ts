@@ -5,11 +5,11 @@
  * holds the store's files, so this is the owner vouching for that operator.
  * An approval is recorded here and forwarded by the serving gateway's sweep.
  */
+import { operatorActorRef } from '../../contracts/identities.ts';
 import type { Command } from 'commander';
 import { invalidRequest } from '../../errors.ts';
 import { REQUEST_STATES } from '../../gates/records.ts';
 import type { RequestState } from '../../gates/rules.ts';
-import { operatorActorRef } from '../../operator/identity.ts';
 import type { CliContext } from '../context.ts';
 import { renderApproval, renderApprovals, renderOutcome } from '../render/approvals.ts';
 import { withGateway } from '../with-gateway.ts';

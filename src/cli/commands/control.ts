@@ -1,9 +1,9 @@
 /** `baton control tail SPACE/KIND:ID`: read one control stream. */
+import { ownerActorRef } from '../../contracts/identities.ts';
 import type { Command } from 'commander';
 import { SCOPE_KINDS, streamOf, type ScopeKind } from '../../control/scope.ts';
 import { invalidRequest } from '../../errors.ts';
 import { withStore } from '../with-store.ts';
-import { ownerActorRef } from '../../gateway/identity.ts';
 import type { CliContext } from '../context.ts';
 
 /** Parses `space/kind:id`; the CLI is the one place a human types a stream name. */

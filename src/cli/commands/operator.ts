@@ -5,11 +5,11 @@
  * escalations. The acting actor is the owner (whoever runs the CLI against
  * this store holds its files).
  */
+import { ownerActorRef } from '../../contracts/identities.ts';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { SCOPE_KINDS, type ScopeKind } from '../../control/scope.ts';
 import { invalidRequest } from '../../errors.ts';
-import { ownerActorRef } from '../../gateway/identity.ts';
 import { BREAKER_TRIGGERS, CARD_STATES, type BreakerTrigger } from '../../operator/service.ts';
 import { parseStrictJson } from '../../records/strict-json.ts';
 import type { CliContext } from '../context.ts';

@@ -3,8 +3,8 @@
  * stored before DATE (records, digests and chains stay; the purge is itself
  * recorded). `baton retention status` shows how much content is held.
  */
+import { ownerActorRef } from '../../contracts/identities.ts';
 import type { Command } from 'commander';
-import { ownerActorRef } from '../../gateway/identity.ts';
 import { randomIds } from '../../records/ids.ts';
 import { systemClock } from '../../records/time.ts';
 import { cutoffFor, purgeContent } from '../../retention/purge.ts';

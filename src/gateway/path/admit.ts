@@ -22,7 +22,7 @@ import type { AttemptBody } from '../../attempts/record.ts';
 import type { Attempt } from '../attempts.ts';
 import type { Caller } from '../callers.ts';
 import type { ResolvedDelegatee } from '../delegatees.ts';
-import { INVOCATIONS } from '../preset.ts';
+import { INVOCATIONS } from '../../contracts/machine-preset.ts';
 import { CONTRACT_EXTENSION } from '../present.ts';
 import { taskInput } from '../task-input.ts';
 import type { PathDeps } from './deps.ts';

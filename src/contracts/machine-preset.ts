@@ -5,7 +5,7 @@
  * card (the root's delegatee) is known.
  */
 import { z } from 'zod';
-import { definePreset, type DelegateeOption, type Preset } from '../contracts/presets.ts';
+import { definePreset, type DelegateeOption, type Preset } from './presets.ts';
 import { Identifier } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 
