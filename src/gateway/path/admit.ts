@@ -5,6 +5,8 @@
  * fence set, reserves on root, ancestors and leaf, and records the
  * PermissionDecision, the attempt, its exact input and its follow-up row.
  * A refusal writes nothing. Nothing is forwarded before this commits.
+ * (Just over 300 lines: first turns, follow-ups, approved and federated
+ * effects all build the one admission program here.)
  */
 import type { EvaluatedChain } from '../../contracts/admission.ts';
 import type { DelegationContract } from '../../contracts/model.ts';
