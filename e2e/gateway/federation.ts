@@ -7,7 +7,7 @@
  * last org delegates to a real SDK agent.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,10 +17,10 @@ import type { Store } from '../../src/store/port.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { freePort } from '../harness/net.ts';
 import { startHeadsProxy, type HeadsProxy } from './heads-proxy.ts';
+import { cardsFor } from './two-orgs.ts';
 import { spawnAgent, spawnReady, type ReadyProcess, type SpawnedAgent } from '../harness/process.ts';
 
 const BATON_MAIN = fileURLToPath(new URL('../harness/baton-main.ts', import.meta.url));
-const CARDS = fileURLToPath(new URL('../../cards/', import.meta.url));
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 export const CALLER_KEY = 'e2e-fed-caller-key';
 /** Test credentials, one per direction and hop (never in a config file: only their sha256 is). */
@@ -58,14 +58,6 @@ export interface FederationOptions {
   agentStepMs?: number;
   /** Extra fields on the upstream entry of org i (i ≥ 1). */
   upstream?: Record<string, unknown>;
-}
-
-function cardsFor(dir: string, org: string): string {
-  const out = join(dir, `cards-${org}`);
-  cpSync(CARDS, out, { recursive: true });
-  const file = join(out, 'gateway.yaml');
-  writeFileSync(file, readFileSync(file, 'utf8').replaceAll('baton_gateway', `baton_${org}`));
-  return out;
 }
 
 export async function startFederation(opts: FederationOptions = {}): Promise<Federation> {

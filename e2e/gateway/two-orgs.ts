@@ -36,7 +36,7 @@ export interface TwoOrgs {
 }
 
 /** A cards/ directory whose gateway identity is renamed for `org`. */
-function cardsFor(dir: string, org: string): string {
+export function cardsFor(dir: string, org: string): string {
   const out = join(dir, `cards-${org}`);
   cpSync(CARDS, out, { recursive: true });
   const file = join(out, 'gateway.yaml');
