@@ -221,6 +221,8 @@ export class Federation {
    */
   async consumptionReceipt(attempt: AttemptBody): Promise<string | undefined> {
     if (attempt.state !== 'closed' || !attempt.receipt_ref || !attempt.reservation_id || !attempt.effect_id) return undefined;
+    // No separate-store upstream configured: no chain can split, so GetTask loads no chain to find that out.
+    if (this.byActor.size === 0) return undefined;
     const contracts = (await loadChain(this.deps.store, attempt.delegation_ref)).map((r) => parseContract(r));
     const split = this.split(contracts);
     if (!split) return undefined;
