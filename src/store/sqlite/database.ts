@@ -148,8 +148,11 @@ function readMarker(path: string): StoreMarker | undefined {
 
 function writeMarker(path: string, marker: StoreMarker): void {
   const file = markerPath(path);
-  writeFileSync(`${file}.tmp`, `${JSON.stringify(marker)}\n`, { mode: 0o600 });
-  renameSync(`${file}.tmp`, file);
+  // A temporary name of its own: processes opening the store together (CLI beside a server, --workers)
+  // each write then rename; a shared name let one rename the other's file away (ENOENT).
+  const tmp = `${file}.${randomUUID()}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(marker)}\n`, { mode: 0o600 });
+  renameSync(tmp, file);
   chmodSync(file, 0o600);
 }
 
