@@ -1,11 +1,11 @@
 /**
  * `tsx bench/ab-cpu.ts [c] [ms]`: gateway CPU per delegated SendMessage
- * (utime+stime of the Baton process / requests) for this tree, one JSON line.
- * Run the same file in two checkouts, alternating, to compare a change within
- * one time window on a shared machine.
+ * (utime+stime of the Baton process / requests) for this tree, one JSON line,
+ * with user and system time apart. Run the same file in two checkouts,
+ * alternating, to compare a change within one time window on a shared machine.
  */
 import { completedTask, LoadGenerator, sendMessageBody } from './lib/load.ts';
-import { cpuTicks, ticksToMs } from './lib/proc.ts';
+import { cpuTimes, ticksToMs } from './lib/proc.ts';
 import { API_KEY, startBaton, startHonestAgent } from './lib/world.ts';
 
 const c = Number(process.argv[2] ?? 32);
@@ -18,11 +18,14 @@ try {
     c,
   );
   await gen.phase(1_500, 300);
-  const before = cpuTicks(baton.pid) ?? 0;
+  const before = cpuTimes(baton.pid);
   const r = await gen.phase(ms, 2_000);
-  const cpu = ticksToMs((cpuTicks(baton.pid) ?? 0) - before);
+  const after = cpuTimes(baton.pid);
   await gen.close();
-  process.stdout.write(`${JSON.stringify({ c, requests: r.requests, errors: r.errors, rps: Math.round(r.rps * 10) / 10, cpuMsPerRequest: Math.round((100 * cpu) / Math.max(1, r.requests)) / 100 })}\n`);
+  const per = (ticks: number) => Math.round((100 * ticksToMs(ticks)) / Math.max(1, r.requests)) / 100;
+  process.stdout.write(
+    `${JSON.stringify({ c, requests: r.requests, errors: r.errors, rps: Math.round(r.rps * 10) / 10, cpuMsPerRequest: per(after.user + after.system - before.user - before.system), userMs: per(after.user - before.user), systemMs: per(after.system - before.system) })}\n`,
+  );
 } finally {
   await baton.stop();
   await agent.stop();

@@ -29,13 +29,19 @@ export function clockTicks(): number {
 /** utime + stime of a process (all its threads), in clock ticks; undefined when it is gone. */
 export function cpuTicks(pid: number): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the parenthesised comm (which may contain spaces): state is field 3, utime 14, stime 15.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(rest[11]) + Number(rest[12]);
+    const t = cpuTimes(pid);
+    return t.user + t.system;
   } catch {
     return undefined;
   }
+}
+
+/** User and system clock ticks of a process (throws when it is gone). */
+export function cpuTimes(pid: number): { user: number; system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised comm (which may contain spaces): state is field 3, utime 14, stime 15.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(rest[11]), system: Number(rest[12]) };
 }
 
 /** CPU milliseconds between two tick readings. */
