@@ -68,6 +68,14 @@ function* checkPreset(preset: PresetIssuance, at: string): Program<void> {
   }
 }
 
+/**
+ * Never-reserved roots that expired this long before `at` leave the live-root
+ * table (capacity.ts pruneLiveRootsSql). The margin keeps a process whose
+ * clock runs a little behind counting a root exactly as the rule says.
+ */
+const LIVE_ROOT_PRUNE_MARGIN_MS = 60_000;
+const liveRootPruneHorizon = (at: string): string => new Date(Date.parse(at) - LIVE_ROOT_PRUNE_MARGIN_MS).toISOString();
+
 function openDigest(req: OpenBudgetRequest): string {
   // The announcer, time and issuing preset are not part of what the node *is*: a
   // second gateway importing the same contract must find the same node (idempotent by content).
@@ -96,6 +104,7 @@ export function* openBudget(req: OpenBudgetRequest, ids: IdSource, limits: Ledge
   let root_id = req.node_id;
   let depth = 0;
   if (req.parent_id === undefined) {
+    yield* tx('pruneLiveRoots', req.owner_namespace, liveRootPruneHorizon(req.at));
     if ((yield* tx('countActiveRoots', req.owner_namespace, req.at)) >= limits.maxActiveRoots) {
       throw limitExceeded('owner namespace has the maximum number of active roots', { max: limits.maxActiveRoots });
     }
@@ -150,6 +159,8 @@ export function* openBudget(req: OpenBudgetRequest, ids: IdSource, limits: Ledge
     created_at: req.at,
   };
   yield* tx('insertNode', row);
+  // A new root is live until something under it is admitted and resolved.
+  if (row.parent_id === null) yield* tx('refreshLiveRoot', row.node_id);
   for (const d of req.dimensions) {
     yield* tx('insertBalance', { node_id: req.node_id, dimension: d.name, unit: d.unit, ceiling: d.ceiling, consumed: 0n, reserved: 0n });
   }
@@ -249,6 +260,7 @@ export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimit
     created_at: req.at,
     settled_at: null,
   });
+  yield* tx('refreshLiveRoot', root.node_id);
   yield* applyAndJournal(req.reservation_id, deltas, 'admit', req.at);
   // The permission observation goes to the attempt audit stream, which no fence reads.
   yield* appendControl(
@@ -347,6 +359,7 @@ function* settleOnly(req: SettlementRequest): Program<Reservation> {
   const deltas = planSettlement(chain, charged, req.outcome);
   yield* applyAndJournal(req.reservation_id, deltas, `settle:${req.outcome.kind}`, req.at);
   yield* tx('resolveReservation', req.reservation_id, status, settlement, status === 'unknown' ? null : req.at);
+  yield* tx('refreshLiveRoot', row.root_id);
   return { ...reservationOf(row), status, settled_at: status === 'unknown' ? null : req.at };
 }
 

@@ -15,24 +15,79 @@ const ROOT_LIVE = (root: string) => `
     (NOT EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root})
      OR EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root} AND r.status IN ('held', 'unknown')))`;
 
+const UNRESOLVED = (root: string) => `(SELECT count(*) FROM ledger_reservations r WHERE r.root_id = ${root} AND r.status IN ('held', 'unknown'))`;
+
+/**
+ * The roots that are live (ROOT_LIVE above), kept as rows so that a capacity
+ * count walks live work only, never the settled-but-unexpired history: with a
+ * one-hour preset lifetime a busy gateway holds hundreds of thousands of
+ * settled roots, and counting them per admission made every admission slower
+ * the longer the gateway ran (issue #15, flat growth). `unresolved` is the
+ * root's held and unknown reservations.
+ *
+ * The row is never maintained by arithmetic: every write that can change a
+ * root's liveness (issuing it, inserting or resolving one of its reservations)
+ * recomputes it from the reservations (refreshLiveRootSql), so it cannot drift
+ * from the rule. Migration 10 fills it from existing rows.
+ */
+export const liveRootsTableSql = (strict: string, int64: string) => `
+  CREATE TABLE ledger_live_roots (
+    root_id          TEXT PRIMARY KEY REFERENCES ledger_nodes(node_id),
+    owner_namespace  TEXT NOT NULL,
+    preset_id        TEXT,
+    space_id         TEXT NOT NULL,
+    not_after        TEXT NOT NULL,
+    unresolved       ${int64} NOT NULL CHECK (unresolved >= 0)
+  )${strict};
+  CREATE INDEX ledger_live_roots_by_ns ON ledger_live_roots(owner_namespace, not_after);
+  CREATE INDEX ledger_live_roots_by_preset ON ledger_live_roots(preset_id) WHERE preset_id IS NOT NULL;
+  INSERT INTO ledger_live_roots(root_id, owner_namespace, preset_id, space_id, not_after, unresolved)
+    SELECT n.node_id, n.owner_namespace, n.preset_id, n.space_id, n.not_after, ${UNRESOLVED('n.node_id')}
+    FROM ledger_nodes n WHERE n.parent_id IS NULL AND ${ROOT_LIVE('n.node_id')};`;
+
+/**
+ * Recomputes one root's row: two statements, both bounded by the root's own
+ * reservations (ledger_reservations_by_root). `p` renders the one parameter,
+ * the root id, every time it appears.
+ */
+export const refreshLiveRootSql = (p: string): readonly [string, string] => [
+  `DELETE FROM ledger_live_roots WHERE root_id = ${p} AND NOT ${ROOT_LIVE(p)}`,
+  `INSERT INTO ledger_live_roots(root_id, owner_namespace, preset_id, space_id, not_after, unresolved)
+     SELECT n.node_id, n.owner_namespace, n.preset_id, n.space_id, n.not_after, ${UNRESOLVED('n.node_id')}
+     FROM ledger_nodes n WHERE n.node_id = ${p} AND n.parent_id IS NULL AND ${ROOT_LIVE('n.node_id')}
+   ON CONFLICT (root_id) DO UPDATE SET unresolved = excluded.unresolved`,
+];
+
+/**
+ * Forgets roots that expired by `at` without ever being reserved
+ * against: no count includes them (every count needs an unexpired root or an
+ * unresolved reservation) and admission refuses an expired chain, so without
+ * this they would only lengthen the walk. A root reserved against later after
+ * all would get its row back from the refresh.
+ */
+export const pruneLiveRootsSql = (p: Placeholder) =>
+  `DELETE FROM ledger_live_roots WHERE owner_namespace = ${p('ns')} AND not_after <= ${p('at')} AND unresolved = 0`;
+
 /**
  * A root is active while it is unexpired, not terminal and live — and,
  * whatever its horizon or state, while an effect under it is unresolved
  * (ADR-0014: durable uncertainty holds capacity until reconciliation).
  */
-export const activeRootsSql = (p: Placeholder) => `
-  SELECT count(*) AS n FROM (
-    SELECT n.node_id FROM ledger_nodes n
-    LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || n.space_id AND h.branch_id = 'delegation:' || n.node_id
-    WHERE n.parent_id IS NULL AND n.owner_namespace = ${p('ns')} AND n.not_after > ${p('at')}
-      AND coalesce(h.state, '') NOT IN ${TERMINAL} AND ${ROOT_LIVE('n.node_id')}
-    UNION
-    -- Both halves walk an index bounded by live work, never the namespace's whole history.
-    SELECT r.root_id FROM ledger_reservations r WHERE r.owner_namespace = ${p('ns')} AND r.status IN ('held', 'unknown')
-  ) AS active`;
+const activeFrom = (where: string, at: string) => `
+  SELECT count(*) AS n FROM ledger_live_roots l
+  LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || l.space_id AND h.branch_id = 'delegation:' || l.root_id
+  WHERE ${where} AND (l.unresolved > 0 OR (l.not_after > ${at} AND coalesce(h.state, '') NOT IN ${TERMINAL}))`;
 
+export const activeRootsSql = (p: Placeholder) => activeFrom(`l.owner_namespace = ${p('ns')}`, p('at'));
+
+/**
+ * Retained records: unexpired nodes of live roots, and unresolved
+ * reservations. A node never outlives its root (openBudget refuses a child
+ * expiring after its parent), so only unexpired live roots are walked.
+ */
 export const retainedSql = (p: Placeholder) => `
-  SELECT (SELECT count(*) FROM ledger_nodes n WHERE n.owner_namespace = ${p('ns')} AND n.not_after > ${p('at')} AND ${ROOT_LIVE('n.root_id')})
+  SELECT (SELECT count(*) FROM ledger_live_roots l JOIN ledger_nodes n ON n.root_id = l.root_id
+          WHERE l.owner_namespace = ${p('ns')} AND l.not_after > ${p('at')} AND n.not_after > ${p('at')})
        + (SELECT count(*) FROM ledger_reservations WHERE owner_namespace = ${p('ns')} AND status IN ('held', 'unknown')) AS n`;
 
 /** Indexes the capacity queries rely on (migration 3 in both dialects). */
@@ -50,16 +105,7 @@ export type PresetPlaceholder = (name: 'preset' | 'at' | 'since') => string;
  * and a restart re-grants nothing: the roots of one preset that still hold
  * capacity (the rule above, per preset), and those issued in the last minute.
  */
-export const presetActiveRootsSql = (p: PresetPlaceholder) => `
-  SELECT count(*) AS n FROM (
-    SELECT n.node_id FROM ledger_nodes n
-    LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || n.space_id AND h.branch_id = 'delegation:' || n.node_id
-    WHERE n.preset_id = ${p('preset')} AND n.parent_id IS NULL AND n.not_after > ${p('at')}
-      AND coalesce(h.state, '') NOT IN ${TERMINAL} AND ${ROOT_LIVE('n.node_id')}
-    UNION
-    SELECT r.root_id FROM ledger_reservations r JOIN ledger_nodes n ON n.node_id = r.root_id
-    WHERE n.preset_id = ${p('preset')} AND r.status IN ('held', 'unknown')
-  ) AS active`;
+export const presetActiveRootsSql = (p: PresetPlaceholder) => activeFrom(`l.preset_id = ${p('preset')}`, p('at'));
 
 export const presetIssuedSinceSql = (p: PresetPlaceholder) =>
   `SELECT count(*) AS n FROM ledger_nodes WHERE preset_id = ${p('preset')} AND parent_id IS NULL AND created_at > ${p('since')}`;

@@ -49,6 +49,8 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     await fiveHeldThenKill9(path, space, ids);
     const store = SqliteStore.open(path);
     expect(await store.ledger.unresolved()).toHaveLength(5);
+    // Migration 10 found the one root with its five unresolved reservations.
+    expect(store.handle.prepare('SELECT root_id, unresolved FROM ledger_live_roots').all()).toEqual([{ root_id: ids[0], unresolved: 5n }]);
     await store.close();
   }, FIVE_WORKERS_MS);
 
@@ -110,13 +112,15 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     await fiveHeldThenKill9(path, space, ids);
     // Turn it into what the previous build left behind.
     const raw = new Database(path);
-    raw.exec(`DROP TABLE baton_meta; DROP TABLE gateway_identity; DROP TABLE card_history;
+    raw.exec(`DROP TABLE ledger_live_roots; DROP TABLE baton_meta; DROP TABLE gateway_identity; DROP TABLE card_history;
       DROP TABLE content; DROP TABLE attempt_work; DROP TABLE preset_locks; DROP INDEX ledger_nodes_by_preset; ALTER TABLE ledger_nodes DROP COLUMN preset_id;
       DELETE FROM schema_migrations WHERE version >= 5`);
     raw.close();
     writeFileSync(`${path}.initialized`, '2026-01-01T00:00:00.000Z\n');
     const store = SqliteStore.open(path);
     expect(await store.ledger.unresolved()).toHaveLength(5);
+    // Migration 10 found the one root with its five unresolved reservations.
+    expect(store.handle.prepare('SELECT root_id, unresolved FROM ledger_live_roots').all()).toEqual([{ root_id: ids[0], unresolved: 5n }]);
     await store.close();
     expect(JSON.parse(readFileSync(`${path}.initialized`, 'utf8'))).toMatchObject({ store_id: expect.stringMatching(/^sto_/), schema: MIGRATIONS[MIGRATIONS.length - 1]!.version, created_at: '2026-01-01T00:00:00.000Z' });
   }, FIVE_WORKERS_MS);

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import type { StreamId } from '../../control/scope.ts';
 import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
-import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql } from '../capacity.ts';
+import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, pruneLiveRootsSql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
 import type { BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../tx/ops.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
@@ -53,6 +53,10 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
     countActiveRoots: (ns, at) => count(activeRootsSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
     countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
+    refreshLiveRoot: async (root) => {
+      for (const sql of refreshLiveRootSql('$1')) await exec(sql, [root]);
+    },
+    pruneLiveRoots: (ns, at) => exec(pruneLiveRootsSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
     lockPreset: async (preset) => {
       await exec('INSERT INTO preset_locks(preset_id) VALUES ($1) ON CONFLICT DO NOTHING', [preset]);
       await exec('SELECT preset_id FROM preset_locks WHERE preset_id = $1 FOR UPDATE', [preset]);

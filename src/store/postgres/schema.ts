@@ -4,7 +4,7 @@
  * work-sql.ts) in PostgreSQL types. Migrations run under an advisory lock so several Baton processes
  * starting together against one database migrate it exactly once.
  */
-import { CAPACITY_INDEXES } from '../capacity.ts';
+import { CAPACITY_INDEXES, liveRootsTableSql } from '../capacity.ts';
 import { controlLedgerTablesSql, PG_DDL, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushTablesSql } from '../push-sql.ts';
@@ -19,4 +19,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   { version: 5, sql: metaTableSql('') },
   { version: 6, sql: workTablesSql('') },
   { version: 9, sql: contentTablesSql('') },
+  { version: 10, sql: liveRootsTableSql('', 'BIGINT') },
 ];

@@ -4,7 +4,7 @@
  * integer is read back as a BigInt (see database.ts). Each migration's DDL is
  * written once for both dialects (core-sql.ts, push-sql.ts, meta.ts, work-sql.ts).
  */
-import { CAPACITY_INDEXES } from '../capacity.ts';
+import { CAPACITY_INDEXES, liveRootsTableSql } from '../capacity.ts';
 import { controlLedgerTablesSql, SQLITE_DDL, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushTablesSql } from '../push-sql.ts';
@@ -25,4 +25,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, sql: workTablesSql(' STRICT') },
   // 7 and 8 are taken by other branches (federation, approvals); the lead renumbers on merge if needed.
   { version: 9, sql: contentTablesSql(' STRICT') },
+  { version: 10, sql: liveRootsTableSql(' STRICT', 'INTEGER') },
 ];

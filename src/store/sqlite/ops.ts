@@ -8,7 +8,7 @@ import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, Reser
 import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
-import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql } from '../capacity.ts';
+import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, pruneLiveRootsSql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
 
 
 export function sqliteOps(db: Db): TxOps {
@@ -41,6 +41,8 @@ export function sqliteOps(db: Db): TxOps {
     countDescendants: db.prepare<[string], { n: bigint }>('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = ? AND parent_id IS NOT NULL'),
     countActiveRoots: db.prepare<[{ ns: string; at: string }], { n: bigint }>(activeRootsSql((name) => `@${name}`)),
     countRetained: db.prepare<[{ ns: string; at: string }], { n: bigint }>(retainedSql((name) => `@${name}`)),
+    refreshLiveRoot: refreshLiveRootSql('@root').map((sql) => db.prepare<[{ root: string }]>(sql)),
+    pruneLiveRoots: db.prepare<[{ ns: string; at: string }]>(pruneLiveRootsSql((name) => `@${name}`)),
     countPresetActive: db.prepare<[{ preset: string; at: string }], { n: bigint }>(presetActiveRootsSql((name) => `@${name}`)),
     countPresetSince: db.prepare<[{ preset: string; since: string }], { n: bigint }>(presetIssuedSinceSql((name) => `@${name}`)),
     insertNode: db.prepare(
@@ -105,6 +107,10 @@ export function sqliteOps(db: Db): TxOps {
     countDescendants: (root) => n(q.countDescendants.get(root)),
     countActiveRoots: (ns, at) => n(q.countActiveRoots.get({ ns, at })),
     countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),
+    refreshLiveRoot: (root) => {
+      for (const stmt of q.refreshLiveRoot) stmt.run({ root });
+    },
+    pruneLiveRoots: (ns, at) => void q.pruneLiveRoots.run({ ns, at }),
     // BEGIN IMMEDIATE already makes every writer serial.
     lockPreset: () => undefined,
     countPresetActiveRoots: (preset, at) => n(q.countPresetActive.get({ preset, at })),

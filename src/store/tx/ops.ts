@@ -124,6 +124,10 @@ export interface TxOps {
   countDescendants(rootId: string): number;
   countActiveRoots(ownerNamespace: string, at: string): number;
   countRetained(ownerNamespace: string, at: string): number;
+  /** Recomputes whether a root is live (capacity.ts ledger_live_roots) after a write that can change it. */
+  refreshLiveRoot(rootId: string): void;
+  /** Forgets never-reserved roots of a namespace that expired by `at` (capacity.ts pruneLiveRootsSql). */
+  pruneLiveRoots(ownerNamespace: string, at: string): void;
   /** Serialises issuance from one preset across processes (a row lock; a no-op where writers are already serial). */
   lockPreset(presetId: string): void;
   /** Roots of one preset that still hold capacity (the activeRootsSql rule, per preset). */

@@ -1,0 +1,125 @@
+/**
+ * The live-root table (src/store/capacity.ts) must change what the ADR-0014
+ * capacity counts cost, never what they answer. This differential check runs
+ * random histories of issuance, delegation, admission, settlement,
+ * revocation and the passing of time through a real store, and after every
+ * step compares the store's counts with the rule written directly over the
+ * ledger rows, as the counts were before the table existed.
+ */
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import { isBatonError } from '../../../src/errors.ts';
+import { randomIds } from '../../../src/records/ids.ts';
+import type { Store } from '../../../src/store/port.ts';
+import { activeRootsSql, presetActiveRootsSql, retainedSql } from '../../../src/store/capacity.ts';
+import { actor, admission, delegationScope, freshSpace, publishAgent } from './fixtures.ts';
+
+/** Runs SQL with named placeholders (`:name`) and returns the single count it selects. */
+export type CountQuery = (sql: (p: (name: string) => string) => string, values: Record<string, string>) => Promise<number>;
+
+const TERMINAL = "('revoked','expired','retired','superseded')";
+const ROOT_LIVE = (root: string) => `
+    (NOT EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root})
+     OR EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root} AND r.status IN ('held', 'unknown')))`;
+
+/** The rule over the ledger rows themselves (the SQL before ledger_live_roots). */
+const reference = {
+  active: (p: (n: string) => string, where: string, resWhere: string) => `
+    SELECT count(*) AS n FROM (
+      SELECT n.node_id FROM ledger_nodes n
+      LEFT JOIN control_heads h ON h.project_id = 'rw-control:' || n.space_id AND h.branch_id = 'delegation:' || n.node_id
+      WHERE n.parent_id IS NULL AND ${where} AND n.not_after > ${p('at')}
+        AND coalesce(h.state, '') NOT IN ${TERMINAL} AND ${ROOT_LIVE('n.node_id')}
+      UNION
+      SELECT r.root_id FROM ledger_reservations r JOIN ledger_nodes n ON n.node_id = r.root_id WHERE ${resWhere} AND r.status IN ('held', 'unknown')
+    ) AS active`,
+  retained: (p: (n: string) => string) => `
+    SELECT (SELECT count(*) FROM ledger_nodes n WHERE n.owner_namespace = ${p('ns')} AND n.not_after > ${p('at')} AND ${ROOT_LIVE('n.root_id')})
+         + (SELECT count(*) FROM ledger_reservations WHERE owner_namespace = ${p('ns')} AND status IN ('held', 'unknown')) AS n`,
+};
+
+type Step =
+  | { kind: 'root'; minutes: number; preset: boolean }
+  | { kind: 'child'; of: number; minutes: number }
+  | { kind: 'admit'; node: number; consume: boolean }
+  | { kind: 'settle'; reservation: number; outcome: 'measured' | 'unknown' | 'not_dispatched' }
+  | { kind: 'revoke'; root: number }
+  | { kind: 'wait'; minutes: number };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({ kind: fc.constant('root' as const), minutes: fc.integer({ min: 1, max: 90 }), preset: fc.boolean() }),
+  fc.record({ kind: fc.constant('child' as const), of: fc.nat(), minutes: fc.integer({ min: 1, max: 90 }) }),
+  fc.record({ kind: fc.constant('admit' as const), node: fc.nat(), consume: fc.boolean() }),
+  fc.record({ kind: fc.constant('admit' as const), node: fc.nat(), consume: fc.boolean() }),
+  fc.record({ kind: fc.constant('settle' as const), reservation: fc.nat(), outcome: fc.constantFrom('measured' as const, 'unknown' as const, 'not_dispatched' as const) }),
+  fc.record({ kind: fc.constant('revoke' as const), root: fc.nat() }),
+  fc.record({ kind: fc.constant('wait' as const), minutes: fc.integer({ min: 1, max: 70 }) }),
+);
+
+/** Refusals the rules may give on a random history; anything else fails the run. */
+const expected = (err: unknown) => ['context_invalidated', 'deny', 'limit_exceeded', 'invalid_request'].some((code) => isBatonError(err, code as never));
+
+export async function liveRootsAgreeWithTheRule(store: Store, count: CountQuery, runs: number): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), async (steps) => {
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const ns = `ns-${space}`;
+      const preset = { preset_id: `preset-${space}`, max_active_roots: 1_000, max_per_minute: 1_000 };
+      let clock = Date.parse('2030-01-01T00:00:00.000Z');
+      const at = () => new Date(clock).toISOString();
+      const nodes: Array<{ id: string; chain: string[]; notAfter: number }> = [];
+      const reservations: string[] = [];
+      const check = async () => {
+        for (const when of [clock, clock + 30 * 60_000, clock + 10 * 3_600_000]) {
+          const values = { ns, at: new Date(when).toISOString(), preset: preset.preset_id };
+          expect(await count(activeRootsSql, values)).toBe(await count((p) => reference.active(p, `n.owner_namespace = ${p('ns')}`, `r.owner_namespace = ${p('ns')}`), values));
+          expect(await count(presetActiveRootsSql, values)).toBe(await count((p) => reference.active(p, `n.preset_id = ${p('preset')}`, `n.preset_id = ${p('preset')}`), values));
+          expect(await count(retainedSql, values)).toBe(await count(reference.retained, values));
+        }
+      };
+      for (const s of steps) {
+        try {
+          if (s.kind === 'root') {
+            const id = randomIds.next('dlg');
+            const notAfter = clock + s.minutes * 60_000;
+            await store.ledger.openBudget({
+              node_id: id, space_id: space, owner_namespace: ns, actor_ref: actor, at: at(), not_after: new Date(notAfter).toISOString(),
+              dimensions: [{ name: 'units', unit: 'admission', ceiling: 100n }],
+              ...(s.preset ? { preset } : {}),
+            });
+            nodes.push({ id, chain: [id], notAfter });
+          } else if (s.kind === 'child' && nodes.length > 0) {
+            const parent = nodes[s.of % nodes.length]!;
+            const id = randomIds.next('dlg');
+            const notAfter = Math.min(parent.notAfter, clock + s.minutes * 60_000);
+            await store.ledger.openBudget({
+              node_id: id, parent_id: parent.id, space_id: space, owner_namespace: ns, actor_ref: actor, at: at(), not_after: new Date(notAfter).toISOString(),
+              dimensions: [{ name: 'units', unit: 'admission', ceiling: 10n }],
+            });
+            nodes.push({ id, chain: [...parent.chain, id], notAfter });
+          } else if (s.kind === 'admit' && nodes.length > 0) {
+            const node = nodes[s.node % nodes.length]!;
+            const req = { ...(await admission(store, space, node.chain, node.id, { units: 1n }, s.consume ? 'consume' : 'reserve')), at: at() };
+            await store.ledger.admit(req);
+            if (!s.consume) reservations.push(req.reservation_id);
+          } else if (s.kind === 'settle' && reservations.length > 0) {
+            const reservation_id = reservations[s.reservation % reservations.length]!;
+            const outcome = s.outcome === 'measured' ? { kind: 'measured' as const, actual: new Map([['units', 1n]]) } : { kind: s.outcome };
+            const evidence = { object_id: 'vr_1', revision_id: randomIds.next('rev'), content_digest: `sha256:${'b'.repeat(64)}` };
+            await store.ledger.settle({ reservation_id, outcome, evidence, at: at() });
+          } else if (s.kind === 'revoke' && nodes.length > 0) {
+            const root = nodes[s.root % nodes.length]!.chain[0]!;
+            await store.control.appendControl({ event_type: 'rw003.delegation.revoked', control_scope_ref: delegationScope(space, root), actor_ref: actor, idempotency_key: `revoke:${root}` });
+          } else if (s.kind === 'wait') {
+            clock += s.minutes * 60_000;
+          }
+        } catch (err) {
+          if (!expected(err)) throw err;
+        }
+        await check();
+      }
+    }),
+    { numRuns: runs },
+  );
+}
