@@ -15,15 +15,17 @@ const ROOT_LIVE = (root: string) => `
     (NOT EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root})
      OR EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root} AND r.status IN ('held', 'unknown')))`;
 
-const UNRESOLVED = (root: string) => `(SELECT count(*) FROM ledger_reservations r WHERE r.root_id = ${root} AND r.status IN ('held', 'unknown'))`;
+/** 1 while the root has a held or unknown reservation: one index probe, however many it has. */
+const UNRESOLVED = (root: string) =>
+  `(CASE WHEN EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root} AND r.status IN ('held', 'unknown')) THEN 1 ELSE 0 END)`;
 
 /**
  * The roots that are live (ROOT_LIVE above), kept as rows so that a capacity
  * count walks live work only, never the settled-but-unexpired history: with a
  * one-hour preset lifetime a busy gateway holds hundreds of thousands of
  * settled roots, and counting them per admission made every admission slower
- * the longer the gateway ran (issue #15, flat growth). `unresolved` is the
- * root's held and unknown reservations.
+ * the longer the gateway ran (issue #15, flat growth). `unresolved` is 1
+ * while the root has a held or unknown reservation, else 0.
  *
  * The row is never maintained by arithmetic: every write that can change a
  * root's liveness (issuing it, inserting or resolving one of its reservations)
@@ -37,7 +39,7 @@ export const liveRootsTableSql = (strict: string, int64: string) => `
     preset_id        TEXT,
     space_id         TEXT NOT NULL,
     not_after        TEXT NOT NULL,
-    unresolved       ${int64} NOT NULL CHECK (unresolved >= 0)
+    unresolved       ${int64} NOT NULL CHECK (unresolved IN (0, 1))
   )${strict};
   CREATE INDEX ledger_live_roots_by_ns ON ledger_live_roots(owner_namespace, not_after);
   CREATE INDEX ledger_live_roots_by_preset ON ledger_live_roots(preset_id) WHERE preset_id IS NOT NULL;

@@ -49,8 +49,8 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     await fiveHeldThenKill9(path, space, ids);
     const store = SqliteStore.open(path);
     expect(await store.ledger.unresolved()).toHaveLength(5);
-    // Migration 10 found the one root with its five unresolved reservations.
-    expect(store.handle.prepare('SELECT root_id, unresolved FROM ledger_live_roots').all()).toEqual([{ root_id: ids[0], unresolved: 5n }]);
+    // Migration 10 found the one root, live with its unresolved reservations.
+    expect(store.handle.prepare('SELECT root_id, unresolved FROM ledger_live_roots').all()).toEqual([{ root_id: ids[0], unresolved: 1n }]);
     await store.close();
   }, FIVE_WORKERS_MS);
 
@@ -119,8 +119,8 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     writeFileSync(`${path}.initialized`, '2026-01-01T00:00:00.000Z\n');
     const store = SqliteStore.open(path);
     expect(await store.ledger.unresolved()).toHaveLength(5);
-    // Migration 10 found the one root with its five unresolved reservations.
-    expect(store.handle.prepare('SELECT root_id, unresolved FROM ledger_live_roots').all()).toEqual([{ root_id: ids[0], unresolved: 5n }]);
+    // Migration 10 found the one root, live with its unresolved reservations.
+    expect(store.handle.prepare('SELECT root_id, unresolved FROM ledger_live_roots').all()).toEqual([{ root_id: ids[0], unresolved: 1n }]);
     await store.close();
     expect(JSON.parse(readFileSync(`${path}.initialized`, 'utf8'))).toMatchObject({ store_id: expect.stringMatching(/^sto_/), schema: MIGRATIONS[MIGRATIONS.length - 1]!.version, created_at: '2026-01-01T00:00:00.000Z' });
   }, FIVE_WORKERS_MS);
