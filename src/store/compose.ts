@@ -5,7 +5,7 @@
  */
 import { ControlEvent } from '../control/event.ts';
 import { fenceSetOf, type StreamHead } from '../control/fence.ts';
-import { isAuthorityScope, streamOf, type StreamId } from '../control/scope.ts';
+import { isAuthorityScope, streamKey, streamOf, type StreamId } from '../control/scope.ts';
 import type { LedgerLimits } from '../ledger/types.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ControlStore, LedgerStore } from './port.ts';
@@ -19,6 +19,8 @@ export type RunProgram = <R>(make: () => Program<R>) => Promise<R>;
 
 export interface StoreReads {
   head(stream: StreamId): Promise<HeadRow | undefined>;
+  /** The heads of several streams read together (one statement where the dialect allows); absent streams are left out. */
+  heads(streams: readonly StreamId[]): Promise<HeadRow[]>;
   events(stream: StreamId, after: number, limit: number): Promise<string[]>;
   node(nodeId: string): Promise<NodeRow | undefined>;
   reservation(reservationId: string): Promise<ReservationRow | undefined>;
@@ -60,11 +62,10 @@ export function composeControl(run: RunProgram, reads: StoreReads, ids: IdSource
     streamHead: (stream) => head(stream),
     readStream: async (s, opts) =>
       (await reads.events(s, opts?.after ?? 0, Math.min(opts?.limit ?? 1000, 10_000))).map((doc) => ControlEvent.parse(JSON.parse(doc))),
+    heads: async (streams) => new Map((await reads.heads(streams)).map((row) => [streamKey(row), headOf(row)])),
     fenceSet: async (scopes) => {
-      const heads = await Promise.all(scopes.filter(isAuthorityScope).map((sc) => head(streamOf(sc))));
-      return fenceSetOf(
-        heads.flatMap((h) => (h ? [{ project_id: h.project_id, branch_id: h.branch_id, position: h.position, event_id: h.event_id, event_digest: h.event_digest }] : [])),
-      );
+      const heads = (await reads.heads(scopes.filter(isAuthorityScope).map(streamOf))).map(headOf);
+      return fenceSetOf(heads.map((h) => ({ project_id: h.project_id, branch_id: h.branch_id, position: h.position, event_id: h.event_id, event_digest: h.event_digest })));
     },
   };
 }

@@ -57,6 +57,8 @@ export interface ControlStore {
   head(scope: ControlScopeRef): Promise<StreamHead | undefined>;
   /** The head of a stream by its exact address (e.g. one named in a fence set). */
   streamHead(stream: StreamId): Promise<StreamHead | undefined>;
+  /** The heads of several streams, read together, keyed by streamKey; a stream with no events has no entry. */
+  heads(streams: readonly StreamId[]): Promise<Map<string, StreamHead>>;
   readStream(stream: StreamId, opts?: { after?: number; limit?: number }): Promise<ControlEvent[]>;
   /** The current fence set over `scopes` (authority scopes only). */
   fenceSet(scopes: readonly ControlScopeRef[]): Promise<ControlFenceSet>;

@@ -13,8 +13,8 @@
 import { project, withFences, type Observation, type Projection, type ReadBack } from '../../attempts/outcome.ts';
 import { fingerprint, TaskView, type TaskFingerprint } from '../../attempts/task-view.ts';
 import type { ControlEventInput } from '../../control/event.ts';
-import { checkFences, type ControlFenceSet, type StreamHead } from '../../control/fence.ts';
-import { streamKey, streamOf, type ControlScopeRef } from '../../control/scope.ts';
+import { checkFences, type ControlFenceSet } from '../../control/fence.ts';
+import { streamOf, type ControlScopeRef } from '../../control/scope.ts';
 import type { SettlementOutcome } from '../../ledger/rules.ts';
 import { isBatonError } from '../../errors.ts';
 import { digestOf } from '../../records/digest.ts';
@@ -49,15 +49,7 @@ export async function readBack(remote: RemoteClient, endpoint: string, taskId: s
 
 /** Are the fences taken at admission still the heads, and do they still permit? */
 export async function fencesCurrent(store: Store, fence: ControlFenceSet, scopes: readonly ControlScopeRef[]): Promise<boolean> {
-  const heads = new Map<string, StreamHead>();
-  for (const b of fence) {
-    const h = await store.control.streamHead(b);
-    if (h) heads.set(streamKey(b), h);
-  }
-  for (const s of scopes) {
-    const h = await store.control.head(s);
-    if (h) heads.set(streamKey(streamOf(s)), h);
-  }
+  const heads = await store.control.heads([...fence, ...scopes.map(streamOf)]);
   return checkFences(fence, scopes, heads).length === 0;
 }
 

@@ -58,6 +58,14 @@ export class PgStore implements Store {
     const run = <R>(make: () => Program<R>) => this.transaction(make);
     const reads: StoreReads = {
       head: (s) => this.one<HeadRow>('SELECT * FROM control_heads WHERE project_id = $1 AND branch_id = $2', [s.project_id, s.branch_id]),
+      // One statement, so one snapshot: the heads are read as of the same instant.
+      heads: async (streams) =>
+        streams.length === 0
+          ? []
+          : this.read<HeadRow>(
+              'SELECT h.* FROM control_heads h JOIN unnest($1::text[], $2::text[]) AS s(project_id, branch_id) ON h.project_id = s.project_id AND h.branch_id = s.branch_id',
+              [streams.map((s) => s.project_id), streams.map((s) => s.branch_id)],
+            ),
       events: async (s, after, limit) =>
         (await this.read<{ document: string }>(
           'SELECT document FROM control_events WHERE project_id = $1 AND branch_id = $2 AND position > $3 ORDER BY position LIMIT $4',

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { streamOf } from '../../../src/control/scope.ts';
+import { streamKey, streamOf } from '../../../src/control/scope.ts';
 import { randomIds } from '../../../src/records/ids.ts';
 import { refOf, sealRecord } from '../../../src/records/envelope.ts';
 import { systemClock } from '../../../src/records/time.ts';
@@ -34,6 +34,22 @@ export function storeContract(name: string, make: MakeStore): void {
       expect(await store.control.readStream(streamOf(a))).toStrictEqual([e1, e2]);
       expect((await store.control.head(a))?.state).toBe('suspended');
       expect((await store.control.head(b))?.state).toBe('active');
+      await store.close();
+    });
+
+    it('reads several heads together: the same heads one by one would give, absent streams left out', async () => {
+      const store = await make();
+      const space = freshSpace();
+      const a = agentScope(space, 'a');
+      const b = agentScope(space, 'b');
+      await store.control.appendControl({ event_type: 'rw003.agent_card.published', control_scope_ref: a, actor_ref: actor });
+      await store.control.appendControl({ event_type: 'rw003.agent_card.published', control_scope_ref: b, actor_ref: actor });
+      await store.control.appendControl({ event_type: 'rw003.agent_card.lifecycle_changed', control_scope_ref: b, actor_ref: actor, payload: { lifecycle: 'suspended' } });
+      const heads = await store.control.heads([streamOf(a), streamOf(agentScope(space, 'none')), streamOf(b)]);
+      expect([...heads.keys()].sort()).toEqual([streamKey(streamOf(a)), streamKey(streamOf(b))].sort());
+      expect(heads.get(streamKey(streamOf(a)))).toStrictEqual(await store.control.head(a));
+      expect(heads.get(streamKey(streamOf(b)))).toMatchObject({ position: 2, state: 'suspended' });
+      expect(await store.control.heads([])).toEqual(new Map());
       await store.close();
     });
 
