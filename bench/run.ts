@@ -15,7 +15,7 @@ import { cleanupTemp, machine, spawnLines, stopAllLines } from './lib/proc.ts';
 import { profileBaton } from './profile.ts';
 import { benchSoak } from './soak.ts';
 import { benchWorkers, type WorkersResults } from './workers.ts';
-import { find, renderMarkdown, targetsOf, type Accounting, type Results } from './report.ts';
+import { renderMarkdown, targetsOf, type Accounting, type Results } from './report.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
 const RESULTS_JSON = fileURLToPath(new URL('./results.json', import.meta.url));

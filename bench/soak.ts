@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { completedTask, LoadGenerator, sendMessageBody } from './lib/load.ts';
 import { cpuTicks, ticksToMs } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
+import type { Results } from './report.ts';
 import { API_KEY, ROOT_LIFETIME_S, startBaton, startHonestAgent } from './lib/world.ts';
 
 export interface SoakSample {
@@ -169,7 +170,7 @@ async function main(): Promise<void> {
   try {
     const soak = await benchSoak(process.env.BENCH_QUICK === '1', log);
     const file = fileURLToPath(new URL('./results.json', import.meta.url));
-    const results = JSON.parse(readFileSync(file, 'utf8')) as import('./report.ts').Results;
+    const results = JSON.parse(readFileSync(file, 'utf8')) as Results;
     results.soak = soak;
     Object.assign(results, targetsOf(results.http, results.admission, results.workers, soak));
     writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
