@@ -30,7 +30,7 @@ function previous(): Results | undefined {
 if (process.env.BENCH_RENDER_ONLY === '1') {
   // Re-render RESULTS.md from the last results.json without measuring.
   const results = previous();
-  if (!results) throw new Error('BENCH_RENDER_ONLY=1 needs bench/results.json');
+  if (!results?.http) throw new Error('BENCH_RENDER_ONLY=1 needs the bench/results.json of a full `npm run bench`');
   Object.assign(results, targetsOf(results.http, results.admission, results.workers, results.soak)); // the target rules may have changed since
   writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), renderMarkdown(results));
   process.exit(0);

@@ -170,12 +170,18 @@ async function main(): Promise<void> {
   try {
     const soak = await benchSoak(process.env.BENCH_QUICK === '1', log);
     const file = fileURLToPath(new URL('./results.json', import.meta.url));
-    const results = JSON.parse(readFileSync(file, 'utf8')) as Results;
+    let results: Partial<Results> = {};
+    try {
+      results = JSON.parse(readFileSync(file, 'utf8')) as Results;
+    } catch {
+      // No earlier run: keep the soak alone; the next `npm run bench` (BENCH_SOAK=0 carries it over) renders it.
+    }
     results.soak = soak;
-    Object.assign(results, targetsOf(results.http, results.admission, results.workers, soak));
+    const complete = results.http && results.admission && results.contracts && results.machine ? (results as Results) : undefined;
+    if (complete) Object.assign(complete, targetsOf(complete.http, complete.admission, complete.workers, soak));
     writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-    writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), renderMarkdown(results));
-    log(`merged into bench/results.json and re-rendered bench/RESULTS.md: RSS ${soak.baselineRssMiB} MiB after ${soak.baselineAt}, ${soak.endRssMiB} MiB after ${soak.requests}`);
+    if (complete) writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), renderMarkdown(complete));
+    log(`${complete ? 'merged into bench/results.json and re-rendered bench/RESULTS.md' : 'no complete bench/results.json to merge into: wrote the soak alone to it (RESULTS.md not re-rendered; `BENCH_SOAK=0 npm run bench` carries it over)'}: RSS ${soak.baselineRssMiB} MiB after ${soak.baselineAt}, ${soak.endRssMiB} MiB after ${soak.requests}`);
   } catch (err) {
     log(`soak failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     code = 1;
