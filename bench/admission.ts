@@ -4,7 +4,8 @@
  * delegation stream of a depth-3 chain, reserves on all three nodes and
  * records the PermissionDecision. SQLite (WAL, synchronous=FULL, BEGIN
  * IMMEDIATE) and PostgreSQL, with 1 and 4 processes; plus how the cost grows
- * with chain depth and with retained records in the namespace.
+ * with chain depth, and (bench/growth.ts, in its own process) with retained
+ * records in the namespace, for admission and verification.
  */
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';

@@ -1,8 +1,14 @@
 /**
- * `npm run bench` (BENCH_QUICK=1 for a ~1-minute smoke run): every benchmark
+ * `npm run bench` (BENCH_QUICK=1 for a short smoke run): every benchmark
  * in one run, side by side, on loopback. Writes bench/results.json and
  * regenerates bench/RESULTS.md. Bounded throughout: fixed durations or
  * counts, hard timeouts, and every process and temp dir cleaned up.
+ *
+ * BENCH_SOAK=0 skips the soak (step 7, up to BENCH_SOAK_MAX_MIN of load) and
+ * carries the last soak in bench/results.json over, dated; `npm run
+ * bench:soak` runs the soak alone. BENCH_ROOT_LIFETIME_S overrides the preset
+ * lifetime (production default 3,600 s); BENCH_GROWTH_UNEXPIRED=1 seeds the
+ * growth history unexpired; BENCH_RENDER_ONLY=1 re-renders RESULTS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
