@@ -8,7 +8,7 @@
 import { completedTask, LoadGenerator, sendMessageBody, type LoadTarget, type PhaseResult } from './lib/load.ts';
 import { cpuTicks, ticksToMs } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
-import { API_KEY, lifetimeFor, startBaton, startHonestAgent, startPassthrough, type Service } from './lib/world.ts';
+import { API_KEY, ROOT_LIFETIME_S, startBaton, startHonestAgent, startPassthrough, type Service } from './lib/world.ts';
 
 export type Route = 'direct' | 'passthrough' | 'readback' | 'baton';
 
@@ -34,34 +34,25 @@ export interface HttpRow {
 
 export interface HttpResults {
   rows: HttpRow[];
-  timing: { warmupMs: number; durationMs: number; minWarm: number; batonMaxRequests: number };
+  /** `batonMaxRequests`: only in results of runs before the cap was dropped. */
+  timing: { warmupMs: number; durationMs: number; minWarm: number; batonMaxRequests?: number };
 }
 
 const BASE_HEADERS = { 'content-type': 'application/json', 'a2a-version': '1.0' };
-
-/**
- * A Baton instance writes three retained ledger records per task (root node,
- * child node, reservation) and ADR-0014 allows 10,000 per owner namespace,
- * so each Baton phase runs on a fresh instance and stops at this many.
- */
-const BATON_MAX_REQUESTS = 3_000;
 
 async function measure(
   target: LoadTarget,
   concurrency: number,
   t: { warmupMs: number; durationMs: number; minWarm: number },
   pids: { proxy?: number; agent: number },
-  maxRequests?: number,
 ): Promise<Omit<HttpRow, 'route' | 'agentCallsPerRequest'>> {
   const gen = new LoadGenerator(target, concurrency);
   try {
-    const warmCap = maxRequests === undefined ? undefined : Math.floor(maxRequests / 6);
-    let warmed = (await gen.phase(t.warmupMs, warmCap)).requests;
+    const warmed = (await gen.phase(t.warmupMs)).requests;
     // A slow route gets few requests in the warm-up time; give its JIT at least `minWarm` of them (time-bounded).
-    if (warmed < t.minWarm) warmed += (await gen.phase(2 * t.warmupMs, t.minWarm - warmed)).requests;
-    const budget = maxRequests === undefined ? undefined : maxRequests - warmed;
+    if (warmed < t.minWarm) await gen.phase(2 * t.warmupMs, t.minWarm - warmed);
     const before = { proxy: pids.proxy === undefined ? undefined : cpuTicks(pids.proxy), agent: cpuTicks(pids.agent), client: process.cpuUsage() };
-    const r: PhaseResult = await gen.phase(t.durationMs, budget);
+    const r: PhaseResult = await gen.phase(t.durationMs);
     const after = { proxy: pids.proxy === undefined ? undefined : cpuTicks(pids.proxy), agent: cpuTicks(pids.agent), client: process.cpuUsage(before.client) };
     const per = (ms: number) => round(ms / Math.max(1, r.requests), 3);
     return {
@@ -121,8 +112,7 @@ export async function benchHttp(quick: boolean, log: (s: string) => void): Promi
       const rbRow = await measure(rb, c, t, { proxy: readback.pid, agent: agent.pid });
       rows.push({ route: 'readback', ...rbRow, agentCallsPerRequest: callsPer(rbBefore, (await agent.log()).counts) });
 
-      const batonC1 = rows.find((r) => r.route === 'baton' && r.concurrency === 1)?.rps ?? 5;
-      const lifetime = lifetimeFor(c, batonC1);
+      const lifetime = ROOT_LIFETIME_S;
       log(`  c=${c}: baton (fresh instance, root lifetime ${lifetime} s)`);
       const baton = await startBaton(agent, lifetime);
       try {
@@ -134,7 +124,7 @@ export async function benchHttp(quick: boolean, log: (s: string) => void): Promi
           body: sendMessageBody('baton'),
           check: completedTask({ verified: true }),
         };
-        const row = await measure(target, c, t, { proxy: baton.pid, agent: agent.pid }, BATON_MAX_REQUESTS);
+        const row = await measure(target, c, t, { proxy: baton.pid, agent: agent.pid });
         rows.push({ route: 'baton', ...row, agentCallsPerRequest: callsPer(before, (await agent.log()).counts), rootLifetimeS: lifetime });
       } finally {
         await baton.stop();
@@ -145,5 +135,5 @@ export async function benchHttp(quick: boolean, log: (s: string) => void): Promi
       await agent.stop();
     }
   }
-  return { rows, timing: { ...t, batonMaxRequests: BATON_MAX_REQUESTS } };
+  return { rows, timing: t };
 }

@@ -6,7 +6,7 @@
 import { profileBaton } from './profile.ts';
 
 const quick = process.env.BENCH_QUICK !== '0';
-const r = await profileBaton(quick, Number(process.env.BENCH_RPS_C1 ?? 20), (s) => process.stderr.write(`${s}\n`));
+const r = await profileBaton(quick, (s: string) => process.stderr.write(`${s}\n`));
 process.stdout.write(
   `${JSON.stringify({ requests: r.requests, rps: r.rps, errors: r.errors, busyMs: r.busyMs, busyMsPerRequest: Math.round((100 * r.busyMs) / Math.max(1, r.requests)) / 100, selfTop: r.selfTop.map((e) => `${e.pct}% ${e.ms}ms ${e.name} ${e.where}`), inclusiveSrc: r.inclusiveSrc.map((e) => `${e.pct}% ${e.name} ${e.where}`) }, null, 1)}\n`,
 );

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { completedTask, LoadGenerator, sendMessageBody } from './lib/load.ts';
 import { removeTemp, ROOT, tempDir } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
-import { API_KEY, lifetimeFor, startHonestAgent, startProfiledBaton } from './lib/world.ts';
+import { API_KEY, ROOT_LIFETIME_S, startHonestAgent, startProfiledBaton } from './lib/world.ts';
 
 interface CallFrame {
   functionName: string;
@@ -136,11 +136,11 @@ export function summariseProfile(p: CpuProfile, top = 15, window?: { fromUs: num
   };
 }
 
-export async function profileBaton(quick: boolean, rpsAtC1: number, log: (s: string) => void): Promise<ProfileResults> {
+export async function profileBaton(quick: boolean, log: (s: string) => void): Promise<ProfileResults> {
   const dir = tempDir('prof');
   const agent = await startHonestAgent();
   try {
-    const baton = await startProfiledBaton(agent, dir, lifetimeFor(32, rpsAtC1));
+    const baton = await startProfiledBaton(agent, dir, ROOT_LIFETIME_S);
     let r;
     let window: { fromUs: number; toUs: number } | undefined;
     try {

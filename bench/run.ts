@@ -1,8 +1,14 @@
 /**
- * `npm run bench` (BENCH_QUICK=1 for a ~1-minute smoke run): every benchmark
+ * `npm run bench` (BENCH_QUICK=1 for a short smoke run): every benchmark
  * in one run, side by side, on loopback. Writes bench/results.json and
  * regenerates bench/RESULTS.md. Bounded throughout: fixed durations or
  * counts, hard timeouts, and every process and temp dir cleaned up.
+ *
+ * BENCH_SOAK=0 skips the soak (step 7, up to BENCH_SOAK_MAX_MIN of load) and
+ * carries the last soak in bench/results.json over, dated; `npm run
+ * bench:soak` runs the soak alone. BENCH_ROOT_LIFETIME_S overrides the preset
+ * lifetime (production default 3,600 s); BENCH_GROWTH_UNEXPIRED=1 seeds the
+ * growth history unexpired; BENCH_RENDER_ONLY=1 re-renders RESULTS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -13,19 +19,33 @@ import { benchContracts } from './contracts.ts';
 import { benchHttp } from './http.ts';
 import { cleanupTemp, machine, spawnLines, stopAllLines } from './lib/proc.ts';
 import { profileBaton } from './profile.ts';
+import { benchSoak } from './soak.ts';
 import { benchWorkers, type WorkersResults } from './workers.ts';
-import { find, renderMarkdown, targetsOf, type Accounting, type Results } from './report.ts';
+import { renderMarkdown, targetsOf, type Accounting, type Results } from './report.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
+const RESULTS_JSON = fileURLToPath(new URL('./results.json', import.meta.url));
+/** The last run's results, if any (BENCH_RENDER_ONLY, and BENCH_SOAK=0 carrying its soak over). */
+function previous(): Results | undefined {
+  try {
+    return JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Results;
+  } catch {
+    return undefined;
+  }
+}
 if (process.env.BENCH_RENDER_ONLY === '1') {
   // Re-render RESULTS.md from the last results.json without measuring.
-  const results = JSON.parse(readFileSync(fileURLToPath(new URL('./results.json', import.meta.url)), 'utf8')) as Results;
-  Object.assign(results, targetsOf(results.http, results.admission, results.workers)); // the target rules may have changed since
+  const results = previous();
+  if (!results?.http) throw new Error('BENCH_RENDER_ONLY=1 needs the bench/results.json of a full `npm run bench`');
+  Object.assign(results, targetsOf(results.http, results.admission, results.workers, results.soak)); // the target rules may have changed since
   writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), renderMarkdown(results));
   process.exit(0);
 }
 const started = Date.now();
-const HARD_LIMIT_MS = (quick ? 6 : 20) * 60_000;
+const soakOn = process.env.BENCH_SOAK !== '0';
+// The soak stops its own load at BENCH_SOAK_MAX_MIN (60 min, 10 quick); everything else takes about 20 min (6 quick).
+const SOAK_MAX_MIN = soakOn ? Number(process.env.BENCH_SOAK_MAX_MIN ?? (quick ? 10 : 60)) : 0;
+const HARD_LIMIT_MS = ((quick ? 6 : 25) + (soakOn ? SOAK_MAX_MIN + 5 : 0)) * 60_000;
 const log = (s: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
 
 async function cleanup(): Promise<void> {
@@ -51,10 +71,10 @@ const loadAverageBefore = loadavg();
 try {
   log(`machine: ${machine(quick).cpuModel}, load average ${loadAverageBefore.map((x) => x.toFixed(2)).join(' ')}`);
 
-  log('1/6 delegated SendMessage: direct, pass-through, Baton at c=1 and c=32');
+  log('1/7 delegated SendMessage: direct, pass-through, Baton at c=1 and c=32');
   const http = await benchHttp(quick, log);
 
-  log('2/6 per-request accounting (instrumented gateway, c=1)');
+  log('2/7 per-request accounting (instrumented gateway, c=1)');
   let accounting: Accounting | undefined;
   const acct = spawnLines(fileURLToPath(new URL('./accounting.ts', import.meta.url)), [JSON.stringify({ requests: quick ? 20 : 60, warmup: 10 })]);
   try {
@@ -67,34 +87,46 @@ try {
     await acct.stop();
   }
 
-  log('3/6 profile: Baton under --cpu-prof at c=32');
+  log('3/7 profile: Baton under --cpu-prof at c=32');
   let profile;
   try {
-    profile = await profileBaton(quick, find(http, 'baton', 1)?.rps ?? 5, log);
+    profile = await profileBaton(quick, log);
   } catch (err) {
     notes.push(`Profile run failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
   }
 
-  log('4/6 durable admission: SQLite and PostgreSQL, 1 and 4 processes; growth');
+  log('4/7 durable admission: SQLite and PostgreSQL, 1 and 4 processes; growth');
   const admission = await benchAdmission(quick, log);
 
-  log('5/6 contracts: mint + sign + verify, verification by depth');
+  log('5/7 contracts: mint + sign + verify, verification by depth');
   const contracts = await benchContracts(quick);
 
-  log('6/6 scale across cores: baton serve --workers 1 and 2, SQLite and PostgreSQL');
+  log('6/7 scale across cores: baton serve --workers 1 and 2, SQLite and PostgreSQL');
   let workers: WorkersResults | undefined;
   try {
-    workers = await benchWorkers(quick, find(http, 'baton', 1)?.rps ?? 5, log);
+    workers = await benchWorkers(quick, log);
   } catch (err) {
     notes.push(`--workers run failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
   }
 
-  const { targets, ratios } = targetsOf(http, admission, workers);
-  const lifetimes = http.rows.filter((r) => r.route === 'baton').map((r) => `c=${r.concurrency}: ${r.rootLifetimeS} s`);
+  let soak: Results['soak'];
+  if (soakOn) {
+    log('7/7 bounded memory: soak at c=32');
+    try {
+      soak = await benchSoak(quick, log);
+    } catch (err) {
+      notes.push(`Soak run failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    }
+  } else {
+    const last = previous()?.soak;
+    if (last) soak = { ...last, carried: true };
+    log(`7/7 bounded memory: skipped (BENCH_SOAK=0)${last ? `; carrying over the soak of ${last.date}` : ''}`);
+  }
+
+  const { targets, ratios } = targetsOf(http, admission, workers, soak);
+  const lifetimes = [...new Set(http.rows.filter((r) => r.route === 'baton').map((r) => r.rootLifetimeS))];
   notes.push(
-    `Capacity limits met while benchmarking (production defaults, not changed here): every SendMessage issues a fresh root and writes three retained ledger records (root node, child node, reservation). ADR-0014 allows 10,000 retained records per owner namespace and nothing prunes them, so one gateway namespace serves about 3,300 delegated tasks in its lifetime; and at most 1,024 roots may be active per namespace (and per preset), a root staying active for its preset lifetime (default 3,600 s), i.e. about 1,024 tasks per hour at the defaults.`,
-    `To measure at all, every Baton phase runs on a fresh instance and data dir, stops at ${http.timing.batonMaxRequests} requests, and uses a short preset lifetime chosen from the c=1 rate so that 1024 / lifetime stays above the rate and a queued request's root is still live when admitted and verified (${lifetimes.join(', ')}; override with BENCH_ROOT_LIFETIME_S).`,
-    'The admission benchmarks lift only the retained-records cap (see above); depth and descendants limits stay at their defaults.',
+    `Capacity (ADR-0014, production defaults): every SendMessage issues a fresh root and opens a root and a child node and a reservation, but the limits count only live work (src/store/capacity.ts): a root whose reservations are all settled is no longer active, and its nodes are no longer retained. So a closed loop of c requests holds about c active roots and 3c retained records however long it runs; the Baton phases run unbounded in count, at the production preset lifetime (${lifetimes.join(', ')} s; BENCH_ROOT_LIFETIME_S overrides it), each on a fresh instance and data dir. Settled roots stay unexpired for their lifetime: whatever the store does per unexpired root grows with the run, and is part of what is measured (see the soak).`,
     'This machine is shared: other work was running (see the load average), so figures move between runs; the ratios compare routes measured seconds apart in the same run, each on fresh processes.',
     ...contracts.notes.filter((n) => n.startsWith('chain stopped')),
     ...HISTORY,
@@ -108,10 +140,11 @@ try {
     admission,
     contracts,
     ...(workers ? { workers } : {}),
+    ...(soak ? { soak } : {}),
     targets,
     notes,
   };
-  writeFileSync(fileURLToPath(new URL('./results.json', import.meta.url)), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(RESULTS_JSON, `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), renderMarkdown(results));
   log('wrote bench/results.json and bench/RESULTS.md');
   for (const t of targets) log(`${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (goal ${t.goal})`);

@@ -11,7 +11,7 @@ import { completedTask, LoadGenerator, sendMessageBody } from './lib/load.ts';
 import { freshSchema, pgReachable, PG_URL } from './lib/ledger.ts';
 import { cpuTicks, removeTemp, ROOT, ticksToMs } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
-import { API_KEY, batonConfig, lifetimeFor, startHonestAgent } from './lib/world.ts';
+import { API_KEY, batonConfig, ROOT_LIFETIME_S, startHonestAgent } from './lib/world.ts';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 
@@ -79,8 +79,8 @@ async function serve(config: string, workers: number): Promise<{ url: string; pi
 
 const ticksOf = (pids: number[]) => pids.reduce((s, p) => s + (cpuTicks(p) ?? 0), 0);
 
-async function measure(store: WorkersRow['store'], workers: number, storeUrl: string | undefined, agent: Awaited<ReturnType<typeof startHonestAgent>>, t: { warmupMs: number; durationMs: number }, rpsAtC1: number): Promise<WorkersRow> {
-  const { dir, file } = batonConfig(agent, lifetimeFor(32, rpsAtC1 * workers));
+async function measure(store: WorkersRow['store'], workers: number, storeUrl: string | undefined, agent: Awaited<ReturnType<typeof startHonestAgent>>, t: { warmupMs: number; durationMs: number }): Promise<WorkersRow> {
+  const { dir, file } = batonConfig(agent, ROOT_LIFETIME_S);
   if (storeUrl) {
     const cfg = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
     writeFileSync(file, JSON.stringify({ ...cfg, store: { kind: 'postgres', url: storeUrl } }));
@@ -98,10 +98,9 @@ async function measure(store: WorkersRow['store'], workers: number, storeUrl: st
       32,
     );
     try {
-      // Same cap as the single-process Baton phases: 3,000 tasks per fresh namespace (ADR-0014 retained records).
-      const warmed = (await gen.phase(t.warmupMs, 500)).requests;
+      await gen.phase(t.warmupMs);
       const before = ticksOf(gw.pids);
-      const r = await gen.phase(t.durationMs, 3_000 - warmed);
+      const r = await gen.phase(t.durationMs);
       const cpu = ticksToMs(ticksOf(gw.pids) - before);
       return {
         store,
@@ -124,7 +123,7 @@ async function measure(store: WorkersRow['store'], workers: number, storeUrl: st
   }
 }
 
-export async function benchWorkers(quick: boolean, rpsAtC1: number, log: (s: string) => void): Promise<WorkersResults> {
+export async function benchWorkers(quick: boolean, log: (s: string) => void): Promise<WorkersResults> {
   const t = quick ? { warmupMs: 1_500, durationMs: 4_000 } : { warmupMs: 3_000, durationMs: 8_000 };
   const rows: WorkersRow[] = [];
   const notes: string[] = [];
@@ -132,7 +131,7 @@ export async function benchWorkers(quick: boolean, rpsAtC1: number, log: (s: str
   try {
     for (const n of [1, 2]) {
       log(`  sqlite, --workers ${n}, c=32`);
-      rows.push(await measure('sqlite', n, undefined, agent, t, rpsAtC1));
+      rows.push(await measure('sqlite', n, undefined, agent, t));
     }
     const unreachable = await pgReachable();
     if (unreachable) notes.push(`PostgreSQL at ${PG_URL} was unreachable (${unreachable}); the --workers rows on PostgreSQL are skipped.`);
@@ -141,7 +140,7 @@ export async function benchWorkers(quick: boolean, rpsAtC1: number, log: (s: str
         const schema = await freshSchema();
         try {
           log(`  postgres, --workers ${n}, c=32`);
-          rows.push(await measure('postgres', n, schema.url, agent, t, rpsAtC1));
+          rows.push(await measure('postgres', n, schema.url, agent, t));
         } finally {
           await schema.drop();
         }

@@ -27,8 +27,8 @@ export async function openStore(kind: StoreKind, where: string, opts: { max?: nu
   return kind === 'pg' ? PgStore.open(where, { limits: BENCH_LIMITS, max: opts.max ?? 4 }) : SqliteStore.open(where, { create: true, limits: BENCH_LIMITS });
 }
 
-/** A budget chain of `depth` nodes (root first), each capped far above any run. */
-export async function chainOfDepth(store: Store, space: string, depth: number): Promise<string[]> {
+/** A budget chain of `depth` nodes (root first), each capped far above any run; in namespace `ns-<space>` unless given. */
+export async function chainOfDepth(store: Store, space: string, depth: number, namespace = `ns-${space}`): Promise<string[]> {
   const ids: string[] = [];
   const dims = [
     { name: 'units', unit: 'admission', ceiling: 1n << 40n },
@@ -38,7 +38,7 @@ export async function chainOfDepth(store: Store, space: string, depth: number): 
     const id = randomIds.next('dlg');
     await store.ledger.openBudget({
       space_id: space,
-      owner_namespace: `ns-${space}`,
+      owner_namespace: namespace,
       actor_ref: actor,
       at: NOW(),
       node_id: id,

@@ -22,6 +22,8 @@ export interface PhaseResult extends LatencySummary {
   requests: number;
   errors: number;
   errorSample?: string;
+  /** Errors by code ({@link errorCode}). */
+  errorsByCode: Record<string, number>;
   elapsedMs: number;
   rps: number;
   /** True when the phase stopped at its request cap rather than its duration. */
@@ -51,6 +53,7 @@ export class LoadGenerator {
     let issued = 0;
     let errors = 0;
     let errorSample: string | undefined;
+    const errorsByCode: Record<string, number> = {};
     const start = performance.now();
     const deadline = start + durationMs;
     let last = start;
@@ -72,6 +75,8 @@ export class LoadGenerator {
         if (problem !== undefined) {
           errors++;
           errorSample ??= problem.slice(0, 300);
+          const code = errorCode(problem);
+          errorsByCode[code] = (errorsByCode[code] ?? 0) + 1;
         }
       }
     };
@@ -91,6 +96,7 @@ export class LoadGenerator {
       requests: latencies.length,
       errors,
       ...(errorSample !== undefined ? { errorSample } : {}),
+      errorsByCode,
       elapsedMs,
       rps: elapsedMs > 0 ? (latencies.length * 1000) / elapsedMs : 0,
       capped: issued >= maxRequests,
@@ -130,4 +136,20 @@ export function completedTask(opts: { verified?: boolean } = {}): (status: numbe
     if (opts.verified && task.metadata?.['urn:baton:outcome:v2']?.outcome !== 'succeeded') return `outcome ${JSON.stringify(task.metadata?.['urn:baton:outcome:v2'] ?? null)}`;
     return undefined;
   };
+}
+
+/**
+ * A short code for a failed request: Baton's error code (src/errors.ts, carried
+ * in the JSON-RPC error's ErrorInfo metadata), else the HTTP status, the task
+ * state or outcome seen, or the client-side exception's name.
+ */
+export function errorCode(problem: string): string {
+  const baton = /"baton":"([a-z_]+)"/.exec(problem);
+  if (baton) return baton[1]!;
+  const http = /^HTTP (\d+)/.exec(problem);
+  if (http) return `HTTP ${http[1]}`;
+  if (problem.startsWith('JSON-RPC error')) return `JSON-RPC ${/"code":(-?\d+)/.exec(problem)?.[1] ?? '?'}`;
+  if (problem.startsWith('task state ')) return problem;
+  if (problem.startsWith('outcome ')) return `outcome ${/"outcome":"(\w+)"/.exec(problem)?.[1] ?? 'missing'}`;
+  return problem.split(':')[0]!.slice(0, 60);
 }

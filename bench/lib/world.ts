@@ -18,23 +18,15 @@ const PASSTHROUGH = fileURLToPath(new URL('../passthrough.ts', import.meta.url))
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /**
- * Every SendMessage issues a fresh root. The ledger admits at most 1,024
- * active roots per owner namespace and a root stays active for its preset
- * lifetime, so the sustainable rate is 1024 / lifetime; a short lifetime
- * keeps that ceiling (341/s at 3 s) out of the way of the measurement.
+ * Preset lifetime of the roots Baton issues: the production default (3,600 s)
+ * unless BENCH_ROOT_LIFETIME_S says otherwise. ADR-0014 capacity counts only
+ * live work (src/store/capacity.ts): a root whose reservations are all settled
+ * no longer counts as active and its nodes no longer count as retained, so a
+ * closed loop of c requests holds at most about c roots whatever the lifetime.
+ * Settled roots stay unexpired for the whole lifetime, though, and whatever
+ * the store does per unexpired root is part of what the benchmarks measure.
  */
-export const ROOT_LIFETIME_S = Number(process.env.BENCH_ROOT_LIFETIME_S ?? 3);
-
-/**
- * A lifetime for a run at `concurrency` when one caller sees about `rpsAtC1`
- * requests/s: long enough that a queued request's root has not expired when
- * it is admitted and verified (4 × the expected queueing delay), short
- * enough that 1024 / lifetime stays above the rate.
- */
-export function lifetimeFor(concurrency: number, rpsAtC1: number): number {
-  if (process.env.BENCH_ROOT_LIFETIME_S) return ROOT_LIFETIME_S;
-  return Math.min(60, Math.max(2, Math.ceil((4 * concurrency) / Math.max(rpsAtC1, 0.5))));
-}
+export const ROOT_LIFETIME_S = Number(process.env.BENCH_ROOT_LIFETIME_S ?? 3_600);
 
 export interface Service {
   url: string;
