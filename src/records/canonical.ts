@@ -33,6 +33,36 @@ export function canonicalBytes(value: unknown): Uint8Array {
 }
 
 /**
+ * The JCS text of each member of a plain object, for {@link composeObjectText}:
+ * objects that share most members (an event's input, its draft and the event
+ * itself) are then written without writing the shared members again.
+ */
+export function memberTexts(value: object): Map<string, string> {
+  const proto = Object.getPrototypeOf(value);
+  if (Array.isArray(value) || (proto !== Object.prototype && proto !== null)) throw invalidRequest('only plain objects can be canonicalised');
+  const out = new Map<string, string>();
+  for (const k of Object.keys(value)) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v === undefined) throw invalidRequest('undefined member cannot be canonicalised', { key: k });
+    out.set(k, write(v, 1).text);
+  }
+  return out;
+}
+
+/** JCS text of the object whose members' texts these are (as `canonicalText` of that object would give). */
+export function composeObjectText(members: ReadonlyMap<string, string>): string {
+  const keys = [...members.keys()].sort();
+  let text = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (!k.isWellFormed()) throw invalidRequest('key holds a lone surrogate');
+    if (i > 0) text += ',';
+    text += `${JSON.stringify(k)}:${members.get(k)!}`;
+  }
+  return `${text}}`;
+}
+
+/**
  * Deep-freezes `value` (plain objects and arrays) in place and returns it, so
  * its canonical text can be cached. A value holding anything else is left as
  * it is (canonicalising it throws anyway).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import canonicalize from 'canonicalize';
-import { canonicalBytes, canonicalText, freezeCanonical, frozenCopy, isCanonicalFrozen } from '../../src/records/canonical.ts';
+import { canonicalBytes, canonicalText, composeObjectText, freezeCanonical, frozenCopy, isCanonicalFrozen, memberTexts } from '../../src/records/canonical.ts';
 import { digestOf, sha256Digest } from '../../src/records/digest.ts';
 import { parseStrictJson } from '../../src/records/strict-json.ts';
 import { expectCode } from '../helpers/errors.ts';
@@ -231,6 +231,20 @@ describe('the one-pass writer against the reference', () => {
     const mixed = [1, new Date(0)];
     freezeCanonical(mixed);
     expect(isCanonicalFrozen(mixed)).toBe(false);
+  });
+
+  it('gives the text canonicalize gives for the object, with members added and replaced', () => {
+    for (let i = 0; i < 200; i++) {
+      const value = { a: gen(0), '\u20ac': gen(0), z: gen(1), '10': i };
+      const members = memberTexts(value);
+      expect(composeObjectText(members)).toBe(canonicalize(value));
+      members.set('b', canonicalText(gen(0) ?? null));
+      members.set('a', '"replaced"');
+      expect(JSON.parse(composeObjectText(members))).toMatchObject({ a: 'replaced' });
+      expect(composeObjectText(members)).toBe(canonicalize(JSON.parse(composeObjectText(members))));
+    }
+    expectCode(() => memberTexts({ a: undefined }), 'invalid_request');
+    expectCode(() => memberTexts([1] as never), 'invalid_request');
   });
 });
 
