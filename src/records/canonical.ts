@@ -83,6 +83,66 @@ export function frozenCopy<T>(value: T): T {
   return freezeCanonical(copyUnfrozen(value) as T);
 }
 
+/**
+ * Like `frozenCopy`, but the JCS text of the copy, and of every object copied,
+ * is written in the same pass and cached (issue #15: sealing copied, froze and
+ * wrote a record's body in three walks). Throws where `canonicalText` would,
+ * so it is for values about to be canonicalised anyway (a record being sealed).
+ */
+export function canonicalCopy<T>(value: T): T {
+  return copyWrite(value, 0) as T;
+}
+
+/** The text `copyWrite` wrote for the value it last returned. */
+let copiedText = '';
+
+function copyWrite(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null || deepFrozen.has(value)) {
+    copiedText = write(value, depth);
+    return value;
+  }
+  if (depth > MAX_DEPTH) throw invalidRequest('value nests too deeply to canonicalise');
+  let text: string;
+  let h = 0;
+  let out: unknown[] | Record<string, unknown>;
+  if (Array.isArray(value)) {
+    const list = new Array<unknown>(value.length);
+    text = '[';
+    for (let i = 0; i < value.length; i++) {
+      list[i] = copyWrite(value[i], depth + 1);
+      if (i > 0) text += ',';
+      text += copiedText;
+      if (height >= h) h = height + 1;
+    }
+    text += ']';
+    out = list;
+  } else {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) throw invalidRequest('only plain objects can be canonicalised');
+    const keys = Object.keys(value);
+    const copy: Record<string, unknown> = {};
+    const memberText = new Map<string, string>();
+    for (const k of keys) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v === undefined) throw invalidRequest('undefined member cannot be canonicalised', { key: k });
+      const c = copyWrite(v, depth + 1);
+      // defineProperty for "__proto__", so it stays a data member (as in frozenCopy).
+      if (k === '__proto__') Object.defineProperty(copy, k, { value: c, enumerable: true, writable: true, configurable: true });
+      else copy[k] = c;
+      memberText.set(k, copiedText);
+      if (height >= h) h = height + 1;
+    }
+    text = composeObjectText(memberText);
+    out = copy;
+  }
+  Object.freeze(out);
+  deepFrozen.add(out);
+  texts.set(out, { text, height: h });
+  height = h;
+  copiedText = text;
+  return out;
+}
+
 function copyUnfrozen(value: unknown): unknown {
   if (typeof value !== 'object' || value === null || deepFrozen.has(value)) return value;
   if (Array.isArray(value)) return value.map(copyUnfrozen);

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { invalidRequest } from '../errors.ts';
-import { canonicalText, frozenCopy, isCanonicalFrozen } from './canonical.ts';
+import { canonicalCopy, canonicalText, frozenCopy, isCanonicalFrozen } from './canonical.ts';
 import { Digest, digestOf, sha256Digest } from './digest.ts';
 import { Identifier, type IdSource } from './ids.ts';
 import { ActorRef, RevisionRef } from './revision-ref.ts';
@@ -69,10 +69,10 @@ export function sealRecord<B extends Record<string, unknown>>(
   }
   // Sealed means immutable (RW-003 §3): frozen, so its canonical bytes and
   // digest are computed once however often it is stored, signed or checked.
-  // Frozen (a copy: the caller's body stays its own) before the digest is
-  // taken, so the text written for the digest is the one every later write
-  // of the record reuses (issue #15: the body was written twice per seal).
-  const unsigned = frozenCopy({
+  // Copied (the caller's body stays its own), frozen and written in one pass
+  // before the digest is taken, so the text written for the digest is the one
+  // every later write of the record reuses (issue #15: it was written twice).
+  const unsigned = canonicalCopy({
     record_id: input.recordId ?? deps.ids.next(prefixOf(input.type)),
     revision_id: deps.ids.next('rev'),
     schema_ref: schemaRefFor(input.type),
