@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { invalidRequest } from '../errors.ts';
+import { freezeCanonical, isCanonicalFrozen } from '../records/canonical.ts';
 import { summariseIssues } from '../records/envelope.ts';
 import { Identifier } from '../records/ids.ts';
 import { ActorRef, RevisionRef } from '../records/revision-ref.ts';
@@ -156,9 +157,20 @@ export function rw003ExtensionOf(card: AgentCardJson): AgentExtensionJson | unde
 
 /** Parses the RW-003 params of a card, or `undefined` when the card does not declare the extension. */
 export function readRw003Params(card: AgentCardJson): Rw003CardParams | undefined {
+  // A deep-frozen card (a verified card's bytes are parsed once, src/cards/verify.ts) cannot change: read once (issue #15).
+  const frozen = isCanonicalFrozen(card);
+  if (frozen && paramsRead.has(card)) return paramsRead.get(card)!.params;
   const ext = rw003ExtensionOf(card);
-  if (ext === undefined) return undefined;
-  const parsed = Rw003CardParams.safeParse(ext.params ?? {});
-  if (!parsed.success) throw invalidRequest('RW-003 card extension is malformed', { issues: summariseIssues(parsed.error) });
-  return parsed.data;
+  let params: Rw003CardParams | undefined;
+  if (ext !== undefined) {
+    const parsed = Rw003CardParams.safeParse(ext.params ?? {});
+    if (!parsed.success) throw invalidRequest('RW-003 card extension is malformed', { issues: summariseIssues(parsed.error) });
+    params = parsed.data;
+  }
+  // Shared from then on, so frozen as well: no reader can change another's.
+  if (frozen) paramsRead.set(card, { params: params && freezeCanonical(params) });
+  return params;
 }
+
+/** RW-003 params of deep-frozen cards (boxed: a card without the extension has none, and that is remembered too). */
+const paramsRead = new WeakMap<object, { params: Rw003CardParams | undefined }>();

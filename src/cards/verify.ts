@@ -79,12 +79,12 @@ export interface VerifyCardDeps {
 
 /** Verifies raw card bytes; throws invalid_request / limit_exceeded, never returns an unverified card. */
 export async function verifyCardBytes(input: VerifyCardInput, deps: VerifyCardDeps): Promise<CardVerification> {
-  const { parsed, payload, payloadDigest } = prepare(input.bytes, deps.maxBytes ?? MAX_CARD_BYTES);
+  const { parsed, payload, payloadDigest, rawDigest } = prepare(input.bytes, deps.maxBytes ?? MAX_CARD_BYTES);
   const signatures = parsed.data.signatures ?? [];
   if (signatures.length === 0) {
     if (!input.allowUnsigned) throw invalidRequest('Agent Card is unsigned');
     // Unsigned: nothing on it is evidence, so its RW-003 claims are not read as identity.
-    return { ...observation(input, payloadDigest, deps), verified_keys: [], skipped_signatures: [], card: parsed.data, signed: false };
+    return { ...observation(input, rawDigest, payloadDigest, deps), verified_keys: [], skipped_signatures: [], card: parsed.data, signed: false };
   }
   const verified: CardVerification['verified_keys'] = [];
   const skipped: CardVerification['skipped_signatures'] = [];
@@ -104,7 +104,7 @@ export async function verifyCardBytes(input: VerifyCardInput, deps: VerifyCardDe
   const rw003 = readRw003Params(parsed.data);
   if (rw003) await checkRw003(rw003, verified, input.origin, deps);
   return {
-    ...observation(input, payloadDigest, deps),
+    ...observation(input, rawDigest, payloadDigest, deps),
     verified_keys: verified,
     skipped_signatures: skipped,
     ...(rw003 ? { agent_card_id: rw003.agent_card_id, agent_actor_ref: rw003.agent_actor_ref, rw003 } : {}),
@@ -114,8 +114,8 @@ export async function verifyCardBytes(input: VerifyCardInput, deps: VerifyCardDe
 }
 
 /** RW-003 §10.3: which form, from where, and the exact digests observed. */
-function observation(input: VerifyCardInput, payloadDigest: Digest, deps: VerifyCardDeps) {
-  return { form: input.form ?? 'public', source: input.source, origin: input.origin, raw_digest: prepare(input.bytes, deps.maxBytes ?? MAX_CARD_BYTES).rawDigest, payload_digest: payloadDigest, verified_at: utc(deps.clock.now()) };
+function observation(input: VerifyCardInput, rawDigest: Digest, payloadDigest: Digest, deps: VerifyCardDeps) {
+  return { form: input.form ?? 'public', source: input.source, origin: input.origin, raw_digest: rawDigest, payload_digest: payloadDigest, verified_at: utc(deps.clock.now()) };
 }
 
 interface Prepared {
@@ -123,30 +123,33 @@ interface Prepared {
   payload: Uint8Array;
   payloadDigest: Digest;
   rawDigest: Digest;
+  /** A private copy of the bytes prepared, to tell a buffer changed in place. */
+  raw: Buffer;
 }
 
 /**
  * What depends on the bytes alone (parse, schema, secret scan, signing bytes,
  * digests), done once per byte buffer: the resolver re-verifies the same
  * cached buffer on every request while the card is fresh (issue #15). Keyed
- * by the buffer and checked against a digest of its contents, so a buffer
+ * by the buffer and checked against a copy of its contents, so a buffer
  * changed in place is prepared again. Trust lookups, signatures (memoised by
  * the caller), RW-003 claims and continuity still run on every call.
  */
 const prepared = new WeakMap<Uint8Array, Prepared>();
 
 function prepare(bytes: Uint8Array, maxBytes: number): Prepared {
-  const rawDigest = sha256Digest(bytes);
   const hit = prepared.get(bytes);
   // The signing bytes are copied out: a Uint8Array cannot be frozen, and no caller may alter another's.
-  if (hit && hit.rawDigest === rawDigest) return { ...hit, payload: hit.payload.slice() };
+  // Compared byte for byte with a private copy (cheaper than hashing them again per request).
+  if (hit && hit.raw.equals(bytes)) return { ...hit, payload: hit.payload.slice() };
+  const rawDigest = sha256Digest(bytes);
   const raw = parseStrictJson(bytes, { maxBytes });
   // A v0.3 card is validated (and read) in its v1.0 translation; its signatures cover the raw bytes.
   const parsed = LooseAgentCard.safeParse(isLegacyCard(raw) ? v1ViewOf(raw) : raw);
   if (!parsed.success) throw invalidRequest('Agent Card does not match the A2A v1.0 schema', { issues: summariseIssues(parsed.error) });
   assertNoSecrets(raw, 'Agent Card');
   const payload = cardSigningBytes(raw);
-  const out: Prepared = { parsed: { data: freezeCanonical(parsed.data) }, payload, payloadDigest: sha256Digest(payload), rawDigest };
+  const out: Prepared = { parsed: { data: freezeCanonical(parsed.data) }, payload, payloadDigest: sha256Digest(payload), rawDigest, raw: Buffer.from(bytes) };
   prepared.set(bytes, out);
   return out;
 }

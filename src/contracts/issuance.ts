@@ -16,7 +16,7 @@ import { utc, type Clock } from '../records/time.ts';
 import { attenuate, attenuationDenied, type AttenuationFailure } from './attenuation.ts';
 import { linkOf, type DelegationAttestationChain } from './attestation-link.ts';
 import { acceptGrant, type GrantDeps } from './grant.ts';
-import { DELEGATION_DEFAULTS, Objective, validateBody, type ContractBody, type DelegationContract, type IssuerBinding, type OwnerBinding, type PrincipalBinding } from './model.ts';
+import { DELEGATION_DEFAULTS, mintedContract, Objective, validateBody, type ContractBody, type DelegationContract, type IssuerBinding, type OwnerBinding, type PrincipalBinding } from './model.ts';
 import { DEFAULT_MAX_LIFETIME_SECONDS, presetRef, type CeilingTerms, type DelegateeOption, type Preset } from './presets.ts';
 import { checkRegistered, type ScopeRegistry } from './scope.ts';
 import { sealContract, type ContractSigner } from './signing.ts';
@@ -86,7 +86,7 @@ export async function issueContract(raw: unknown, caller: TrustedCaller, profile
   const { terms, delegatee } = narrow(source, request, delegationId, deps);
   const body = rootBody({ delegationId, source, request, delegatee, terms, caller, deps });
   validateBody(body);
-  const contract = await sealContract({ body }, deps);
+  const contract = mintedContract(await sealContract({ body }, deps));
   const link = linkOf(contract);
   return { contract, chain: { root_ref: link.contract_ref, leaf_ref: link.contract_ref, links: [link] } };
 }

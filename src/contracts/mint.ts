@@ -23,7 +23,7 @@ import { buildChain } from './attestation-chain.ts';
 import { ownScopes } from './control-scopes.ts';
 import type { IssuedContract } from './issuance.ts';
 import { compareHop, rootRefOf } from './lineage.ts';
-import { Objective, termsOf, validateBody, type ContractBody, type DelegationContract } from './model.ts';
+import { mintedContract, Objective, termsOf, validateBody, type ContractBody, type DelegationContract } from './model.ts';
 import { checkRegistered, type ScopeRegistry } from './scope.ts';
 import { sealContract, type ContractSigner } from './signing.ts';
 import { mergeTerms, TermsRequest } from './terms.ts';
@@ -62,7 +62,7 @@ export async function mintChild(parent: EvaluatedChain, raw: unknown, actor: Act
   if (failures.length > 0) throw attenuationDenied(failures);
   checkRegistered(body.scope, deps.registry);
   validateBody(body);
-  const contract = await sealContract({ body }, deps);
+  const contract = mintedContract(await sealContract({ body }, deps));
   return { contract, chain: buildChain([...parent.contracts, contract]) };
 }
 
@@ -159,5 +159,5 @@ export async function reviseChild(
   if (failures.length > 0) throw attenuationDenied(failures, { revision_of: current.revision_id });
   checkRegistered(body.scope, deps.registry);
   validateBody(body);
-  return sealContract({ body, prior: refOf(current) }, deps);
+  return mintedContract(await sealContract({ body, prior: refOf(current) }, deps));
 }

@@ -22,7 +22,7 @@ import { Identifier } from '../records/ids.ts';
 import { RECORD_LIMITS } from '../records/limits.ts';
 import { ActorRef, RevisionRef } from '../records/revision-ref.ts';
 import { recordTypeOf } from '../records/schema-ref.ts';
-import { canonicalBytes, freezeCanonical, isCanonicalFrozen } from '../records/canonical.ts';
+import { canonicalBytes, canonicalText, freezeCanonical, isCanonicalFrozen } from '../records/canonical.ts';
 import { AttestationLink } from './attestation-link.ts';
 import { tierProblems } from './autonomy.ts';
 import { checkTermsBounds, Terms } from './terms.ts';
@@ -158,6 +158,26 @@ export function parseContract(value: unknown): DelegationContract {
 
 /** Contracts parsed from deep-frozen values (sealed here or decoded from the store). */
 const parsedContracts = new WeakMap<object, DelegationContract>();
+
+/**
+ * A contract this process has just issued or minted (src/contracts/issuance.ts,
+ * mint.ts) counts as parsed: its envelope was built by `sealRecord`, its body
+ * built in-process from parsed config and requests as a typed ContractBody
+ * and checked by `validateBody` before it was signed. Issue #15: zod re-read
+ * each one right after minting. The checks that are not about shape run here;
+ * anything read from the store, the network or a caller is still parsed by
+ * `parseContract`, and a contract sealed from any other body (e.g. a test
+ * forging one) is never passed here.
+ */
+export function mintedContract(contract: DelegationContract): DelegationContract {
+  if (!isCanonicalFrozen(contract)) throw new TypeError('a minted contract is sealed (deep-frozen)');
+  if (contract.body.delegation_id !== contract.record_id) throw new TypeError('sealed record id does not match the delegation id');
+  if (Buffer.byteLength(canonicalText(contract), 'utf8') > RECORD_LIMITS.maxRecordBytes) {
+    throw limitExceeded('contract exceeds the 64 KiB record bound', { bound: 'record_bytes' });
+  }
+  parsedContracts.set(contract, contract);
+  return contract;
+}
 
 function parseContractOnce(value: unknown): DelegationContract {
   const envelope = openEnvelope(value);

@@ -8,6 +8,7 @@
  * for everything, including its own issuance rate.
  */
 import { z } from 'zod';
+import { frozenCopy } from '../records/canonical.ts';
 import { digestOf } from '../records/digest.ts';
 import { Identifier } from '../records/ids.ts';
 import { ActorRef, RevisionRef, type RevisionRef as RevisionRefT } from '../records/revision-ref.ts';
@@ -64,7 +65,9 @@ export function definePreset(raw: unknown, bounds: PresetBounds = {}): Readonly<
   }
   const problems = presetProblems(parsed.data, bounds.maxLifetimeSeconds ?? DEFAULT_MAX_LIFETIME_SECONDS);
   if (problems.length > 0) throw new TypeError(`invalid preset ${parsed.data.preset_id}: ${problems.join('; ')}`);
-  return Object.freeze(parsed.data);
+  // Deep-frozen (a copy: loose constraint members may still be the config's own objects), so
+  // its digest and the texts of the terms every root copies from it are written once (issue #15).
+  return frozenCopy(parsed.data);
 }
 
 function presetProblems(p: Preset, maxLifetime: number): string[] {

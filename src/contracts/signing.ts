@@ -4,8 +4,8 @@
  * content digest, schema ref, record and revision ids, issuer, issued time
  * and prior revision ref (RW-003 §2, last paragraph).
  */
-import { canonicalText, frozenCopy, isCanonicalFrozen } from '../records/canonical.ts';
-import { sealRecord } from '../records/envelope.ts';
+import { canonicalText, isCanonicalFrozen } from '../records/canonical.ts';
+import { sealRecord, withSignatures } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
 import { readProtectedHeader, signDetached, verifyDetached, type DetachedSignature, type SigningAlg, type SigningKey, type VerifyKey } from '../records/signature.ts';
@@ -67,8 +67,12 @@ export async function sealContract(
       : sealRecord(common, { clock: deps.clock, ids: withRecordId(deps.ids, input.body.delegation_id) })
   ) as unknown as DelegationContract;
   if (sealed.record_id !== input.body.delegation_id) throw new TypeError('sealed record id does not match the delegation id');
-  const signature = await signDetached(signingBytes(sealed), deps.signer.key, { alg: deps.signer.alg, kid: deps.signer.kid });
-  return frozenCopy({ ...sealed, signatures: [signature] });
+  // Not yet signed, so the sealed record's own text is the signing text (written once, issue #15).
+  const text = canonicalText(sealed);
+  const signature = await signDetached(encoder.encode(text), deps.signer.key, { alg: deps.signer.alg, kid: deps.signer.kid });
+  const signed = withSignatures(sealed, [signature]);
+  signedTexts.set(signed, text);
+  return signed;
 }
 
 /**

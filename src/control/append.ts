@@ -1,11 +1,11 @@
 /** appendControl as a transaction program (RW-003 §1.2). */
-import { ControlEvent, ControlEventInput, eventDigest, eventSchemaRefOf, type ParsedEventInput } from './event.ts';
+import { ControlEvent, ControlEventInput, eventSchemaRefOf, type ParsedEventInput } from './event.ts';
 import type { StreamHead } from './fence.ts';
 import { streamOf } from './scope.ts';
 import { assertPlacement, nextState, type AuthorityState } from './state.ts';
 import { contextInvalidated, invalidRequest } from '../errors.ts';
-import { canonicalText } from '../records/canonical.ts';
-import { digestOf } from '../records/digest.ts';
+import { canonicalText, composeObjectText, memberTexts } from '../records/canonical.ts';
+import { sha256Digest } from '../records/digest.ts';
 import type { IdSource } from '../records/ids.ts';
 import { summariseIssues } from '../records/envelope.ts';
 import { tx, type HeadRow, type Program } from '../store/tx/ops.ts';
@@ -27,7 +27,9 @@ export function* appendControl(input: ParsedEventInput, opts: AppendOptions, ids
   const scope = input.control_scope_ref;
   assertPlacement(scope.scope_kind, input.event_type);
   const stream = streamOf(scope);
-  const inputDigest = digestOf(input);
+  // Each member is written once; the input, the draft and the event are composed from the texts (issue #15).
+  const members = memberTexts(input);
+  const inputDigest = sha256Digest(composeObjectText(members));
   if (input.idempotency_key !== undefined) {
     const prior = yield* tx('eventByIdempotency', stream, input.idempotency_key);
     if (prior) {
@@ -43,8 +45,7 @@ export function* appendControl(input: ParsedEventInput, opts: AppendOptions, ids
     throw contextInvalidated('control stream head moved', { branch_id: stream.branch_id });
   }
   const state = nextState(scope.scope_kind, (head?.state ?? 'unresolved') as AuthorityState, input.event_type, input.payload);
-  const draft = {
-    ...input,
+  const assigned = {
     event_id: ids.next('evt'),
     event_schema_ref: eventSchemaRefOf(input.event_type),
     ...stream,
@@ -52,7 +53,11 @@ export function* appendControl(input: ParsedEventInput, opts: AppendOptions, ids
     recorded_at: opts.at,
     prev_event_digest: head?.event_digest ?? null,
   };
-  const event: ControlEvent = { ...draft, event_digest: eventDigest(draft) };
+  for (const [k, v] of Object.entries(assigned)) members.set(k, canonicalText(v));
+  // The digest `eventDigest` gives for {...input, ...assigned}: everything but the digest itself.
+  const event_digest = sha256Digest(composeObjectText(members));
+  members.set('event_digest', canonicalText(event_digest));
+  const event: ControlEvent = { ...input, ...assigned, event_digest };
   yield* tx('insertEvent', {
     ...stream,
     position: event.position,
@@ -61,7 +66,7 @@ export function* appendControl(input: ParsedEventInput, opts: AppendOptions, ids
     idempotency_key: event.idempotency_key ?? null,
     input_digest: inputDigest,
     event_digest: event.event_digest,
-    document: canonicalText(event),
+    document: composeObjectText(members),
   });
   yield* tx('upsertHead', { ...stream, scope_kind: scope.scope_kind, position: event.position, event_id: event.event_id, event_digest: event.event_digest, state });
   return event;

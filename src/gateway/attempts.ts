@@ -7,6 +7,7 @@
  * refusal reported to the caller.
  */
 import { isBatonError, storageError } from '../errors.ts';
+import { freezeCanonical, isCanonicalFrozen } from '../records/canonical.ts';
 import { refOf, sealRecord, summariseIssues, type SealedRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
@@ -34,11 +35,20 @@ const MAX_REBASES = 8;
 /** Parses a stored record as an attempt, or undefined when it is none. */
 export function attemptOf(record: Envelope | undefined): Attempt | undefined {
   if (!record || !record.schema_ref.endsWith('#execution_attempt')) return undefined;
+  // A deep-frozen record (as the store hands out, src/records/decode.ts) cannot change, so it is parsed once (issue #15).
+  const frozen = isCanonicalFrozen(record);
+  const known = frozen ? parsedAttempts.get(record) : undefined;
+  if (known) return known;
   const body = AttemptBodySchema.safeParse(record.body);
   // ADR-0014: state that cannot be read is a storage error, never an empty or guessed one.
   if (!body.success) throw storageError('a stored attempt record does not parse', { record_id: record.record_id, issues: summariseIssues(body.error) });
-  return { ...record, body: body.data as AttemptBody } as Attempt;
+  const attempt = { ...record, body: body.data as AttemptBody } as Attempt;
+  if (frozen) parsedAttempts.set(record, freezeCanonical(attempt));
+  return attempt;
 }
+
+/** Attempts parsed from deep-frozen records, each frozen in turn so sharing it leaks no change between readers. */
+const parsedAttempts = new WeakMap<object, Attempt>();
 
 /** The views of revisions sealed by this process, for {@link shown} (the stored form names them by digest). */
 const shownViews = new WeakMap<object, StoredTaskView>();

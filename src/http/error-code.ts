@@ -8,6 +8,9 @@ import { ERROR_CODES, type ErrorCode } from '../errors.ts';
 const CODES = new Set<string>(ERROR_CODES);
 
 export function errorCodeOf(body: Buffer, status: number): ErrorCode | undefined {
+  // Every answer is read here for the access log; most are successes, which never name
+  // an "error" member (spelt plainly, or with a \u escape somewhere): not parsed (issue #15).
+  if (!body.includes('"error"') && !body.includes('\\u')) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));

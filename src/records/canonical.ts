@@ -24,12 +24,42 @@ const texts = new WeakMap<object, { text: string; height: number }>();
 
 /** JCS text of `value`. Rejects values JSON cannot represent faithfully. */
 export function canonicalText(value: unknown): string {
-  return write(value, 0).text;
+  return write(value, 0);
 }
 
 /** JCS UTF-8 bytes of `value`. */
 export function canonicalBytes(value: unknown): Uint8Array {
   return encoder.encode(canonicalText(value));
+}
+
+/**
+ * The JCS text of each member of a plain object, for {@link composeObjectText}:
+ * objects that share most members (an event's input, its draft and the event
+ * itself) are then written without writing the shared members again.
+ */
+export function memberTexts(value: object): Map<string, string> {
+  const proto = Object.getPrototypeOf(value);
+  if (Array.isArray(value) || (proto !== Object.prototype && proto !== null)) throw invalidRequest('only plain objects can be canonicalised');
+  const out = new Map<string, string>();
+  for (const k of Object.keys(value)) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v === undefined) throw invalidRequest('undefined member cannot be canonicalised', { key: k });
+    out.set(k, write(v, 1));
+  }
+  return out;
+}
+
+/** JCS text of the object whose members' texts these are (as `canonicalText` of that object would give). */
+export function composeObjectText(members: ReadonlyMap<string, string>): string {
+  const keys = [...members.keys()].sort();
+  let text = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (!k.isWellFormed()) throw invalidRequest('key holds a lone surrogate');
+    if (i > 0) text += ',';
+    text += `${JSON.stringify(k)}:${members.get(k)!}`;
+  }
+  return `${text}}`;
 }
 
 /**
@@ -51,6 +81,66 @@ export function freezeCanonical<T>(value: T): T {
  */
 export function frozenCopy<T>(value: T): T {
   return freezeCanonical(copyUnfrozen(value) as T);
+}
+
+/**
+ * Like `frozenCopy`, but the JCS text of the copy, and of every object copied,
+ * is written in the same pass and cached (issue #15: sealing copied, froze and
+ * wrote a record's body in three walks). Throws where `canonicalText` would,
+ * so it is for values about to be canonicalised anyway (a record being sealed).
+ */
+export function canonicalCopy<T>(value: T): T {
+  return copyWrite(value, 0) as T;
+}
+
+/** The text `copyWrite` wrote for the value it last returned. */
+let copiedText = '';
+
+function copyWrite(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null || deepFrozen.has(value)) {
+    copiedText = write(value, depth);
+    return value;
+  }
+  if (depth > MAX_DEPTH) throw invalidRequest('value nests too deeply to canonicalise');
+  let text: string;
+  let h = 0;
+  let out: unknown[] | Record<string, unknown>;
+  if (Array.isArray(value)) {
+    const list = new Array<unknown>(value.length);
+    text = '[';
+    for (let i = 0; i < value.length; i++) {
+      list[i] = copyWrite(value[i], depth + 1);
+      if (i > 0) text += ',';
+      text += copiedText;
+      if (height >= h) h = height + 1;
+    }
+    text += ']';
+    out = list;
+  } else {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) throw invalidRequest('only plain objects can be canonicalised');
+    const keys = Object.keys(value);
+    const copy: Record<string, unknown> = {};
+    const memberText = new Map<string, string>();
+    for (const k of keys) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v === undefined) throw invalidRequest('undefined member cannot be canonicalised', { key: k });
+      const c = copyWrite(v, depth + 1);
+      // defineProperty for "__proto__", so it stays a data member (as in frozenCopy).
+      if (k === '__proto__') Object.defineProperty(copy, k, { value: c, enumerable: true, writable: true, configurable: true });
+      else copy[k] = c;
+      memberText.set(k, copiedText);
+      if (height >= h) h = height + 1;
+    }
+    text = composeObjectText(memberText);
+    out = copy;
+  }
+  Object.freeze(out);
+  deepFrozen.add(out);
+  texts.set(out, { text, height: h });
+  height = h;
+  copiedText = text;
+  return out;
 }
 
 function copyUnfrozen(value: unknown): unknown {
@@ -84,65 +174,70 @@ function freeze(value: unknown): boolean {
   return true;
 }
 
-interface Written {
-  text: string;
-  /** Levels of nesting beneath this value (0 for a scalar). */
-  height: number;
-}
+/** Levels of nesting beneath the value `write` last returned (0 for a scalar); a variable, not a field, so no object is allocated per value. */
+let height = 0;
 
 // JSON.stringify of a finite number is ECMAScript Number::toString, which is
 // what RFC 8785 §3.2.2.3 prescribes; of a well-formed string, the §3.2.2.2
 // escaping. NaN, undefined members and lone surrogates would make the signed
 // bytes disagree with what the signer meant, so they are refused.
-function write(value: unknown, depth: number): Written {
+function write(value: unknown, depth: number): string {
   if (depth > MAX_DEPTH) throw invalidRequest('value nests too deeply to canonicalise');
   switch (typeof value) {
     case 'string':
       if (!value.isWellFormed()) throw invalidRequest('string holds a lone surrogate');
-      return { text: JSON.stringify(value), height: 0 };
+      height = 0;
+      return JSON.stringify(value);
     case 'number':
       if (!Number.isFinite(value)) throw invalidRequest('non-finite number cannot be canonicalised');
-      return { text: JSON.stringify(value), height: 0 };
+      height = 0;
+      return JSON.stringify(value);
     case 'boolean':
-      return { text: value ? 'true' : 'false', height: 0 };
+      height = 0;
+      return value ? 'true' : 'false';
     case 'object': {
-      if (value === null) return { text: 'null', height: 0 };
+      if (value === null) {
+        height = 0;
+        return 'null';
+      }
       const frozen = deepFrozen.has(value);
       if (frozen) {
         const hit = texts.get(value);
         if (hit) {
           if (depth + hit.height > MAX_DEPTH) throw invalidRequest('value nests too deeply to canonicalise');
-          return hit;
+          height = hit.height;
+          return hit.text;
         }
       }
-      const out = Array.isArray(value) ? writeArray(value, depth) : writeObject(value, depth);
-      if (frozen) texts.set(value, out);
-      return out;
+      const text = Array.isArray(value) ? writeArray(value, depth) : writeObject(value, depth);
+      if (frozen) texts.set(value, { text, height });
+      return text;
     }
     default:
       throw invalidRequest(`a ${typeof value} cannot be canonicalised`);
   }
 }
 
-function writeArray(value: readonly unknown[], depth: number): Written {
+function writeArray(value: readonly unknown[], depth: number): string {
   let text = '[';
-  let height = 0;
+  let h = 0;
   for (let i = 0; i < value.length; i++) {
     const item = write(value[i], depth + 1);
     if (i > 0) text += ',';
-    text += item.text;
-    if (item.height >= height) height = item.height + 1;
+    text += item;
+    if (height >= h) h = height + 1;
   }
-  return { text: `${text}]`, height };
+  height = h;
+  return `${text}]`;
 }
 
-function writeObject(value: object, depth: number): Written {
+function writeObject(value: object, depth: number): string {
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw invalidRequest('only plain objects can be canonicalised');
   // Default sort compares UTF-16 code units, the order RFC 8785 §3.2.3 requires.
   const keys = Object.keys(value).sort();
   let text = '{';
-  let height = 0;
+  let h = 0;
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
     if (!k.isWellFormed()) throw invalidRequest('key holds a lone surrogate');
@@ -150,8 +245,9 @@ function writeObject(value: object, depth: number): Written {
     if (v === undefined) throw invalidRequest('undefined member cannot be canonicalised', { key: k });
     const member = write(v, depth + 1);
     if (i > 0) text += ',';
-    text += `${JSON.stringify(k)}:${member.text}`;
-    if (member.height >= height) height = member.height + 1;
+    text += `${JSON.stringify(k)}:${member}`;
+    if (height >= h) h = height + 1;
   }
-  return { text: `${text}}`, height };
+  height = h;
+  return `${text}}`;
 }

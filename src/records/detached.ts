@@ -8,7 +8,7 @@
  * object here (never inside it: it is not part of the sealed bytes).
  */
 import { canonicalText } from './canonical.ts';
-import { digestOf } from './digest.ts';
+import { sha256Digest } from './digest.ts';
 import type { JsonValue } from './strict-json.ts';
 
 /** What kind of content: the caller's message (task_input) or Baton's task view of an attempt. */
@@ -25,7 +25,8 @@ const riders = new WeakMap<object, DetachedContent[]>();
 
 /** The content `value` as stored apart, with the digest the record keeps. */
 export function detachedOf(kind: ContentKind, value: JsonValue): DetachedContent {
-  return { digest: digestOf(value), kind, document: canonicalText(value) };
+  const document = canonicalText(value); // written once: the digest is of these very bytes
+  return { digest: sha256Digest(document), kind, document };
 }
 
 /** Attaches content to a sealed record on its way to the store. */

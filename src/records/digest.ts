@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { canonicalBytes, isCanonicalFrozen } from './canonical.ts';
+import { canonicalText, isCanonicalFrozen } from './canonical.ts';
 
 export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
 export const Digest = z.string().regex(DIGEST_PATTERN, 'expected sha256:<64 lowercase hex>');
@@ -20,8 +20,9 @@ const frozenDigests = new WeakMap<object, Digest>();
 
 /** `sha256:<hex>` of the JCS canonical bytes of `value`. */
 export function digestOf(value: unknown): Digest {
-  if (!isCanonicalFrozen(value)) return sha256Digest(canonicalBytes(value));
+  // Hashed as text (UTF-8, the same bytes canonicalBytes gives: lone surrogates are refused) without an encoded copy.
+  if (!isCanonicalFrozen(value)) return sha256Digest(canonicalText(value));
   let d = frozenDigests.get(value);
-  if (d === undefined) frozenDigests.set(value, (d = sha256Digest(canonicalBytes(value))));
+  if (d === undefined) frozenDigests.set(value, (d = sha256Digest(canonicalText(value))));
   return d;
 }

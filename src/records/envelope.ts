@@ -7,8 +7,8 @@
  */
 import { z } from 'zod';
 import { invalidRequest } from '../errors.ts';
-import { frozenCopy, isCanonicalFrozen } from './canonical.ts';
-import { Digest, digestOf } from './digest.ts';
+import { canonicalCopy, canonicalText, frozenCopy, isCanonicalFrozen } from './canonical.ts';
+import { Digest, digestOf, sha256Digest } from './digest.ts';
 import { Identifier, type IdSource } from './ids.ts';
 import { ActorRef, RevisionRef } from './revision-ref.ts';
 import { recordTypeOf, SchemaRef, schemaRefFor, type RecordType } from './schema-ref.ts';
@@ -67,7 +67,12 @@ export function sealRecord<B extends Record<string, unknown>>(
   if (input.recordId !== undefined && input.prior === undefined) {
     throw invalidRequest('a later revision must name its prior revision');
   }
-  const unsigned = {
+  // Sealed means immutable (RW-003 §3): frozen, so its canonical bytes and
+  // digest are computed once however often it is stored, signed or checked.
+  // Copied (the caller's body stays its own), frozen and written in one pass
+  // before the digest is taken, so the text written for the digest is the one
+  // every later write of the record reuses (issue #15: it was written twice).
+  const unsigned = canonicalCopy({
     record_id: input.recordId ?? deps.ids.next(prefixOf(input.type)),
     revision_id: deps.ids.next('rev'),
     schema_ref: schemaRefFor(input.type),
@@ -76,13 +81,23 @@ export function sealRecord<B extends Record<string, unknown>>(
     issued_at: utc(deps.clock.now()),
     lifecycle_assertion: input.lifecycle,
     body: input.body,
-  };
-  const content_digest = digestOf(unsigned);
-  // Sealed means immutable (RW-003 §3): frozen, so its canonical bytes and
-  // digest are computed once however often it is stored, signed or checked.
+  });
+  const content_digest = sha256Digest(canonicalText(unsigned));
   const sealed = frozenCopy({ ...unsigned, content_digest });
   contentDigests.set(sealed, content_digest);
   return sealed as SealedRecord<B>;
+}
+
+/**
+ * `record` with `signatures` in place of any it had, deep-frozen. Signatures
+ * are outside the content digest (RW-003 §3), so a known digest of `record`
+ * is the signed copy's too and is not computed again.
+ */
+export function withSignatures<R extends object>(record: R, signatures: readonly DetachedSignature[]): R & { signatures: DetachedSignature[] } {
+  const signed = frozenCopy({ ...record, signatures: [...signatures] });
+  const known = isCanonicalFrozen(record) ? contentDigests.get(record) : undefined;
+  if (known !== undefined) contentDigests.set(signed, known);
+  return signed;
 }
 
 /** Content digests of deep-frozen records, computed once each (issue #15). */

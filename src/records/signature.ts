@@ -8,6 +8,8 @@ import { KeyObject, sign as cryptoSign, verify as cryptoVerify, type webcrypto }
 import { decodeProtectedHeader, type CryptoKey } from 'jose';
 import { z } from 'zod';
 import { BatonError, invalidRequest } from '../errors.ts';
+import { freezeCanonical } from './canonical.ts';
+import { Lru } from './lru.ts';
 import { provenBefore, rememberProven } from './verified-signatures.ts';
 
 /** Only asymmetric algorithms with a pinned curve; never `none` or HS*. */
@@ -82,6 +84,22 @@ function checkKeyFor(alg: SigningAlg, k: KeyObject): void {
  * allow-list before any key lookup happens.
  */
 export function readProtectedHeader(sig: DetachedSignature): ProtectedHeader {
+  // The protected header depends on its text alone, and one key's header text repeats on
+  // every record it signs: read once per distinct text (issue #15), shared deep-frozen.
+  let header = headers.get(sig.protected);
+  if (header === undefined) headers.set(sig.protected, (header = freezeCanonical(readProtected(sig.protected))));
+  if (sig.header && ('alg' in sig.header || 'kid' in sig.header)) {
+    // An unprotected alg/kid would be unauthenticated input steering key choice.
+    throw invalidRequest('alg and kid must be in the protected header');
+  }
+  return header;
+}
+
+/** Protected headers already read, by their exact base64url text (successes only). */
+const headers = new Lru<string, ProtectedHeader>(256);
+
+function readProtected(protectedB64: string): ProtectedHeader {
+  const sig = { protected: protectedB64 };
   let raw: unknown;
   try {
     raw = decodeProtectedHeader({ protected: sig.protected });
@@ -95,10 +113,6 @@ export function readProtectedHeader(sig: DetachedSignature): ProtectedHeader {
   }
   // No JWS extension is understood here (RFC 7515 §4.1.11 `crit`, RFC 7797 unencoded payloads): refuse rather than misread.
   if (typeof raw === 'object' && raw !== null && ('crit' in raw || 'b64' in raw)) throw invalidRequest('signature header uses a JWS extension Baton does not support');
-  if (sig.header && ('alg' in sig.header || 'kid' in sig.header)) {
-    // An unprotected alg/kid would be unauthenticated input steering key choice.
-    throw invalidRequest('alg and kid must be in the protected header');
-  }
   return parsed.data;
 }
 

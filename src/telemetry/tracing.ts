@@ -11,7 +11,7 @@
  * remote's error text (RW-003 §9 minimal data).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { context, INVALID_SPAN_CONTEXT, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { isBatonError } from '../errors.ts';
 import { VERSION } from '../version.ts';
@@ -19,8 +19,17 @@ import type { TracingConfig } from './config.ts';
 
 export const tracer = () => trace.getTracer('baton', VERSION);
 
+/**
+ * Whether `startTracing` installed the SDK. Without it every span is the API's
+ * no-op, so the request path skips making them (issue #15: the no-op wrapper
+ * was measurable per request) and hands `fn` one shared non-recording span.
+ */
+let installed = false;
+const NOOP_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
 /** Runs `fn` in a span named `name`, a child of the active one; records an error by its ADR-0014 code only. */
 export async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>): Promise<T> {
+  if (!installed) return fn(NOOP_SPAN);
   return tracer().startActiveSpan(name, { attributes }, async (span) => {
     try {
       return await fn(span);
@@ -48,7 +57,7 @@ export function failed(span: Span, err: unknown): void {
 
 /** Adds the W3C trace context of the active span to outgoing headers (a no-op until an SDK is installed). */
 export function withTraceContext(headers: Record<string, string>): Record<string, string> {
-  propagation.inject(context.active(), headers);
+  if (installed) propagation.inject(context.active(), headers);
   return headers;
 }
 
@@ -78,8 +87,10 @@ export async function startTracing(config: TracingConfig, exporter?: SpanExporte
     spanProcessors: [processor],
   });
   provider.register();
+  installed = true;
   return {
     shutdown: async () => {
+      installed = false;
       await provider.shutdown();
       trace.disable();
       propagation.disable();
@@ -97,6 +108,7 @@ export async function startTracing(config: TracingConfig, exporter?: SpanExporte
  */
 export function requestSpan(binding: string, delegatee: string | undefined) {
   return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+    if (!installed) return next();
     const parent = propagation.extract(context.active(), req.headers);
     const span = tracer().startSpan('baton.request', { kind: SpanKind.SERVER, attributes: { 'baton.binding': binding, ...(delegatee ? { 'baton.delegatee': delegatee } : {}), 'http.request.method': req.method ?? 'GET' } }, parent);
     const ctx = trace.setSpan(parent, span);

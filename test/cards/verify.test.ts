@@ -25,6 +25,21 @@ describe('remote card verification', () => {
     expect(v.agent_card_id).toBe('card_extractor');
   });
 
+  it('the same buffer again reuses its parse and RW-003 params (frozen); the buffer changed in place is verified afresh', async () => {
+    const k = await testKey('ES256');
+    const bytes = await signedBytes(remoteCard([k]), [k]);
+    const trust = await trustFor([k]);
+    const first = await verify(bytes, { trust });
+    const again = await verify(bytes, { trust });
+    expect(again.rw003).toBe(first.rw003);
+    expect(Object.isFrozen(first.rw003) && Object.isFrozen(first.card)).toBe(true);
+    expect(again.raw_digest).toBe(first.raw_digest);
+    // Same length, one byte different: the cache must not answer for it.
+    const at = Buffer.from(bytes).indexOf('card_extractor') + 5;
+    bytes[at] = bytes[at]! ^ 1;
+    await expectCodeAsync(verify(bytes, { trust }), 'invalid_request');
+  });
+
   it('accepts EdDSA', async () => {
     const k = await testKey('EdDSA');
     const v = await verify(await signedBytes(remoteCard([k]), [k]), { trust: await trustFor([k]) });

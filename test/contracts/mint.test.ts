@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { mintChild, reviseChild } from '../../src/contracts/mint.ts';
 import { definePreset } from '../../src/contracts/presets.ts';
+import canonicalize from 'canonicalize';
+import { parseContract } from '../../src/contracts/model.ts';
+import { verifyRecordSignatures } from '../../src/contracts/signing.ts';
+import { canonicalText } from '../../src/records/canonical.ts';
 import { refOf } from '../../src/records/envelope.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
 import { actors, at, childRequest, delegatees, HOUR, machinePresetRaw, world } from './fixtures.ts';
@@ -23,6 +27,19 @@ describe('child minting', () => {
     // Every ancestor delegation stream is fenced by the child (RW-003 §1.2, §8).
     expect(b.control_scopes).toEqual(expect.arrayContaining(root.contract.body.control_scopes));
     expect(b.control_scopes).toContainEqual({ space_id: 'sp1', scope_kind: 'delegation', scope_id: child.contract.record_id });
+  });
+
+  it('issued and minted contracts are what parsing their stored form gives (issue #15: not re-parsed in process)', async () => {
+    const w = await world();
+    const root = await w.issue();
+    const child = await w.mint(refOf(root.contract), childRequest('b'), actors.agentA);
+    for (const c of [root.contract, child.contract]) {
+      expect(parseContract(c)).toBe(c);
+      const stored = JSON.parse(canonicalText(c)) as unknown;
+      expect(parseContract(stored)).toStrictEqual(c);
+      expect(canonicalText(parseContract(stored))).toBe(canonicalize(stored));
+      await verifyRecordSignatures(parseContract(stored), w.resolveSignerKey);
+    }
   });
 
   it('a child that omits constrained fields inherits them', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import canonicalize from 'canonicalize';
-import { canonicalBytes, canonicalText, freezeCanonical, frozenCopy, isCanonicalFrozen } from '../../src/records/canonical.ts';
+import { canonicalBytes, canonicalCopy, canonicalText, composeObjectText, freezeCanonical, frozenCopy, isCanonicalFrozen, memberTexts } from '../../src/records/canonical.ts';
 import { digestOf, sha256Digest } from '../../src/records/digest.ts';
 import { parseStrictJson } from '../../src/records/strict-json.ts';
 import { expectCode } from '../helpers/errors.ts';
@@ -231,6 +231,43 @@ describe('the one-pass writer against the reference', () => {
     const mixed = [1, new Date(0)];
     freezeCanonical(mixed);
     expect(isCanonicalFrozen(mixed)).toBe(false);
+  });
+
+  it('canonicalCopy: a deep-frozen copy whose cached text is canonicalize\'s, leaving the original unfrozen', () => {
+    for (let i = 0; i < 300; i++) {
+      const value = { v: gen(0), shared: freezeCanonical(structuredClone(gen(1))), list: [gen(2), { n: i }] };
+      const copy = canonicalCopy(value);
+      expect(isCanonicalFrozen(copy)).toBe(true);
+      expect(isCanonicalFrozen(value as unknown) || Object.isFrozen(value.list)).toBe(false);
+      expect(copy.shared).toBe(value.shared);
+      expect(copy).toStrictEqual(value);
+      expect(canonicalText(copy)).toBe(canonicalize(structuredClone(value)));
+      expect(canonicalText(copy.list)).toBe(canonicalize(structuredClone(value.list)));
+    }
+    const proto = canonicalCopy(JSON.parse('{"__proto__": {"x": 1}, "a": [1]}') as Record<string, unknown>);
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+    expect(canonicalText(proto)).toBe('{"__proto__":{"x":1},"a":[1]}');
+    expectCode(() => canonicalCopy({ a: undefined }), 'invalid_request');
+    expectCode(() => canonicalCopy({ a: new Date(0) }), 'invalid_request');
+    expectCode(() => canonicalCopy({ a: '\ud800' }), 'invalid_request');
+    expectCode(() => canonicalCopy({ ['\ud800']: 1 }), 'invalid_request');
+    const nest = (n: number): unknown => (n === 0 ? 0 : [nest(n - 1)]);
+    expect(canonicalText(canonicalCopy(nest(128)))).toBe(canonicalize(nest(128)));
+    expectCode(() => canonicalCopy(nest(129)), 'invalid_request');
+  });
+
+  it('gives the text canonicalize gives for the object, with members added and replaced', () => {
+    for (let i = 0; i < 200; i++) {
+      const value = { a: gen(0), '\u20ac': gen(0), z: gen(1), '10': i };
+      const members = memberTexts(value);
+      expect(composeObjectText(members)).toBe(canonicalize(value));
+      members.set('b', canonicalText(gen(0) ?? null));
+      members.set('a', '"replaced"');
+      expect(JSON.parse(composeObjectText(members))).toMatchObject({ a: 'replaced' });
+      expect(composeObjectText(members)).toBe(canonicalize(JSON.parse(composeObjectText(members))));
+    }
+    expectCode(() => memberTexts({ a: undefined }), 'invalid_request');
+    expectCode(() => memberTexts([1] as never), 'invalid_request');
   });
 });
 

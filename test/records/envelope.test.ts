@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, BatonError } from '../../src/errors.ts';
 import { WIRE_CODES, errorBody } from '../../src/http/error-map.ts';
-import { computeContentDigest, openEnvelope, refOf, sealRecord } from '../../src/records/envelope.ts';
+import canonicalize from 'canonicalize';
+import { computeContentDigest, openEnvelope, refOf, sealRecord, withSignatures } from '../../src/records/envelope.ts';
 import { checkIdentifier, randomIds, sequentialIds } from '../../src/records/ids.ts';
 import { recordTypeOf, schemaRefFor } from '../../src/records/schema-ref.ts';
 import { manualClock } from '../../src/records/time.ts';
-import { freezeCanonical } from '../../src/records/canonical.ts';
-import { digestOf } from '../../src/records/digest.ts';
+import { freezeCanonical, isCanonicalFrozen } from '../../src/records/canonical.ts';
+import { digestOf, sha256Digest } from '../../src/records/digest.ts';
 import { expectCode } from '../helpers/errors.ts';
 
 const actor = { object_id: 'actor_owner', revision_id: 'rev_1', content_digest: `sha256:${'a'.repeat(64)}` };
@@ -36,6 +37,20 @@ describe('RW-003 §3 envelope', () => {
     binding.config_revision = 'r2';
     expect(rec.body.owner.config_revision).toBe('r1');
     expect(rec.content_digest).toBe(computeContentDigest(rec));
+  });
+
+  it('a signed copy keeps the digest, leaves the sealed record as it was, and its digest covers no signature', () => {
+    const rec = sealRecord({ type: 'grant', body: { scope: ['read'] }, issuedBy: actor, lifecycle: 'active' }, deps);
+    const sig = { protected: 'eyJhbGciOiJFUzI1NiJ9', signature: 'c2ln' };
+    const signed = withSignatures(rec, [sig]);
+    expect(signed).toStrictEqual({ ...rec, signatures: [sig] });
+    expect(isCanonicalFrozen(signed)).toBe(true);
+    expect('signatures' in rec).toBe(false);
+    expect(computeContentDigest(signed)).toBe(rec.content_digest);
+    expect(openEnvelope(structuredClone(signed)).content_digest).toBe(rec.content_digest);
+    // The digest text is the record's own bytes, written once (issue #15), and equal to the reference.
+    const { content_digest: _d, ...unsigned } = rec;
+    expect(rec.content_digest).toBe(sha256Digest(canonicalize(unsigned)!));
   });
 
   it('a later revision must name its prior, and keeps the record id', () => {

@@ -15,6 +15,38 @@ describe('parseStrictJson', () => {
     );
   });
 
+  it('finds a duplicate key anywhere, whatever the strings around it hold (the fast path counts members)', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 5 }), fc.string(), fc.nat(), (value, key, at) => {
+        const text = JSON.stringify(value);
+        fc.pre(!/\d{16,}/.test(text));
+        // Every object in the text gets the same key twice, in one of them.
+        const opens = [...text.matchAll(/\{/g)].map((m) => m.index).filter((i) => !inString(text, i));
+        fc.pre(opens.length > 0);
+        const i = opens[at % opens.length]! + 1;
+        const k = JSON.stringify(key);
+        const dup = `${text.slice(0, i)}${k}:1,${k}:2${text[i] === '}' ? '' : ','}${text.slice(i)}`;
+        expectCode(() => parseStrictJson(dup, { maxBytes: 1 << 20 }), 'invalid_request');
+      }),
+      { numRuns: 300 },
+    );
+    expect(parseStrictJson(String.raw`{"a\\":"x:y\\\"","b":["\\",":"],"c":{"d\"":":"}}`)).toStrictEqual({ 'a\\': 'x:y\\"', b: ['\\', ':'], c: { 'd"': ':' } });
+    expectCode(() => parseStrictJson(String.raw`{"a\\":1,"a\\":2}`), 'invalid_request');
+  });
+
+  it('a nesting bound is the same on the fast path: exactly at it parses, one deeper is limit_exceeded', () => {
+    const nest = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    expect(parseStrictJson(nest(5), { maxDepth: 5 })).toBeDefined();
+    expectCode(() => parseStrictJson(nest(6), { maxDepth: 5 }), 'limit_exceeded');
+    expectCode(() => parseStrictJson('{"a":"[[[[[[","b":' + nest(6) + '}', { maxDepth: 6 }), 'limit_exceeded');
+    expect(parseStrictJson('{"a":"[[[[[[[[","b":' + nest(5) + '}', { maxDepth: 6 })).toMatchObject({ a: '[[[[[[[[' });
+  });
+
+  it('a long fraction or exponent is still a number; a long integer still is not', () => {
+    expect(parseStrictJson('[1.12345678901234567, 12345678901234567e2]')).toStrictEqual([1.12345678901234567, 12345678901234567e2]);
+    expectCode(() => parseStrictJson('{"n":-90071992547409930}'), 'invalid_request');
+  });
+
   it('accepts whitespace, escapes and astral characters', () => {
     expect(parseStrictJson(' { "a" : [1, -2.5e3, true, false, null], "b": "\\u00e9\\n\\ud83d\\ude00\\/" } ')).toStrictEqual({
       a: [1, -2500, true, false, null],
@@ -139,3 +171,13 @@ describe('parseStrictJson', () => {
     }
   });
 });
+
+/** Whether offset `i` of valid JSON `text` is inside a string. */
+function inString(text: string, i: number): boolean {
+  let inside = false;
+  for (let p = 0; p < i; p++) {
+    if (text[p] === '\\' && inside) p++;
+    else if (text[p] === '"') inside = !inside;
+  }
+  return inside;
+}

@@ -13,14 +13,18 @@ import type { PathDeps } from './deps.ts';
 import { pinnedTarget } from './resolve-target.ts';
 import type { Turn } from './turn.ts';
 
+// Built once: a zod schema made per call costs more than the parse itself (issue #15).
+const FenceSet = ControlBoundaryRef.array();
+const RemoteFenceSet = RemoteFenceEntry.array();
+
 /** Undefined when the turn's reservation is already resolved (its verdict was committed elsewhere). */
 export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'delegatees' | 'federation'>, ref: { attempt_id: string; reservation_id: string }): Promise<Turn | undefined> {
   const [attempt, r] = await Promise.all([deps.attempts.get(ref.attempt_id), deps.store.ledger.reservation(ref.reservation_id)]);
   if (!attempt || !r || (r.status !== 'held' && r.status !== 'unknown')) return undefined;
   const decision = await deps.store.getByDigest(r.decision_ref.content_digest);
-  const fence = ControlBoundaryRef.array().parse(decision?.body.fence_set ?? []);
+  const fence = FenceSet.parse(decision?.body.fence_set ?? []);
   const { scopes, subject } = await fencedScopes(deps, attempt);
-  const remote = RemoteFenceEntry.array().parse(decision?.body.remote_fence_set ?? []);
+  const remote = RemoteFenceSet.parse(decision?.body.remote_fence_set ?? []);
   return {
     attempt,
     effect_id: r.effect_id,
