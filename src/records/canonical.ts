@@ -21,6 +21,15 @@ const MAX_DEPTH = 128;
 const deepFrozen = new WeakSet<object>();
 /** Their JCS text and nesting height, computed on first use. */
 const texts = new WeakMap<object, { text: string; height: number }>();
+/**
+ * Texts are kept for a value written at the top (a record, a body, an event)
+ * and for its direct members (a record's body; an event's members), never for
+ * objects deeper down: a text built by concatenation is a rope that keeps every
+ * piece alive, so caching every nested object kept ~100 small strings per
+ * object — a gateway held 2.5 million of them (123 MB) after 1,500 requests
+ * (issue #15 soak). Deeper objects reached again are simply rewritten.
+ */
+const CACHED_DEPTH = 1;
 
 /** JCS text of `value`. Rejects values JSON cannot represent faithfully. */
 export function canonicalText(value: unknown): string {
@@ -137,7 +146,7 @@ function copyWrite(value: unknown, depth: number): unknown {
   }
   Object.freeze(out);
   deepFrozen.add(out);
-  texts.set(out, { text, height: h });
+  if (depth <= CACHED_DEPTH) texts.set(out, { text, height: h });
   height = h;
   copiedText = text;
   return out;
@@ -210,7 +219,7 @@ function write(value: unknown, depth: number): string {
         }
       }
       const text = Array.isArray(value) ? writeArray(value, depth) : writeObject(value, depth);
-      if (frozen) texts.set(value, { text, height });
+      if (frozen && depth <= CACHED_DEPTH) texts.set(value, { text, height });
       return text;
     }
     default:
