@@ -214,6 +214,13 @@ export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimit
   if ((yield* tx('countRetained', root.owner_namespace, req.at)) >= limits.maxRetainedRecords) {
     throw limitExceeded('owner namespace holds the maximum number of retained records', { max: limits.maxRetainedRecords });
   }
+  // The chain's balances are locked before the fence heads are share-locked:
+  // admissions on one chain then queue on the balances holding nothing else,
+  // and only the one admitting holds the heads. The other order let queued
+  // admissions keep a head share-locked without a gap, so a revocation's
+  // FOR UPDATE waited for as long as they kept coming (PostgreSQL, four racers).
+  const nodeIds = chain.map((n) => n.node_id);
+  const balances = (yield* tx('balances', nodeIds, 'update')).map((b) => ({ ...b, ceiling: BigInt(b.ceiling), consumed: BigInt(b.consumed), reserved: BigInt(b.reserved) }));
   // Fences: every ancestor delegation stream plus the caller-named authority scopes.
   const required = [...chain.map((n) => delegationScope(n.space_id, n.node_id)), ...req.scopes];
   const heads = new Map<string, StreamHead>();
@@ -226,8 +233,6 @@ export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimit
     if (Date.parse(n.not_after) <= Date.parse(req.at)) throw contextInvalidated('a delegation in the chain has expired', { node_id: n.node_id });
   }
 
-  const nodeIds = chain.map((n) => n.node_id);
-  const balances = (yield* tx('balances', nodeIds, 'update')).map((b) => ({ ...b, ceiling: BigInt(b.ceiling), consumed: BigInt(b.consumed), reserved: BigInt(b.reserved) }));
   const amounts = new Map(Object.entries(req.amounts));
   const deltas = planCharge(nodeIds, balances, amounts, req.kind);
 
