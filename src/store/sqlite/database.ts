@@ -69,6 +69,10 @@ function connect(path: string, opts: OpenOptions): Db {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
+    // 64 MiB of page cache (SQLite's default is 2 MiB): with a million retained
+    // records the request path's index pages no longer fit the default, and
+    // admission grew 1.79× from 10^3 to 10^6 records instead of 1.50× (issue #15).
+    db.pragma('cache_size = -65536');
     db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
     db.defaultSafeIntegers(true);
     const check = db.pragma('quick_check', { simple: true });
