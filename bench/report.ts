@@ -479,6 +479,13 @@ function obstacles(r: Results): string[] {
       `- **Durable admission ≥ 4,000/s on SQLite in one process.** Best this run: ${f(best, 0)}/s. Group commit already shares one fsync among the admissions queued meanwhile, so the limit is the work per admission on the one thread that runs SQLite: the fence capture, then one transaction of about 25 statements (the chain's 3 nodes, the capacity count, the balances locked, the fence heads, the PermissionDecision record and its head, the reservation, the live-root refresh, 3 balance updates and 3 journal entries, the audit event and its head) plus the decision's digest and the event's canonical text — about 1 ms per admission on this machine, where 4,000/s on one thread leaves 0.25 ms for all of it.`,
     );
   }
+  if (has('Flat growth')) {
+    const rows = r.admission.retained?.rows ?? [];
+    const cell = (x: (typeof rows)[number] | undefined) => (x ? `${f(x.admission.meanMs, 2)} ms admission, ${f(x.verify.meanUs, 0)} µs verification` : '–');
+    lines.push(
+      `- **Flat growth.** ${rows.map((x) => `${x.retained.toLocaleString('en-US')}: ${cell(x)}`).join('; ')}. No step on the path scans history any more (the capacity counts walk live roots; every other read goes by key), so what grows is the B-tree under each write: an admission inserts into about 15 indexes keyed by random ids (records, heads, events, reservation, journal), each insert lands on a different leaf page, and with a million rows those pages fall out of the page cache (64 MiB) and each commit writes more distinct pages to the WAL. The cost follows log n and the cache, not n. The lever left is time-ordered ids (new rows at the right edge of each index).`,
+    );
+  }
   if (has('PostgreSQL, 4 processes')) {
     lines.push(
       `- **PostgreSQL 4 processes ≥ 2.5× one.** This machine has ${r.machine.cores} cores, shared by the PostgreSQL server, the admitting processes and the benchmark itself; one admitting process already keeps a share of both busy (its own JavaScript and its backend's work), so four can add at most the idle remainder. The admissions do not contend with each other (each admits on its own chain); the ratio measures spare cores.`,
