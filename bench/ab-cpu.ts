@@ -4,9 +4,9 @@
  * with user and system time apart. Run the same file in two checkouts,
  * alternating, to compare a change within one time window on a shared machine.
  */
-import { completedTask, LoadGenerator, sendMessageBody } from './lib/load.ts';
+import { LoadGenerator } from './lib/load.ts';
 import { cpuTimes, ticksToMs } from './lib/proc.ts';
-import { API_KEY, startBaton, startHonestAgent } from './lib/world.ts';
+import { batonSendMessage, startBaton, startHonestAgent } from './lib/world.ts';
 
 const c = Number(process.argv[2] ?? 32);
 const ms = Number(process.argv[3] ?? 5_000);
@@ -14,7 +14,7 @@ const agent = await startHonestAgent();
 const baton = await startBaton(agent, 30);
 try {
   const gen = new LoadGenerator(
-    { origin: baton.url, path: '/agents/honest/a2a/jsonrpc', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY }, body: sendMessageBody('ab'), check: completedTask({ verified: true }) },
+    batonSendMessage(baton.url, 'ab'),
     c,
   );
   await gen.phase(1_500, 300);

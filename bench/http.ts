@@ -8,7 +8,7 @@
 import { completedTask, LoadGenerator, sendMessageBody, type LoadTarget, type PhaseResult } from './lib/load.ts';
 import { cpuTicks, ticksToMs } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
-import { API_KEY, ROOT_LIFETIME_S, startBaton, startHonestAgent, startPassthrough, type Service } from './lib/world.ts';
+import { batonSendMessage, ROOT_LIFETIME_S, startBaton, startHonestAgent, startPassthrough, type Service } from './lib/world.ts';
 
 export type Route = 'direct' | 'passthrough' | 'readback' | 'baton';
 
@@ -117,14 +117,7 @@ export async function benchHttp(quick: boolean, log: (s: string) => void): Promi
       const baton = await startBaton(agent, lifetime);
       try {
         const before = (await agent.log()).counts;
-        const target = {
-          origin: baton.url,
-          path: '/agents/honest/a2a/jsonrpc',
-          headers: { ...BASE_HEADERS, 'x-api-key': API_KEY },
-          body: sendMessageBody('baton'),
-          check: completedTask({ verified: true }),
-        };
-        const row = await measure(target, c, t, { proxy: baton.pid, agent: agent.pid });
+        const row = await measure(batonSendMessage(baton.url, 'baton'), c, t, { proxy: baton.pid, agent: agent.pid });
         rows.push({ route: 'baton', ...row, agentCallsPerRequest: callsPer(before, (await agent.log()).counts), rootLifetimeS: lifetime });
       } finally {
         await baton.stop();

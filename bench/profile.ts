@@ -6,10 +6,10 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { completedTask, LoadGenerator, sendMessageBody } from './lib/load.ts';
+import { LoadGenerator } from './lib/load.ts';
 import { removeTemp, ROOT, tempDir } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
-import { API_KEY, ROOT_LIFETIME_S, startHonestAgent, startProfiledBaton } from './lib/world.ts';
+import { batonSendMessage, ROOT_LIFETIME_S, startHonestAgent, startProfiledBaton } from './lib/world.ts';
 
 interface CallFrame {
   functionName: string;
@@ -145,13 +145,7 @@ export async function profileBaton(quick: boolean, log: (s: string) => void): Pr
     let window: { fromUs: number; toUs: number } | undefined;
     try {
       const gen = new LoadGenerator(
-        {
-          origin: baton.url,
-          path: '/agents/honest/a2a/jsonrpc',
-          headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
-          body: sendMessageBody('prof'),
-          check: completedTask({ verified: true }),
-        },
+        batonSendMessage(baton.url, 'prof'),
         32,
       );
       try {

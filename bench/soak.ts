@@ -14,11 +14,11 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { completedTask, LoadGenerator, sendMessageBody } from './lib/load.ts';
+import { LoadGenerator } from './lib/load.ts';
 import { cpuTicks, ticksToMs } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 import type { Results } from './report.ts';
-import { API_KEY, ROOT_LIFETIME_S, startBaton, startHonestAgent } from './lib/world.ts';
+import { batonSendMessage, ROOT_LIFETIME_S, startBaton, startHonestAgent } from './lib/world.ts';
 
 export interface SoakSample {
   /** Requests completed (successes and errors) when the sample was taken. */
@@ -78,13 +78,7 @@ export async function benchSoak(quick: boolean, log: (s: string) => void): Promi
     const baton = await startBaton(agent, ROOT_LIFETIME_S);
     try {
       const gen = new LoadGenerator(
-        {
-          origin: baton.url,
-          path: '/agents/honest/a2a/jsonrpc',
-          headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
-          body: sendMessageBody('soak'),
-          check: completedTask({ verified: true }),
-        },
+        batonSendMessage(baton.url, 'soak'),
         concurrency,
       );
       try {

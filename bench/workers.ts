@@ -7,11 +7,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { completedTask, LoadGenerator, sendMessageBody } from './lib/load.ts';
+import { LoadGenerator } from './lib/load.ts';
 import { freshSchema, pgReachable, PG_URL } from './lib/ledger.ts';
 import { cpuTicks, removeTemp, ROOT, ticksToMs } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
-import { API_KEY, batonConfig, ROOT_LIFETIME_S, startHonestAgent } from './lib/world.ts';
+import { batonSendMessage, batonConfig, ROOT_LIFETIME_S, startHonestAgent } from './lib/world.ts';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 
@@ -88,13 +88,7 @@ async function measure(store: WorkersRow['store'], workers: number, storeUrl: st
   const gw = await serve(file, workers);
   try {
     const gen = new LoadGenerator(
-      {
-        origin: gw.url,
-        path: '/agents/honest/a2a/jsonrpc',
-        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
-        body: sendMessageBody(`w${workers}${store}`),
-        check: completedTask({ verified: true }),
-      },
+      batonSendMessage(gw.url, `w${workers}${store}`),
       32,
     );
     try {

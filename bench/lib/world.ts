@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnAgent, spawnReady, type SpawnedAgent } from '../../e2e/harness/process.ts';
 import { API_KEY } from '../../e2e/gateway/world.ts';
+import { completedTask, sendMessageBody, type LoadTarget } from './load.ts';
 import { removeTemp, spawnLines, tempDir } from './proc.ts';
 
 export { API_KEY };
@@ -93,3 +94,15 @@ export async function startPassthrough(upstream: string, opts: { readBack?: bool
   const proc = await spawnReady<{ url: string }>(PASSTHROUGH, [upstream, ...(opts.readBack ? ['--read-back'] : [])], {}, { timeoutMs: 30_000 });
   return { url: proc.ready.url, pid: proc.pid, stop: proc.stop };
 }
+
+/** A delegated SendMessage to the honest agent through the Baton at `origin`; success is a read-back verified COMPLETED task. */
+export function batonSendMessage(origin: string, idPrefix: string): LoadTarget {
+  return {
+    origin,
+    path: '/agents/honest/a2a/jsonrpc',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
+    body: sendMessageBody(idPrefix),
+    check: completedTask({ verified: true }),
+  };
+}
+
