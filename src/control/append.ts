@@ -8,7 +8,7 @@ import { canonicalText, composeObjectText, memberTexts } from '../records/canoni
 import { sha256Digest } from '../records/digest.ts';
 import type { IdSource } from '../records/ids.ts';
 import { summariseIssues } from '../records/envelope.ts';
-import { tx, type HeadRow, type Program } from '../store/tx/ops.ts';
+import { tx, type EventRow, type HeadRow, type Program } from '../store/tx/ops.ts';
 
 export interface AppendOptions {
   expectedHead?: { position: number; event_id: string };
@@ -28,8 +28,7 @@ export function* appendControl(input: ParsedEventInput, opts: AppendOptions, ids
   assertPlacement(scope.scope_kind, input.event_type);
   const stream = streamOf(scope);
   // Each member is written once; the input, the draft and the event are composed from the texts (issue #15).
-  const members = memberTexts(input);
-  const inputDigest = sha256Digest(composeObjectText(members));
+  const { members, inputDigest } = inputTexts(input);
   if (input.idempotency_key !== undefined) {
     const prior = yield* tx('eventByIdempotency', stream, input.idempotency_key);
     if (prior) {
@@ -44,13 +43,41 @@ export function* appendControl(input: ParsedEventInput, opts: AppendOptions, ids
   if (opts.expectedHead && head && head.event_id !== opts.expectedHead.event_id) {
     throw contextInvalidated('control stream head moved', { branch_id: stream.branch_id });
   }
+  const { event, row, headRow } = composeEvent(input, members, inputDigest, head, opts.at, ids);
+  yield* tx('insertEvent', row);
+  yield* tx('upsertHead', headRow);
+  return event;
+}
+
+/** An event composed on top of a head, with the rows that store it (no I/O). */
+export interface ComposedEvent {
+  event: ControlEvent;
+  row: EventRow;
+  headRow: HeadRow;
+}
+
+/**
+ * Chains `input` onto `head` (absent for a new stream): position, previous
+ * digest, state transition and event digest (RW-003 §1.2). Pure, so the
+ * set-oriented writer (src/store/tx/batch.ts) and appendControl share it.
+ */
+export function composeEvent(
+  input: ParsedEventInput,
+  members: Map<string, string>,
+  inputDigest: string,
+  head: Pick<HeadRow, 'position' | 'event_digest' | 'state'> | undefined,
+  at: string,
+  ids: IdSource,
+): ComposedEvent {
+  const scope = input.control_scope_ref;
+  const stream = streamOf(scope);
   const state = nextState(scope.scope_kind, (head?.state ?? 'unresolved') as AuthorityState, input.event_type, input.payload);
   const assigned = {
     event_id: ids.next('evt'),
     event_schema_ref: eventSchemaRefOf(input.event_type),
     ...stream,
-    position: (head?.position ?? 0) + 1,
-    recorded_at: opts.at,
+    position: Number(head?.position ?? 0) + 1,
+    recorded_at: at,
     prev_event_digest: head?.event_digest ?? null,
   };
   for (const [k, v] of Object.entries(assigned)) members.set(k, canonicalText(v));
@@ -58,18 +85,23 @@ export function* appendControl(input: ParsedEventInput, opts: AppendOptions, ids
   const event_digest = sha256Digest(composeObjectText(members));
   members.set('event_digest', canonicalText(event_digest));
   const event: ControlEvent = { ...input, ...assigned, event_digest };
-  yield* tx('insertEvent', {
+  const row: EventRow = {
     ...stream,
     position: event.position,
     event_id: event.event_id,
     event_type: event.event_type,
     idempotency_key: event.idempotency_key ?? null,
     input_digest: inputDigest,
-    event_digest: event.event_digest,
+    event_digest,
     document: composeObjectText(members),
-  });
-  yield* tx('upsertHead', { ...stream, scope_kind: scope.scope_kind, position: event.position, event_id: event.event_id, event_digest: event.event_digest, state });
-  return event;
+  };
+  return { event, row, headRow: { ...stream, scope_kind: scope.scope_kind, position: event.position, event_id: event.event_id, event_digest, state } };
+}
+
+/** The canonical member texts of an input and its digest, written once (issue #15). */
+export function inputTexts(input: ParsedEventInput): { members: Map<string, string>; inputDigest: string } {
+  const members = memberTexts(input);
+  return { members, inputDigest: sha256Digest(composeObjectText(members)) };
 }
 
 export function headOf(row: HeadRow): StreamHead {

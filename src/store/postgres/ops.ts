@@ -9,7 +9,8 @@ import type { StreamId } from '../../control/scope.ts';
 import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, pruneLiveRootsSql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
-import type { BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../tx/ops.ts';
+import type { BalanceRow, HeadRow, Lock, NodeRow, RecordHeadRow, RecordRow, ReservationRow } from '../tx/ops.ts';
+import { assertOnePerBalance, CONTENT_ROWS, ENTRY_ROWS, EVENT_ROWS, HEAD_ROWS, insertSql, paramsOf, RECORD_HEAD_ROWS, RECORD_ROWS, type RowShape } from '../tx/rows-sql.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
@@ -23,7 +24,48 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     const cols = Object.keys(row);
     return exec(`INSERT INTO ${table}(${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
   };
+  const insertRows = async <T>(shape: RowShape<T>, rows: readonly T[]): Promise<void> => {
+    if (rows.length > 0) await exec(insertSql(shape, rows.length, (n) => `$${n}`), paramsOf(shape, rows));
+  };
   return {
+    // Sorted, so concurrent transactions lock heads in one order (no deadlock).
+    streamHeads: async (streams, lock) =>
+      streams.length === 0
+        ? []
+        : ((
+            await client.query(
+              `SELECT h.* FROM control_heads h JOIN unnest($1::text[], $2::text[]) AS s(project_id, branch_id)
+               ON h.project_id = s.project_id AND h.branch_id = s.branch_id ORDER BY h.project_id, h.branch_id${lockSql(lock)}${lock === 'none' ? '' : ' OF h'}`,
+              [streams.map((x) => x.project_id), streams.map((x) => x.branch_id)],
+            )
+          ).rows as HeadRow[]).map((row) => ({ ...row, position: Number(row.position) })),
+    recordHeads: async (ids) =>
+      ids.length === 0
+        ? []
+        : ((
+            await client.query(
+              `SELECT h.record_id, h.revision_id, r.content_digest FROM record_heads h JOIN records r ON r.revision_id = h.revision_id
+               WHERE h.record_id = ANY($1) ORDER BY h.record_id FOR UPDATE OF h`,
+              [[...ids]],
+            )
+          ).rows as RecordHeadRow[]),
+    insertRecords: (rows) => insertRows(RECORD_ROWS, rows),
+    setRecordHeads: (rows) => insertRows(RECORD_HEAD_ROWS, rows),
+    insertContents: (rows) => insertRows(CONTENT_ROWS, rows),
+    insertEvents: (rows) => insertRows(EVENT_ROWS, rows),
+    upsertHeads: (rows) => insertRows(HEAD_ROWS, rows),
+    insertEntries: (rows) => insertRows(ENTRY_ROWS, rows),
+    addToBalances: async (deltas) => {
+      if (deltas.length === 0) return;
+      assertOnePerBalance(deltas);
+      const res = await client.query(
+        `UPDATE ledger_balances b SET consumed = b.consumed + v.c, reserved = b.reserved + v.r
+         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS v(node_id, dimension, c, r)
+         WHERE b.node_id = v.node_id AND b.dimension = v.dimension`,
+        [deltas.map((d) => d.node_id), deltas.map((d) => d.dimension), deltas.map((d) => d.consumed.toString()), deltas.map((d) => d.reserved.toString())],
+      );
+      if (res.rowCount !== deltas.length) throw new Error('a balance row is missing');
+    },
     recordByRevision: (id) => one<RecordRow>('SELECT * FROM records WHERE revision_id = $1', [id]),
     recordHead: async (id) => (await one<{ revision_id: string }>('SELECT revision_id FROM record_heads WHERE record_id = $1 FOR UPDATE', [id]))?.revision_id,
     insertRecord: (row) => insert('records', row),
@@ -53,8 +95,11 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
     countActiveRoots: (ns, at) => count(activeRootsSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
     countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
-    refreshLiveRoot: async (root) => {
-      for (const sql of refreshLiveRootSql('$1')) await exec(sql, [root]);
+    refreshLiveRoot: async (root, change) => {
+      // [0] drops a root no longer live, [1] adds (or re-flags) one that is.
+      const [drop, add] = refreshLiveRootSql('$1');
+      if (change !== 'gained') await exec(drop, [root]);
+      if (change !== 'lost') await exec(add, [root]);
     },
     pruneLiveRoots: (ns, at) => exec(pruneLiveRootsSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
     lockPreset: async (preset) => {

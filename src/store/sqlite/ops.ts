@@ -4,7 +4,8 @@
  * whole database and reads inside it are already serialised.
  */
 import type { StreamId } from '../../control/scope.ts';
-import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, TxOps, WorkRow } from '../tx/ops.ts';
+import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordHeadRow, RecordRow, ReservationRow, TxOps, WorkRow } from '../tx/ops.ts';
+import { assertOnePerBalance, CONTENT_ROWS, ENTRY_ROWS, EVENT_ROWS, HEAD_ROWS, insertSql, paramsOf, RECORD_HEAD_ROWS, RECORD_ROWS, valuesSql, type RowShape } from '../tx/rows-sql.ts';
 import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
@@ -87,7 +88,53 @@ export function sqliteOps(db: Db): TxOps {
     }
     return stmt.all(...ids);
   };
+  // Multi-row statements, prepared once per (text kind, row count): a turn writes a handful of rows per table.
+  const many = new Map<string, Database.Statement>();
+  const prepared = (key: string, n: number, sql: () => string): Database.Statement => {
+    const k = `${key}:${n}`;
+    let stmt = many.get(k);
+    if (!stmt) {
+      stmt = db.prepare(sql());
+      if (n <= 64) many.set(k, stmt);
+    }
+    return stmt;
+  };
+  const q1 = () => '?';
+  const insertRows = <T>(shape: RowShape<T>, rows: readonly T[]): void => {
+    if (rows.length > 0) prepared(shape.table, rows.length, () => insertSql(shape, rows.length, q1)).run(...paramsOf(shape, rows));
+  };
+  const streamHeads = (streams: readonly StreamId[]): HeadRow[] =>
+    streams.length === 0
+      ? []
+      : (prepared('heads', streams.length, () =>
+          `SELECT h.* FROM (VALUES ${valuesSql(streams.length, 2, q1)}) s JOIN control_heads h ON h.project_id = s.column1 AND h.branch_id = s.column2 ORDER BY h.project_id, h.branch_id`,
+        ).all(...streams.flatMap((x) => [x.project_id, x.branch_id])) as HeadRow[]).map((row) => ({ ...row, position: Number(row.position) }));
+  const recordHeads = (ids: readonly string[]): RecordHeadRow[] =>
+    ids.length === 0
+      ? []
+      : (prepared('recordHeads', ids.length, () =>
+          `SELECT h.record_id, h.revision_id, r.content_digest FROM (VALUES ${valuesSql(ids.length, 1, q1)}) s
+           JOIN record_heads h ON h.record_id = s.column1 JOIN records r ON r.revision_id = h.revision_id`,
+        ).all(...ids) as RecordHeadRow[]);
+  const addToBalances: TxOps['addToBalances'] = (deltas) => {
+    if (deltas.length === 0) return;
+    assertOnePerBalance(deltas);
+    const info = prepared('addToBalances', deltas.length, () =>
+      `UPDATE ledger_balances SET consumed = consumed + v.column3, reserved = reserved + v.column4
+       FROM (VALUES ${valuesSql(deltas.length, 4, q1)}) AS v WHERE ledger_balances.node_id = v.column1 AND ledger_balances.dimension = v.column2`,
+    ).run(...deltas.flatMap((d) => [d.node_id, d.dimension, d.consumed, d.reserved]));
+    if (info.changes !== deltas.length) throw new Error('a balance row is missing');
+  };
   return {
+    streamHeads: (streams) => streamHeads(streams),
+    recordHeads,
+    insertRecords: (rows) => insertRows(RECORD_ROWS, rows),
+    setRecordHeads: (rows) => insertRows(RECORD_HEAD_ROWS, rows),
+    insertContents: (rows) => insertRows(CONTENT_ROWS, rows),
+    insertEvents: (rows) => insertRows(EVENT_ROWS, rows),
+    upsertHeads: (rows) => insertRows(HEAD_ROWS, rows),
+    insertEntries: (rows) => insertRows(ENTRY_ROWS, rows),
+    addToBalances,
     recordByRevision: (id) => q.recordByRevision.get(id),
     recordHead: (id) => q.recordHead.get(id)?.revision_id,
     insertRecord: (row) => void q.insertRecord.run(row),
@@ -107,8 +154,10 @@ export function sqliteOps(db: Db): TxOps {
     countDescendants: (root) => n(q.countDescendants.get(root)),
     countActiveRoots: (ns, at) => n(q.countActiveRoots.get({ ns, at })),
     countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),
-    refreshLiveRoot: (root) => {
-      for (const stmt of q.refreshLiveRoot) stmt.run({ root });
+    refreshLiveRoot: (root, change) => {
+      // [0] drops a root no longer live, [1] adds (or re-flags) one that is.
+      if (change !== 'gained') q.refreshLiveRoot[0]!.run({ root });
+      if (change !== 'lost') q.refreshLiveRoot[1]!.run({ root });
     },
     pruneLiveRoots: (ns, at) => void q.pruneLiveRoots.run({ ns, at }),
     // BEGIN IMMEDIATE already makes every writer serial.

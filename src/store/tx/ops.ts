@@ -124,8 +124,13 @@ export interface TxOps {
   countDescendants(rootId: string): number;
   countActiveRoots(ownerNamespace: string, at: string): number;
   countRetained(ownerNamespace: string, at: string): number;
-  /** Recomputes whether a root is live (capacity.ts ledger_live_roots) after a write that can change it. */
-  refreshLiveRoot(rootId: string): void;
+  /**
+   * Recomputes whether a root is live (capacity.ts ledger_live_roots) after a
+   * write that can change it. `gained`: the write can only have made it live
+   * (a new root, a new held reservation); `lost`: only not live (a
+   * settlement); absent: either.
+   */
+  refreshLiveRoot(rootId: string, change?: 'gained' | 'lost'): void;
   /** Forgets never-reserved roots of a namespace that expired by `at` (capacity.ts pruneLiveRootsSql). */
   pruneLiveRoots(ownerNamespace: string, at: string): void;
   /** Serialises issuance from one preset across processes (a row lock; a no-op where writers are already serial). */
@@ -147,6 +152,35 @@ export interface TxOps {
   insertReservation(row: ReservationRow): void;
   resolveReservation(reservationId: string, status: string, settlement: string, settledAt: string | null): void;
   insertEntry(row: EntryRow): void;
+
+  // Set-oriented forms (issue #24): one statement for many rows, used by the batch writer (./batch.ts).
+  /** The heads of several streams in one statement, sorted by stream; absent streams are left out. */
+  streamHeads(streams: readonly StreamId[], lock: Lock): HeadRow[];
+  /** The current head revision of each record (locked for update), with its content digest; absent records are left out. */
+  recordHeads(recordIds: readonly string[]): RecordHeadRow[];
+  insertRecords(rows: readonly RecordRow[]): void;
+  /** Points each record at its new head revision (one row per record). */
+  setRecordHeads(rows: readonly { record_id: string; revision_id: string }[]): void;
+  insertContents(rows: readonly { digest: string; kind: string; document: string; stored_at: string }[]): void;
+  insertEvents(rows: readonly EventRow[]): void;
+  /** One row per stream. */
+  upsertHeads(rows: readonly HeadRow[]): void;
+  insertEntries(rows: readonly EntryRow[]): void;
+  /** Adds each delta to its balance row (one delta per node and dimension); throws when a row is missing. */
+  addToBalances(deltas: readonly BalanceChange[]): void;
+}
+
+export interface RecordHeadRow {
+  record_id: string;
+  revision_id: string;
+  content_digest: string;
+}
+
+export interface BalanceChange {
+  node_id: string;
+  dimension: string;
+  consumed: bigint;
+  reserved: bigint;
 }
 
 export type OpName = keyof TxOps;

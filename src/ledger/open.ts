@@ -1,0 +1,173 @@
+/**
+ * Opening a budget node (ADR-0014: a delegation record and its budget commit
+ * together) as a transaction program, over the set-oriented batch of the
+ * transaction it runs in (src/store/tx/batch.ts).
+ */
+import { boundaryOf } from '../control/event.ts';
+import { parseEventInput } from '../control/append.ts';
+import type { ControlScopeRef } from '../control/scope.ts';
+import { streamOf } from '../control/scope.ts';
+import { permitsEffects, type AuthorityState } from '../control/state.ts';
+import { contextInvalidated, deny, invalidRequest, limitExceeded } from '../errors.ts';
+import { digestOf } from '../records/digest.ts';
+import { refOf } from '../records/envelope.ts';
+import type { IdSource } from '../records/ids.ts';
+import { TxBatch } from '../store/tx/batch.ts';
+import { tx, type BalanceRow, type NodeRow, type Program } from '../store/tx/ops.ts';
+import { checkAmount } from './amount.ts';
+import { checkChildCeilings } from './rules.ts';
+import { LEDGER_LIMITS, type BudgetNode, type LedgerLimits, type OpenBudgetRequest, type PresetIssuance } from './types.ts';
+
+export const delegationScope = (space_id: string, node_id: string): ControlScopeRef => ({ space_id, scope_kind: 'delegation', scope_id: node_id });
+
+/** The domain view of a node row (shared with the adapters' plain reads). */
+export function nodeOf(row: NodeRow): BudgetNode {
+  return {
+    node_id: row.node_id,
+    parent_id: row.parent_id,
+    root_id: row.root_id,
+    depth: Number(row.depth),
+    space_id: row.space_id,
+    owner_namespace: row.owner_namespace,
+    not_after: row.not_after,
+    issued_event: JSON.parse(row.issued_event),
+  };
+}
+
+/**
+ * ADR-0014 preset limits, from the store's own rows inside the issuing
+ * transaction: shared by every process and kept across restarts (process
+ * memory is never authority). The lock makes concurrent issuers from one
+ * preset take turns where writers are not already serial.
+ */
+function* checkPreset(preset: PresetIssuance, at: string): Program<void> {
+  yield* tx('lockPreset', preset.preset_id);
+  if ((yield* tx('countPresetActiveRoots', preset.preset_id, at)) >= preset.max_active_roots) {
+    throw limitExceeded('preset has reached its active-root limit', { bound: 'active_roots', preset: preset.preset_id });
+  }
+  const since = new Date(Date.parse(at) - 60_000).toISOString();
+  if ((yield* tx('countPresetIssuedSince', preset.preset_id, since)) >= preset.max_per_minute) {
+    throw limitExceeded('preset has reached its issuance rate', { bound: 'issuance_rate', preset: preset.preset_id });
+  }
+}
+
+/**
+ * Never-reserved roots that expired this long before `at` leave the live-root
+ * table (capacity.ts pruneLiveRootsSql). The margin keeps a process whose
+ * clock runs a little behind counting a root exactly as the rule says.
+ */
+const LIVE_ROOT_PRUNE_MARGIN_MS = 60_000;
+const liveRootPruneHorizon = (at: string): string => new Date(Date.parse(at) - LIVE_ROOT_PRUNE_MARGIN_MS).toISOString();
+
+function openDigest(req: OpenBudgetRequest): string {
+  // The announcer, time and issuing preset are not part of what the node *is*: a
+  // second gateway importing the same contract must find the same node (idempotent by content).
+  const { at: _at, actor_ref: _actor, record, dimensions, preset: _preset, ...rest } = req;
+  return digestOf({
+    ...rest,
+    record: record?.content_digest ?? null,
+    dimensions: dimensions.map((d) => ({ ...d, ceiling: d.ceiling.toString() })),
+  });
+}
+
+/** A node by id: one this transaction created, else the stored row. */
+export function* nodeIn(batch: TxBatch, id: string, lock: 'none' | 'share' | 'update'): Program<NodeRow | undefined> {
+  return batch.nodes.get(id) ?? (yield* tx('node', id, lock));
+}
+
+export function* openBudget(req: OpenBudgetRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS): Program<BudgetNode> {
+  const batch = new TxBatch(ids);
+  const { node } = yield* openNode(req, batch, limits, true);
+  yield* batch.flush();
+  return node;
+}
+
+/**
+ * Opens one node inside `batch`'s transaction; an identical node already
+ * there is returned as it is (`created: false`). `checkRetained` false
+ * leaves the retained-records count to the admission that follows in the
+ * same transaction: counts only grow within it, so the admission's count is
+ * the largest and refuses whenever an earlier one would have.
+ */
+export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits, checkRetained: boolean): Program<{ node: BudgetNode; created: boolean }> {
+  const digest = openDigest(req);
+  const existing = yield* nodeIn(batch, req.node_id, 'none');
+  if (existing) {
+    if (existing.request_digest === digest) return { node: nodeOf(existing), created: false };
+    throw invalidRequest('budget node already exists with other content', { node_id: req.node_id });
+  }
+  if (req.dimensions.length === 0 || req.dimensions.length > 16) throw limitExceeded('a budget has 1 to 16 dimensions');
+  if (new Set(req.dimensions.map((d) => d.name)).size !== req.dimensions.length) throw invalidRequest('duplicate budget dimension');
+  for (const d of req.dimensions) checkAmount(d.ceiling, `ceiling of ${d.name}`);
+  if (checkRetained && (yield* tx('countRetained', req.owner_namespace, req.at)) >= limits.maxRetainedRecords) {
+    throw limitExceeded('owner namespace holds the maximum number of retained records', { max: limits.maxRetainedRecords });
+  }
+  const placed = req.parent_id === undefined ? yield* placeRoot(req, limits) : yield* placeChild(req, req.parent_id, batch, limits);
+
+  if (req.record) batch.put(req.record, req.at);
+  const event = yield* batch.append(
+    parseEventInput({
+      event_type: 'rw003.delegation.issued',
+      control_scope_ref: delegationScope(req.space_id, req.node_id),
+      actor_ref: req.actor_ref,
+      produced_records: req.record ? [refOf(req.record)] : [],
+      idempotency_key: `issue:${req.node_id}`,
+      payload: { parent_id: req.parent_id ?? null, root_id: placed.root_id, depth: placed.depth },
+    }),
+    req.at,
+  );
+  const row: NodeRow = {
+    node_id: req.node_id,
+    parent_id: req.parent_id ?? null,
+    preset_id: req.parent_id === undefined ? (req.preset?.preset_id ?? null) : null,
+    ...placed,
+    space_id: req.space_id,
+    owner_namespace: req.owner_namespace,
+    not_after: req.not_after,
+    request_digest: digest,
+    issued_event: JSON.stringify(boundaryOf(event)),
+    created_at: req.at,
+  };
+  yield* tx('insertNode', row);
+  batch.nodes.set(row.node_id, row);
+  // A new root is live until something under it is admitted and resolved.
+  if (row.parent_id === null) yield* tx('refreshLiveRoot', row.node_id, 'gained');
+  const balances: BalanceRow[] = req.dimensions.map((d) => ({ node_id: req.node_id, dimension: d.name, unit: d.unit, ceiling: d.ceiling, consumed: 0n, reserved: 0n }));
+  for (const b of balances) yield* tx('insertBalance', b);
+  batch.balances.set(row.node_id, balances);
+  return { node: nodeOf(row), created: true };
+}
+
+/** ADR-0014 capacity for a new root: active roots per namespace, and its preset's limits. */
+function* placeRoot(req: OpenBudgetRequest, limits: LedgerLimits): Program<{ root_id: string; depth: number }> {
+  yield* tx('pruneLiveRoots', req.owner_namespace, liveRootPruneHorizon(req.at));
+  if ((yield* tx('countActiveRoots', req.owner_namespace, req.at)) >= limits.maxActiveRoots) {
+    throw limitExceeded('owner namespace has the maximum number of active roots', { max: limits.maxActiveRoots });
+  }
+  if (req.preset) yield* checkPreset(req.preset, req.at);
+  return { root_id: req.node_id, depth: 0 };
+}
+
+/** A child under an active, unexpired parent, within its ceilings, depth and the root's descendant limit. */
+function* placeChild(req: OpenBudgetRequest, parentId: string, batch: TxBatch, limits: LedgerLimits): Program<{ root_id: string; depth: number }> {
+  const parent = yield* nodeIn(batch, parentId, 'share');
+  if (!parent) throw invalidRequest('parent delegation is unknown', { parent_id: parentId });
+  if (parent.space_id !== req.space_id || parent.owner_namespace !== req.owner_namespace) {
+    throw invalidRequest('a child cannot change space or owner namespace');
+  }
+  const head = yield* batch.head(streamOf(delegationScope(parent.space_id, parent.node_id)), 'share');
+  if (!head || !permitsEffects(head.state as AuthorityState)) {
+    throw contextInvalidated('parent delegation does not permit new children', { parent_id: parent.node_id, state: head?.state ?? 'unresolved' });
+  }
+  if (Date.parse(req.not_after) > Date.parse(parent.not_after)) throw deny('child expiry is later than its parent', { failures: [{ dimension: 'expiry' }] });
+  if (Date.parse(parent.not_after) <= Date.parse(req.at)) throw contextInvalidated('parent delegation has expired');
+  const depth = Number(parent.depth) + 1;
+  if (depth > limits.maxDepth) throw limitExceeded('delegation depth limit reached', { max: limits.maxDepth });
+  if ((yield* tx('countDescendants', parent.root_id)) >= limits.maxDescendants) {
+    throw limitExceeded('root has the maximum number of descendants', { max: limits.maxDescendants });
+  }
+  const rows = batch.balances.get(parent.node_id) ?? (yield* tx('balances', [parent.node_id], 'none'));
+  const failures = checkChildCeilings(rows.map((b) => ({ name: b.dimension, unit: b.unit, ceiling: BigInt(b.ceiling) })), req.dimensions);
+  if (failures.length > 0) throw deny('child budget is wider than its parent', { failures });
+  return { root_id: parent.root_id, depth };
+}

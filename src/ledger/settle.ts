@@ -1,0 +1,105 @@
+/**
+ * Settling a reservation (ADR-0014 resolve-once) and narrowing a node's
+ * ceilings, as transaction programs over the set-oriented batch
+ * (src/store/tx/batch.ts).
+ */
+import type { ControlEventInput } from '../control/event.ts';
+import { parseEventInput } from '../control/append.ts';
+import { invalidRequest } from '../errors.ts';
+import type { Envelope } from '../records/envelope.ts';
+import type { IdSource } from '../records/ids.ts';
+import { TxBatch } from '../store/tx/batch.ts';
+import { tx, type Program, type ReservationRow } from '../store/tx/ops.ts';
+import { nextReservationStatus, planSettlement, type BalanceDelta } from './rules.ts';
+import type { AdmissionReceipt, Reservation, SettlementRequest } from './types.ts';
+
+export const stringAmounts = (a: Record<string, bigint>): Record<string, string> =>
+  Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v.toString()]));
+
+export const deltaJson = (d: BalanceDelta) => ({ node_id: d.node_id, dimension: d.dimension, consumed: d.consumed.toString(), reserved: d.reserved.toString() });
+const deltaOf = (j: ReturnType<typeof deltaJson>): BalanceDelta => ({ node_id: j.node_id, dimension: j.dimension, consumed: BigInt(j.consumed), reserved: BigInt(j.reserved) });
+
+/** Applies balance deltas in one statement and journals them (ledger_entries) with the batch. */
+export function* applyAndJournal(batch: TxBatch, reservationId: string, deltas: readonly BalanceDelta[], reason: string, at: string): Program<void> {
+  yield* tx('addToBalances', deltas);
+  batch.journal(deltas.map((d) => ({ reservation_id: reservationId, node_id: d.node_id, dimension: d.dimension, d_consumed: d.consumed, d_reserved: d.reserved, reason, at })));
+}
+
+export function reservationOf(row: ReservationRow): Reservation {
+  return {
+    reservation_id: row.reservation_id,
+    effect_id: row.effect_id,
+    root_id: row.root_id,
+    chain: JSON.parse(row.chain),
+    kind: row.kind as Reservation['kind'],
+    amounts: JSON.parse(row.amounts),
+    status: row.status as Reservation['status'],
+    decision_ref: (JSON.parse(row.receipt) as AdmissionReceipt).decision_ref,
+    created_at: row.created_at,
+    settled_at: row.settled_at,
+  };
+}
+
+export function* settle(req: SettlementRequest, ids: IdSource): Program<Reservation> {
+  const batch = new TxBatch(ids);
+  const result = yield* settleOnly(req, batch);
+  yield* rideAlong(batch, req.records, req.events, req.at);
+  if (req.ends_follow) yield* tx('deleteWork', req.ends_follow);
+  yield* batch.flush();
+  return result;
+}
+
+function* settleOnly(req: SettlementRequest, batch: TxBatch): Program<Reservation> {
+  const row = yield* tx('reservation', req.reservation_id, 'update');
+  if (!row) throw invalidRequest('reservation is unknown', { reservation_id: req.reservation_id });
+  const settlement = JSON.stringify({
+    outcome: req.outcome.kind,
+    actual: req.outcome.kind === 'measured' ? stringAmounts(Object.fromEntries(req.outcome.actual)) : undefined,
+    evidence: req.evidence,
+  });
+  // Resolve-once: the same settlement again is a no-op, a different one an error.
+  if (row.settlement !== null && row.status !== 'unknown' && row.settlement === settlement) return reservationOf(row);
+  if (row.status === 'unknown' && req.outcome.kind !== 'unknown' && !req.evidence) {
+    throw invalidRequest('leaving unknown requires reconciliation evidence', { reservation_id: req.reservation_id });
+  }
+  if (row.status === 'unknown' && req.outcome.kind === 'unknown') return reservationOf(row);
+  const status = nextReservationStatus(row.status as Reservation['status'], req.outcome);
+  const chain: string[] = JSON.parse(row.chain);
+  const charged = (JSON.parse(row.charged) as ReturnType<typeof deltaJson>[]).map(deltaOf);
+  const deltas = planSettlement(chain, charged, req.outcome);
+  yield* applyAndJournal(batch, req.reservation_id, deltas, `settle:${req.outcome.kind}`, req.at);
+  yield* tx('resolveReservation', req.reservation_id, status, settlement, status === 'unknown' ? null : req.at);
+  // A resolved reservation can only end the root's liveness; one still unknown leaves it as it was.
+  if (status !== 'unknown') yield* tx('refreshLiveRoot', row.root_id, 'lost');
+  return { ...reservationOf(row), status, settled_at: status === 'unknown' ? null : req.at };
+}
+
+/** Records and audit events that commit with a ledger operation; authority streams never ride along. */
+export function* rideAlong(batch: TxBatch, records: readonly Envelope[] | undefined, events: readonly ControlEventInput[] | undefined, at: string): Program<void> {
+  for (const record of records ?? []) batch.put(record, at);
+  for (const event of events ?? []) {
+    const parsed = parseEventInput(event);
+    if (parsed.control_scope_ref.scope_kind !== 'attempt') throw invalidRequest('only audit events may ride along with a ledger operation');
+    yield* batch.append(parsed, at);
+  }
+}
+
+/**
+ * Narrows a node's ceilings (an amendment that lowers a budget, RW-003 §5:
+ * amendments only narrow). A ceiling is never raised and never set below what
+ * is already consumed and reserved: uncertain work keeps its hold. Returns
+ * the ceilings now in force.
+ */
+export function* narrow(nodeId: string, ceilings: ReadonlyMap<string, bigint>): Program<Map<string, bigint>> {
+  const node = yield* tx('node', nodeId, 'update');
+  if (!node) throw invalidRequest('no budget node with that id', { node_id: nodeId });
+  const out = new Map<string, bigint>();
+  for (const b of yield* tx('balances', [nodeId], 'update')) {
+    const wanted = ceilings.get(b.dimension);
+    const floor = BigInt(b.consumed) + BigInt(b.reserved);
+    const next = wanted === undefined || wanted >= BigInt(b.ceiling) ? BigInt(b.ceiling) : wanted < floor ? floor : wanted;
+    if (next < BigInt(b.ceiling)) yield* tx('lowerCeiling', nodeId, b.dimension, next);
+    out.set(b.dimension, next);
+  }
+  return out;
+}

@@ -1,0 +1,134 @@
+/**
+ * Set-oriented writes inside one transaction program (issue #24, DESIGN "A
+ * turn is a pure plan, then one commit"). A program queues the records,
+ * control events and ledger journal rows it writes here and flushes them at
+ * its end as one statement per table, instead of a read-check-insert-upsert
+ * round per row. What the program must read back before the flush — a head
+ * it appended to, a node or balance it created — is answered from the batch.
+ *
+ * The rules are the single-row ones, unchanged: an event is chained onto its
+ * stream's head by the same pure composer as appendControl
+ * (src/control/append.ts composeEvent), and a record revision must name its
+ * record's current head (src/records/put.ts). Duplicates the hot path never
+ * produces (an idempotency key, a revision id reused) are refused by the
+ * tables' constraints, and anything unusual about a record takes the
+ * single-row path, which names the exact refusal.
+ */
+import { composeEvent, headOf, inputTexts } from '../../control/append.ts';
+import type { StreamHead } from '../../control/fence.ts';
+import type { ControlEvent, ParsedEventInput } from '../../control/event.ts';
+import { streamKey, streamOf, type StreamId } from '../../control/scope.ts';
+import type { Envelope } from '../../records/envelope.ts';
+import type { IdSource } from '../../records/ids.ts';
+import { checkedDocument, contentRowOf, putRecord, recordRowOf } from '../../records/put.ts';
+import { ridersOf } from '../../records/detached.ts';
+import { rememberStored } from '../../records/decode.ts';
+import { tx, type BalanceRow, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type RecordRow } from './ops.ts';
+
+export class TxBatch {
+  /** Heads as they stand inside this transaction (null: the stream has no events yet). */
+  private readonly heads = new Map<string, HeadRow | null>();
+  /** Nodes and balances this transaction created (read back by a child opened under them). */
+  readonly nodes = new Map<string, NodeRow>();
+  readonly balances = new Map<string, BalanceRow[]>();
+  private readonly records: { record: Envelope; at: string }[] = [];
+  private readonly events: EventRow[] = [];
+  private readonly entries: EntryRow[] = [];
+  /** Streams this batch appended to (their heads are written at flush). */
+  private readonly moved = new Set<string>();
+
+  constructor(private readonly ids: IdSource) {}
+
+  /** Reads the heads of `streams` not yet known to this batch, in one statement. */
+  *load(streams: readonly StreamId[], lock: Lock): Program<void> {
+    const missing = dedupe(streams.filter((s) => !this.heads.has(streamKey(s))));
+    if (missing.length === 0) return;
+    const rows = yield* tx('streamHeads', missing, lock);
+    for (const s of missing) this.heads.set(streamKey(s), null);
+    for (const r of rows) this.heads.set(streamKey(r), { ...r, position: Number(r.position) });
+  }
+
+  /** The heads of `streams` this batch knows, keyed by streamKey (absent streams left out). */
+  known(streams: readonly StreamId[]): Map<string, StreamHead> {
+    const out = new Map<string, StreamHead>();
+    for (const s of streams) {
+      const h = this.heads.get(streamKey(s));
+      if (h) out.set(streamKey(s), headOf(h));
+    }
+    return out;
+  }
+
+  /** The head of `stream` in this transaction (read once, then kept as appends move it). */
+  *head(stream: StreamId, lock: Lock): Program<HeadRow | undefined> {
+    yield* this.load([stream], lock);
+    return this.heads.get(streamKey(stream)) ?? undefined;
+  }
+
+  /** Appends a control event (RW-003 §1.2); it is written at {@link flush}. */
+  *append(parsed: ParsedEventInput, at: string): Program<ControlEvent> {
+    const stream = streamOf(parsed.control_scope_ref);
+    const head = yield* this.head(stream, 'update');
+    const { members, inputDigest } = inputTexts(parsed);
+    const { event, row, headRow } = composeEvent(parsed, members, inputDigest, head, at, this.ids);
+    this.events.push(row);
+    this.heads.set(streamKey(stream), headRow);
+    this.moved.add(streamKey(stream));
+    return event;
+  }
+
+  /** Queues a record revision; it is checked against its head and written at {@link flush}. */
+  put(record: Envelope, at: string): void {
+    this.records.push({ record, at });
+  }
+
+  journal(rows: readonly EntryRow[]): void {
+    this.entries.push(...rows);
+  }
+
+  /** Writes everything queued: one statement per table. */
+  *flush(): Program<void> {
+    yield* this.flushRecords();
+    if (this.events.length > 0) {
+      yield* tx('insertEvents', this.events.splice(0));
+      // One row per stream: its head after the last event this batch appended.
+      yield* tx('upsertHeads', [...this.moved].map((k) => this.heads.get(k)!));
+      this.moved.clear();
+    }
+    if (this.entries.length > 0) yield* tx('insertEntries', this.entries.splice(0));
+  }
+
+  private *flushRecords(): Program<void> {
+    const queued = this.records.splice(0);
+    if (queued.length === 0) return;
+    const current = new Map((yield* tx('recordHeads', [...new Set(queued.map((q) => q.record.record_id))])).map((h) => [h.record_id, h]));
+    const rows: RecordRow[] = [];
+    const heads = new Map<string, string>();
+    const content: ReturnType<typeof contentRowOf>[] = [];
+    for (const { record, at } of queued) {
+      const document = checkedDocument(record);
+      const head = current.get(record.record_id);
+      const prior = record.prior_revision_ref;
+      const fits = head === undefined ? !prior : prior?.revision_id === head.revision_id && prior.content_digest === head.content_digest;
+      if (!fits) {
+        // Not a plain next revision (a replay, a conflict, a bad prior): the single-row rules decide and name it.
+        yield* putRecord(record, at);
+        continue;
+      }
+      rows.push(recordRowOf(record, document, at));
+      heads.set(record.record_id, record.revision_id);
+      current.set(record.record_id, { record_id: record.record_id, revision_id: record.revision_id, content_digest: record.content_digest });
+      for (const c of ridersOf(record)) content.push(contentRowOf(c, at));
+      rememberStored(record, document);
+    }
+    if (rows.length === 0) return;
+    yield* tx('insertRecords', rows);
+    yield* tx('setRecordHeads', [...heads].map(([record_id, revision_id]) => ({ record_id, revision_id })));
+    if (content.length > 0) yield* tx('insertContents', content);
+  }
+}
+
+function dedupe(streams: readonly StreamId[]): StreamId[] {
+  const seen = new Map<string, StreamId>();
+  for (const s of streams) seen.set(streamKey(s), { project_id: s.project_id, branch_id: s.branch_id });
+  return [...seen.values()];
+}

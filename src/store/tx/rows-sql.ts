@@ -1,0 +1,58 @@
+/**
+ * Multi-row statements shared by both adapters (issue #24: one statement per
+ * table, not per row). A dialect supplies only its placeholder.
+ */
+import type { BalanceChange, EntryRow, EventRow, HeadRow, RecordRow } from './ops.ts';
+
+/** `p(n)` renders the n-th (1-based) placeholder. */
+export type Ph = (n: number) => string;
+
+/** `(p1, p2), (p3, p4)` for `rows` rows of `cols` columns. */
+export function valuesSql(rows: number, cols: number, p: Ph): string {
+  const out: string[] = [];
+  for (let r = 0; r < rows; r++) out.push(`(${Array.from({ length: cols }, (_, c) => p(r * cols + c + 1)).join(', ')})`);
+  return out.join(', ');
+}
+
+/** A table's columns and how one row becomes parameters, in that order. */
+export interface RowShape<T> {
+  table: string;
+  cols: readonly string[];
+  params(row: T): unknown[];
+  /** Appended after VALUES (an ON CONFLICT clause). */
+  suffix?: string;
+}
+
+export const insertSql = <T>(shape: RowShape<T>, rows: number, p: Ph): string =>
+  `INSERT INTO ${shape.table}(${shape.cols.join(', ')}) VALUES ${valuesSql(rows, shape.cols.length, p)}${shape.suffix ?? ''}`;
+
+export const paramsOf = <T>(shape: RowShape<T>, rows: readonly T[]): unknown[] => rows.flatMap((r) => shape.params(r));
+
+const cols = <T>(table: string, names: readonly (keyof T & string)[], suffix?: string): RowShape<T> => ({
+  table,
+  cols: names,
+  params: (row) => names.map((n) => row[n]),
+  ...(suffix ? { suffix } : {}),
+});
+
+export const RECORD_ROWS = cols<RecordRow>('records', ['record_id', 'revision_id', 'content_digest', 'schema_ref', 'prior_revision', 'document', 'stored_at']);
+export const RECORD_HEAD_ROWS = cols<{ record_id: string; revision_id: string }>(
+  'record_heads',
+  ['record_id', 'revision_id'],
+  ' ON CONFLICT (record_id) DO UPDATE SET revision_id = excluded.revision_id',
+);
+export const CONTENT_ROWS = cols<{ digest: string; kind: string; document: string; stored_at: string }>('content', ['digest', 'kind', 'document', 'stored_at'], ' ON CONFLICT (digest) DO NOTHING');
+export const EVENT_ROWS = cols<EventRow>('control_events', ['project_id', 'branch_id', 'position', 'event_id', 'event_type', 'idempotency_key', 'input_digest', 'event_digest', 'document']);
+export const HEAD_ROWS = cols<HeadRow>(
+  'control_heads',
+  ['project_id', 'branch_id', 'scope_kind', 'position', 'event_id', 'event_digest', 'state'],
+  ` ON CONFLICT (project_id, branch_id) DO UPDATE SET position = excluded.position, event_id = excluded.event_id,
+     event_digest = excluded.event_digest, state = excluded.state`,
+);
+export const ENTRY_ROWS = cols<EntryRow>('ledger_entries', ['reservation_id', 'node_id', 'dimension', 'd_consumed', 'd_reserved', 'reason', 'at']);
+
+/** Refuses two changes to one balance row in one statement (UPDATE … FROM would apply only one of them). */
+export function assertOnePerBalance(deltas: readonly BalanceChange[]): void {
+  const keys = new Set(deltas.map((d) => `${d.node_id}\u0000${d.dimension}`));
+  if (keys.size !== deltas.length) throw new Error('two changes to one balance row in one statement');
+}
