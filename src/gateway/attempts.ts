@@ -137,8 +137,9 @@ export class AttemptRepository {
    * with no revision when the patch leaves the attempt as it is, and runs
    * again with a rebuilt revision when the head moved meanwhile.
    */
-  async commit(attempt: Attempt, patch: AttemptPatch, write: (next: Attempt | undefined, latest: Attempt) => Promise<void>): Promise<Attempt> {
-    let latest = await this.latest(attempt);
+  async commit(attempt: Attempt, patch: AttemptPatch, write: (next: Attempt | undefined, latest: Attempt) => Promise<void>, known?: Attempt): Promise<Attempt> {
+    // `known`: the newest revision the caller has just read (a rebase corrects it if it moved since).
+    let latest = known ?? (await this.latest(attempt));
     for (let i = 0; ; i++) {
       const p = patch(latest);
       const next = p && this.seal(latest, p);

@@ -100,9 +100,12 @@ export class DelegationAuthority {
    * no stream yet; it counts as active only while it is exactly the pending
    * revision (its issuing transaction creates the stream).
    */
-  headsWith(pending: readonly DelegationContract[] = []): AuthorityHeads {
+  headsWith(pending: readonly DelegationContract[] = [], fresh: readonly DelegationContract[] = []): AuthorityHeads {
     return {
       head: async (delegationId) => {
+        // Minted by this gateway just now under a fresh random id, not yet admitted: nothing stored can name it.
+        const f = fresh.find((c) => c.record_id === delegationId);
+        if (f) return { ref: refOf(f), status: 'active' };
         const record = await this.deps.store.getRecord(delegationId);
         if (!record) {
           const p = pending.find((c) => c.record_id === delegationId);
@@ -139,7 +142,7 @@ export class DelegationAuthority {
       // The preset's limits are counted by the admission transaction, in the store (ledger checkPreset).
       { clock: this.deps.clock, ids: this.deps.ids, signer, owner: this.deps.owner, registry: defaultScopeRegistry, issuanceCounters: DURABLE_COUNTERS },
     );
-    const rootChain = await evaluateChain([root], { clock: this.deps.clock, resolveSignerKey: this.resolveSignerKey, heads: this.headsWith([root]) });
+    const rootChain = await evaluateChain([root], { clock: this.deps.clock, resolveSignerKey: this.resolveSignerKey, heads: this.headsWith([root], [root]) });
     const { contract: child } = await mintChild(
       rootChain,
       { delegatee, objective, input_revisions: [] },
@@ -151,7 +154,7 @@ export class DelegationAuthority {
     return {
       contracts,
       budgets: [this.budgetOf(root, this.deps.gateway.actor_ref, issuance), this.budgetOf(child)],
-      reevaluate: (op) => evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey: this.resolveSignerKey, heads: this.headsWith(contracts) }, op),
+      reevaluate: (op) => evaluateChain(contracts, { clock: this.deps.clock, resolveSignerKey: this.resolveSignerKey, heads: this.headsWith(contracts, contracts) }, op),
     };
   }
 

@@ -72,7 +72,9 @@ function openDigest(req: OpenBudgetRequest): string {
 
 /** A node by id: one this transaction created, else the stored row. */
 export function* nodeIn(batch: TxBatch, id: string, lock: 'none' | 'share' | 'update'): Program<NodeRow | undefined> {
-  return batch.nodes.get(id) ?? (yield* tx('node', id, lock));
+  const known = batch.nodes.get(id);
+  if (known !== undefined) return known ?? undefined;
+  return yield* tx('node', id, lock);
 }
 
 export function* openBudget(req: OpenBudgetRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS): Program<BudgetNode> {

@@ -63,12 +63,13 @@ export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimit
 
 function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): Program<AdmissionReceipt> {
   const digest = admissionDigest(req);
-  const prior = yield* tx('reservationByEffect', req.effect_id);
+  const claimed = yield* tx('reservationsClaiming', req.effect_id, req.reservation_id);
+  const prior = claimed.find((r) => r.effect_id === req.effect_id);
   if (prior) {
     if (prior.request_digest !== digest) throw invalidRequest('effect id reused with different content', { effect_id: req.effect_id });
     return { ...(JSON.parse(prior.receipt) as AdmissionReceipt), status: prior.status as AdmissionReceipt['status'], replayed: true };
   }
-  if (yield* tx('reservation', req.reservation_id, 'none')) throw invalidRequest('reservation id already used', { reservation_id: req.reservation_id });
+  if (claimed.length > 0) throw invalidRequest('reservation id already used', { reservation_id: req.reservation_id });
 
   const chain = yield* chainOf(batch, req.node_id, limits.maxDepth);
   const root = chain[0]!;
@@ -155,14 +156,22 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
  */
 export function* admitTask(req: TaskAdmissionRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS): Program<AdmissionReceipt> {
   const batch = new TxBatch(ids);
+  // What this admission reads about its own new nodes, streams and attempt, each in one statement.
+  // Only new nodes' streams (and a new task's attempt stream) are read ahead: they have no rows yet, so
+  // nothing is locked out of the order below (balances, then heads).
+  yield* batch.loadNodes(req.budgets.map((b) => b.node_id), 'none');
+  const fresh = req.budgets.filter((b) => batch.nodes.get(b.node_id) === null);
+  if (fresh.length > 0) {
+    yield* batch.load([...fresh.map((b) => streamOf(delegationScope(b.space_id, b.node_id))), ...(req.attempt_scope ? [streamOf(req.attempt_scope)] : [])], 'update');
+  }
   const opened: ControlScopeRef[] = [];
   for (const b of req.budgets) {
     // The retained-records count is the admission's below: within one transaction it only grows.
     const { created } = yield* openNode(b, batch, limits, false);
     if (created) opened.push(delegationScope(b.space_id, b.node_id));
   }
-  const fresh: ControlBoundaryRef[] = [...batch.known(opened.map(streamOf)).values()].map(boundaryOfHead);
-  const receipt = yield* admitIn(batch, req.admission([...fenceSetOf([...req.fence_set, ...fresh])]), limits);
+  const heads: ControlBoundaryRef[] = [...batch.known(opened.map(streamOf)).values()].map(boundaryOfHead);
+  const receipt = yield* admitIn(batch, req.admission([...fenceSetOf([...req.fence_set, ...heads])]), limits);
   yield* batch.flush();
   return receipt;
 }

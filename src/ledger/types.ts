@@ -74,6 +74,8 @@ export interface TaskAdmissionRequest {
   fence_set: ControlBoundaryRef[];
   /** Builds the admission (decision, attempt records) over the completed fence set. */
   admission: (fence: ControlBoundaryRef[]) => AdmissionRequest;
+  /** The attempt audit stream the admission appends to, when known up front (its head is read with the new nodes' streams). */
+  attempt_scope?: ControlScopeRef;
 }
 
 export interface BudgetNode {

@@ -234,7 +234,7 @@ async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan
     };
   };
   try {
-    await deps.store.ledger.admitTask({ budgets: plan.budgets, fence_set: preFence, admission });
+    await deps.store.ledger.admitTask({ budgets: plan.budgets, fence_set: preFence, admission, attempt_scope: { space_id: deps.spaceId, scope_kind: 'attempt', scope_id: plan.attemptId } });
   } catch (err) {
     await signalRefusal(deps, plan, err);
     throw err;

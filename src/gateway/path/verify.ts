@@ -16,6 +16,7 @@ import type { ControlEventInput } from '../../control/event.ts';
 import { checkFences, type ControlFenceSet } from '../../control/fence.ts';
 import { streamOf, type ControlScopeRef } from '../../control/scope.ts';
 import type { SettlementOutcome } from '../../ledger/rules.ts';
+import type { Reservation } from '../../ledger/types.ts';
 import { isBatonError } from '../../errors.ts';
 import { digestOf } from '../../records/digest.ts';
 import { refOf, sealRecord, type Envelope, type SealedRecord } from '../../records/envelope.ts';
@@ -126,7 +127,7 @@ async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Js
   const current = (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps, turn));
   const projection = withFences(project(observation, back, turn.target.acceptance), current);
   const consumption = projection.settlement === 'consume' && r && back?.kind === 'task' ? await consumptionOf(deps, turn, back, r.amounts) : undefined;
-  return commitVerdict(deps, turn, { observation, back, projection, fencesCurrent: current, ...(view ? { view } : {}), ...(consumption ? { consumption } : {}) });
+  return commitVerdict(deps, turn, { observation, back, projection, fencesCurrent: current, ...(view ? { view } : {}), ...(consumption ? { consumption } : {}), read: { latest, reservation: r } });
 }
 
 /**
@@ -160,7 +161,11 @@ export interface Judgement {
   view?: Json;
   /** What a downstream Baton's consumption receipt settles (separate stores). */
   consumption?: ConsumptionEvidence;
+  /** The attempt and reservation as the judgement just read them (not read again to commit). */
+  read?: Known;
 }
+
+type Known = { latest: Attempt; reservation: Reservation | undefined };
 
 /** Records a judged turn: receipt, closing revision, settlement, terminal observation; then announces it. */
 export function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promise<Attempt> {
@@ -179,7 +184,7 @@ async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attem
   // RW-003 §6 T4: a verified success still waits for the reviewer's decision before `succeeded` is projected.
   const review = turn.attempt.body.approval?.tier === 'T4_consequential_execute' && projection.outcome === 'succeeded';
   const measured = j.consumption && projection.settlement === 'consume' ? j.consumption.settled : undefined;
-  const closed = await settleTurn(deps, turn, measured ? { measured } : projection.settlement, refOf(receipt), [receipt], [terminalEvent(deps, turn, receipt, projection)], (latest) =>
+  const closed = await settleTurn(deps, turn, measured ? { measured } : projection.settlement, refOf(receipt), [receipt], [terminalEvent(deps, turn, receipt, projection)], j.read, (latest) =>
     latest.body.state === 'closed'
       ? undefined
       : {
@@ -207,7 +212,7 @@ async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attem
  */
 export function verdictInterrupted(deps: Deps, turn: Turn, view: Json): Promise<Attempt> {
   const task = TaskView.parse(view);
-  return serially(turn.effect_id, () => settleTurn(deps, turn, 'consume', undefined, [], [], (latest) => ({
+  return serially(turn.effect_id, () => settleTurn(deps, turn, 'consume', undefined, [], [], undefined, (latest) => ({
     ...turnFields(turn, latest),
     ...(latest.body.state === 'closed' ? {} : { state: 'open' as const }),
     observed: fingerprint(task),
@@ -228,7 +233,7 @@ export function verdictReleased(deps: Deps, turn: Turn, reason: string): Promise
 async function release(deps: Deps, turn: Turn, reason: string): Promise<Attempt> {
   const at = utc(deps.clock.now());
   const first = turn.attempt.body.state === 'dispatching' && turn.attempt.body.effect_id === turn.effect_id;
-  const closed = await settleTurn(deps, turn, 'release', undefined, [], [], (latest) => ({
+  const closed = await settleTurn(deps, turn, 'release', undefined, [], [], undefined, (latest) => ({
     ...(first && latest.body.state !== 'closed' ? { state: 'closed' as const, outcome: 'failed' as const } : {}),
     refused: { reason: reason.slice(0, 512), at },
   }));
@@ -250,8 +255,10 @@ async function settleTurn(
   evidence: ReturnType<typeof refOf> | undefined,
   records: readonly Envelope[],
   events: readonly ControlEventInput[],
+  known: Known | undefined,
   patch: AttemptPatch,
 ): Promise<Attempt> {
+  let first = known;
   return deps.attempts.commit(turn.attempt, patch, async (next, latest) => {
     const all = [...records, ...(next ? [next] : [])];
     const at = utc(deps.clock.now());
@@ -263,7 +270,9 @@ async function settleTurn(
       }
       await deps.store.work.done(turn.effect_id);
     };
-    const r = await deps.store.ledger.reservation(turn.reservation_id);
+    // What the judgement read serves the first try; a rebuilt revision reads again.
+    const r = first ? first.reservation : await deps.store.ledger.reservation(turn.reservation_id);
+    first = undefined;
     if (!r || (r.status !== 'held' && r.status !== 'unknown')) return resolvedElsewhere();
     const outcome: SettlementOutcome =
       typeof settlement === 'object'
@@ -283,7 +292,7 @@ async function settleTurn(
       if (revisionConflict || !lostRace) throw err;
       await resolvedElsewhere();
     }
-  });
+  }, known?.latest);
 }
 
 /**

@@ -28,6 +28,10 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     if (rows.length > 0) await exec(insertSql(shape, rows.length, (n) => `$${n}`), paramsOf(shape, rows));
   };
   return {
+    nodes: async (ids, lock) =>
+      ids.length === 0
+        ? []
+        : ((await client.query(`SELECT * FROM ledger_nodes WHERE node_id = ANY($1) ORDER BY node_id${lockSql(lock)}`, [[...ids]])).rows as NodeRow[]).map((row) => ({ ...row, depth: Number(row.depth) })),
     // Sorted, so concurrent transactions lock heads in one order (no deadlock).
     streamHeads: async (streams, lock) =>
       streams.length === 0
@@ -122,6 +126,8 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       await client.query('UPDATE ledger_balances SET ceiling = $1 WHERE node_id = $2 AND dimension = $3 AND ceiling > $1', [ceiling, id, dim]);
     },
     reservationByEffect: (id) => one<ReservationRow>('SELECT * FROM ledger_reservations WHERE effect_id = $1', [id]),
+    reservationsClaiming: async (effectId, reservationId) =>
+      (await client.query('SELECT * FROM ledger_reservations WHERE effect_id = $1 OR reservation_id = $2', [effectId, reservationId])).rows as ReservationRow[],
     reservation: (id, lock) => one<ReservationRow>(`SELECT * FROM ledger_reservations WHERE reservation_id = $1${lockSql(lock)}`, [id]),
     insertReservation: (row) => insert('ledger_reservations', row),
     resolveReservation: (id, status, settlement, at) =>

@@ -64,6 +64,7 @@ export function sqliteOps(db: Db): TxOps {
     ),
     lowerCeiling: db.prepare('UPDATE ledger_balances SET ceiling = ? WHERE node_id = ? AND dimension = ? AND ceiling > ?'),
     reservationByEffect: db.prepare<[string], ReservationRow>('SELECT * FROM ledger_reservations WHERE effect_id = ?'),
+    reservationsClaiming: db.prepare<[string, string], ReservationRow>('SELECT * FROM ledger_reservations WHERE effect_id = ? OR reservation_id = ?'),
     reservation: db.prepare<[string], ReservationRow>('SELECT * FROM ledger_reservations WHERE reservation_id = ?'),
     insertReservation: db.prepare(
       `INSERT INTO ledger_reservations(reservation_id, effect_id, root_id, owner_namespace, chain, kind, amounts, charged, status,
@@ -126,6 +127,13 @@ export function sqliteOps(db: Db): TxOps {
     if (info.changes !== deltas.length) throw new Error('a balance row is missing');
   };
   return {
+    nodes: (ids) =>
+      ids.length === 0
+        ? []
+        : (prepared('nodes', ids.length, () => `SELECT * FROM ledger_nodes WHERE node_id IN (${ids.map(() => '?').join(', ')})`).all(...ids) as NodeRow[]).map((row) => ({
+            ...row,
+            depth: Number(row.depth),
+          })),
     streamHeads: (streams) => streamHeads(streams),
     recordHeads,
     insertRecords: (rows) => insertRows(RECORD_ROWS, rows),
@@ -175,6 +183,7 @@ export function sqliteOps(db: Db): TxOps {
     },
     lowerCeiling: (id, dim, ceiling) => void q.lowerCeiling.run(ceiling, id, dim, ceiling),
     reservationByEffect: (id) => q.reservationByEffect.get(id),
+    reservationsClaiming: (effectId, reservationId) => q.reservationsClaiming.all(effectId, reservationId),
     reservation: (id) => q.reservation.get(id),
     insertReservation: (row: ReservationRow) => void q.insertReservation.run(row),
     resolveReservation: (id, status, settlement, at) => void q.resolveReservation.run(status, settlement, at, id),

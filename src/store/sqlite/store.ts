@@ -63,7 +63,8 @@ export class SqliteStore implements Store {
     const audit = db.prepare<[string], BalanceAuditRow>(balanceAuditSql('?'));
     const reads: StoreReads = {
       head: async (s) => this.guard(() => this.ops.streamHead(s, 'none')),
-      heads: async (streams) => this.guard(() => streams.flatMap((s) => this.ops.streamHead(s, 'none') ?? [])),
+      // One statement for all of them (store reads run outside any write transaction, so this is one snapshot too).
+      heads: async (streams) => this.guard(() => this.ops.streamHeads(streams, 'none')),
       events: async (s, after, limit) => this.guard(() => events.all(s.project_id, s.branch_id, after, limit).map((r) => r.document)),
       node: async (id) => this.guard(() => this.ops.node(id, 'none')),
       reservation: async (id) => this.guard(() => this.ops.reservation(id, 'none')),

@@ -29,7 +29,7 @@ export class TxBatch {
   /** Heads as they stand inside this transaction (null: the stream has no events yet). */
   private readonly heads = new Map<string, HeadRow | null>();
   /** Nodes and balances this transaction created (read back by a child opened under them). */
-  readonly nodes = new Map<string, NodeRow>();
+  readonly nodes = new Map<string, NodeRow | null>();
   readonly balances = new Map<string, BalanceRow[]>();
   private readonly records: { record: Envelope; at: string }[] = [];
   private readonly events: EventRow[] = [];
@@ -38,6 +38,15 @@ export class TxBatch {
   private readonly moved = new Set<string>();
 
   constructor(private readonly ids: IdSource) {}
+
+  /** Reads the nodes not yet known to this batch, in one statement (absent ones are remembered as absent). */
+  *loadNodes(ids: readonly string[], lock: Lock): Program<void> {
+    const missing = [...new Set(ids)].filter((id) => !this.nodes.has(id));
+    if (missing.length === 0) return;
+    const rows = yield* tx('nodes', missing, lock);
+    for (const id of missing) this.nodes.set(id, null);
+    for (const r of rows) this.nodes.set(r.node_id, r);
+  }
 
   /** Reads the heads of `streams` not yet known to this batch, in one statement. */
   *load(streams: readonly StreamId[], lock: Lock): Program<void> {

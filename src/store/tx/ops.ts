@@ -121,6 +121,8 @@ export interface TxOps {
   upsertHead(row: HeadRow): void;
 
   node(nodeId: string, lock: Lock): NodeRow | undefined;
+  /** Several nodes in one statement (absent ones left out). */
+  nodes(nodeIds: readonly string[], lock: Lock): NodeRow[];
   countDescendants(rootId: string): number;
   countActiveRoots(ownerNamespace: string, at: string): number;
   countRetained(ownerNamespace: string, at: string): number;
@@ -148,6 +150,8 @@ export interface TxOps {
   /** Lowers a ceiling; never below what is consumed and reserved (the CHECK keeps it so). */
   lowerCeiling(nodeId: string, dimension: string, ceiling: bigint): void;
   reservationByEffect(effectId: string): ReservationRow | undefined;
+  /** Reservations holding either id, in one statement: a replayed effect, or a reservation id already used. */
+  reservationsClaiming(effectId: string, reservationId: string): ReservationRow[];
   reservation(reservationId: string, lock: Lock): ReservationRow | undefined;
   insertReservation(row: ReservationRow): void;
   resolveReservation(reservationId: string, status: string, settlement: string, settledAt: string | null): void;

@@ -1,0 +1,123 @@
+/**
+ * What one delegated SendMessage costs the store, counted, never timed
+ * (issue #24, DESIGN "A turn is a pure plan, then one commit"): the SQL
+ * statements it issues, the write transactions they run in, and the
+ * revisions of its attempt. A gateway composed as src/main.ts composes it
+ * serves a real SDK agent on loopback; the driver of each store is wrapped to
+ * count every statement it executes while the calls run one at a time.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, resolvedPaths } from '../src/config.ts';
+import { composeGateway } from '../src/main.ts';
+import { createLogger } from '../src/log.ts';
+import { Keyring } from '../src/keys/keyring.ts';
+import { RemoteClient } from '../src/gateway/remote.ts';
+import type { Store } from '../src/store/port.ts';
+import { spawnAgent, type SpawnedAgent } from './harness/process.ts';
+
+/** Statements counted by a store's driver wrapper; `tx` counts those inside a write transaction. */
+export interface SqlTally {
+  statements: number;
+  writeTransactions: number;
+  byText: Map<string, number>;
+  reset(): void;
+}
+
+export interface StatementsSetup {
+  /** The config's `store` block (undefined: the embedded SQLite file under dataDir). */
+  store?: Record<string, unknown>;
+  /** Opens the store with its driver counting into the tally. */
+  open(sqlitePath: string): Promise<{ store: Store; tally: SqlTally }>;
+}
+
+/** Statements per delegated call (SQLite 46, PostgreSQL 48 with its preset row lock) and write transactions; issue #24 aims at 20. */
+export const MAX_STATEMENTS = 48;
+export const WRITE_TRANSACTIONS = 2;
+const CALLS = 5;
+const KEY = 'statements-test-key-not-a-secret';
+
+export function statementsSuite(name: string, setup: () => Promise<StatementsSetup>): void {
+  describe(`${name}: the store work of one delegated SendMessage`, () => {
+    let agent: SpawnedAgent;
+    let server: Server;
+    let remote: RemoteClient;
+    let store: Store;
+    let tally: SqlTally;
+    let url: string;
+    let dir: string;
+
+    beforeAll(async () => {
+      agent = await spawnAgent({ behaviour: 'honest', name: 'honest', stepMs: 0 });
+      dir = mkdtempSync(join(tmpdir(), 'baton-stmt-'));
+      const jwks = join(dir, 'honest.jwks.json');
+      writeFileSync(jwks, JSON.stringify(agent.jwks));
+      const s = await setup();
+      const file = join(dir, 'baton.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          port: 0,
+          dataDir: dir,
+          logLevel: 'silent',
+          trust: { pinnedJwks: { [agent.url]: jwks }, jkuAllowedOrigins: [] },
+          delegatees: [{ id: 'honest', cardUrl: `${agent.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true }],
+          callers: [{ id: 'planner', apiKeySha256: createHash('sha256').update(KEY).digest('hex'), preset: 'standard' }],
+          presets: [{ id: 'standard', maxInvocations: 5, lifetimeSeconds: 3600, maxActiveRoots: 1024, maxPerMinute: 100_000 }],
+          ...(s.store ? { store: s.store } : {}),
+        }),
+      );
+      const config = loadConfig({ file, env: {} });
+      ({ store, tally } = await s.open(resolvedPaths(config).sqlite));
+      server = createServer();
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      remote = new RemoteClient({ limits: config.remote });
+      const keyring = await Keyring.open(resolvedPaths(config).keys);
+      const { app } = await composeGateway(config, { store, keyring, publicUrl: url, logger: createLogger({ level: 'silent' }), remote });
+      server.on('request', app);
+    }, 60_000);
+    afterAll(async () => {
+      server?.closeAllConnections();
+      server?.close();
+      await remote?.close();
+      await store?.close();
+      await agent?.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function send(): Promise<{ id: string; state: string; verified: boolean }> {
+      const res = await fetch(`${url}/agents/honest/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': KEY },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'count me' }] } } }),
+      });
+      const body = (await res.json()) as { result?: { task?: { id: string; status: { state: string }; metadata?: Record<string, { verified?: boolean }> } } };
+      const task = body.result?.task;
+      if (!task) throw new Error(`no task in ${JSON.stringify(body).slice(0, 300)}`);
+      return { id: task.id, state: task.status.state, verified: task.metadata?.['urn:baton:outcome:v2']?.verified === true };
+    }
+
+    it(`issues at most ${MAX_STATEMENTS} SQL statements in exactly ${WRITE_TRANSACTIONS} write transactions per call`, async () => {
+      await send(); // warm: cards fetched and verified, statements prepared
+      for (let i = 0; i < CALLS; i++) {
+        tally.reset();
+        const task = await send();
+        expect(task).toMatchObject({ state: 'TASK_STATE_COMPLETED', verified: true });
+        expect(tally.writeTransactions, `write transactions of call ${i}`).toBe(WRITE_TRANSACTIONS);
+        expect(tally.statements, `statements of call ${i}: ${[...tally.byText].map(([k, v]) => `${v}× ${k}`).join('\n')}`).toBeLessThanOrEqual(MAX_STATEMENTS);
+      }
+    });
+
+    it('revises the attempt exactly twice in a turn: admitted, then closed with its verdict', async () => {
+      const task = await send();
+      const revisions = await store.listRevisions(task.id);
+      expect(revisions.map((r) => (r.body as { state: string }).state)).toEqual(['dispatching', 'closed']);
+    });
+  });
+}
