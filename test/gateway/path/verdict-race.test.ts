@@ -68,7 +68,8 @@ describe('a verdict that loses the race to another node', () => {
     // The other node's verdict: consumed, with its own evidence.
     await store.ledger.settle({ reservation_id: receipt.reservation_id, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, evidence: refOf(attempt), at: NOW() });
 
-    const raced = staleReads(store, 2);
+    // The verdict reads the reservation once before it settles (its judgement's read serves the commit).
+    const raced = staleReads(store, 1);
     const remote = new RemoteClient();
     const deps = { store: raced, attempts: new AttemptRepository({ store: raced, clock: systemClock, ids: randomIds, gatewayActor: actor }), remote, clock: systemClock, ids: randomIds, gatewayActor: actor, events: new PathEvents() };
     const turn: Turn = { attempt, effect_id: task.effect, reservation_id: receipt.reservation_id, fence_set: [], scopes: [], target: { delegatee_id: 'agent', endpoint: 'http://127.0.0.1:9/a2a', headers: {}, acceptance: {}, streaming: false, pushNotifications: false } };
