@@ -72,7 +72,7 @@ export async function acceptGrant(raw: unknown, wanted: RevisionRef, deps: Grant
   checkGrantor(parsed.data, envelope.issued_by_actor_ref, deps);
   await verifyRecordSignatures(envelope, deps.resolveSignerKey);
   if (Date.parse(parsed.data.not_after) <= deps.clock.now().getTime()) {
-    throw contextInvalidated('grant has expired', { grant_id: envelope.record_id });
+    throw contextInvalidated('grant has expired', { reason: 'expired', grant_id: envelope.record_id });
   }
   return { envelope, body: parsed.data, ref };
 }

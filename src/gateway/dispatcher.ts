@@ -40,11 +40,13 @@ import { verdictReleased } from './path/verify.ts';
 import { withConsumptionReceipt } from './present.ts';
 import { Reconciler } from './reconciler.ts';
 import { Stopper, type StopCause } from './stopper.ts';
+import { TaskNotFound } from './task-not-found.ts';
 import { toCallerError } from './wire.ts';
 import { inSpan, turnIds } from '../telemetry/tracing.ts';
 
 export type { Attempt } from './attempts.ts';
 export type { PushHooks } from './path/deps.ts';
+export { TaskNotFound } from './task-not-found.ts';
 
 export class Dispatcher {
   readonly follower: Follower;
@@ -299,12 +301,5 @@ export class Dispatcher {
   }
 }
 
-/** A2A TaskNotFoundError at the edge. */
-export class TaskNotFound extends Error {
-  override readonly name = 'TaskNotFound';
-  constructor(readonly taskId: string) {
-    super('task not found');
-  }
-}
 
 const ATTEMPT_SCHEMA = schemaRefFor('execution_attempt');

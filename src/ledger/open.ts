@@ -162,7 +162,7 @@ function* placeChild(req: OpenBudgetRequest, parentId: string, batch: TxBatch, l
     throw contextInvalidated('parent delegation does not permit new children', { parent_id: parent.node_id, state: head?.state ?? 'unresolved' });
   }
   if (Date.parse(req.not_after) > Date.parse(parent.not_after)) throw deny('child expiry is later than its parent', { failures: [{ dimension: 'expiry' }] });
-  if (Date.parse(parent.not_after) <= Date.parse(req.at)) throw contextInvalidated('parent delegation has expired');
+  if (Date.parse(parent.not_after) <= Date.parse(req.at)) throw contextInvalidated('parent delegation has expired', { reason: 'expired', parent_id: parent.node_id });
   const depth = Number(parent.depth) + 1;
   if (depth > limits.maxDepth) throw limitExceeded('delegation depth limit reached', { max: limits.maxDepth });
   if ((yield* tx('countDescendants', parent.root_id)) >= limits.maxDescendants) {

@@ -89,7 +89,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
   yield* batch.load(toRead, 'share');
   assertFences(req.fence_set, required, batch.known(toRead));
   for (const n of chain) {
-    if (Date.parse(n.not_after) <= Date.parse(req.at)) throw contextInvalidated('a delegation in the chain has expired', { node_id: n.node_id });
+    if (Date.parse(n.not_after) <= Date.parse(req.at)) throw contextInvalidated('a delegation in the chain has expired', { reason: 'expired', node_id: n.node_id });
   }
 
   const amounts = new Map(Object.entries(req.amounts));

@@ -306,5 +306,6 @@ async function signalRefusal(deps: PathDeps, plan: Plan, err: unknown): Promise<
   const root = leaf.body.lineage.kind === 'child' ? leaf.body.lineage.root_ref.object_id : leaf.record_id;
   const failures = isBatonError(err, 'limit_exceeded') ? (err.details.failures as Array<{ node_id?: string }> | undefined) : undefined;
   if (failures) await deps.events.emit({ type: 'signal', signal: { kind: 'refused', reason: 'budget', delegation: leaf.record_id, root, ...(failures[0]?.node_id ? { exhausted: failures[0].node_id } : {}) } });
-  if (isBatonError(err, 'context_invalidated') && !/expired/.test(err.message)) await deps.events.emit({ type: 'signal', signal: { kind: 'refused', reason: 'stale', delegation: leaf.record_id, root } });
+  // Expiry is the delegation running its course, not a stale fence: no breaker signal.
+  if (isBatonError(err, 'context_invalidated') && err.details.reason !== 'expired') await deps.events.emit({ type: 'signal', signal: { kind: 'refused', reason: 'stale', delegation: leaf.record_id, root } });
 }

@@ -13,7 +13,7 @@
  */
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import { BatonError, isBatonError } from '../../errors.ts';
-import { TaskNotFound } from '../dispatcher.ts';
+import { TaskNotFound } from '../task-not-found.ts';
 import type { HumanGates } from '../../gates/approvals.ts';
 import { refusalError } from '../../gates/approvals.ts';
 import { previewDigest, renderParts, type EffectPreview } from '../../gates/preview.ts';
