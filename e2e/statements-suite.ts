@@ -45,6 +45,8 @@ const KEY = 'statements-test-key-not-a-secret';
 export function statementsSuite(name: string, setup: () => Promise<StatementsSetup>): void {
   describe(`${name}: the store work of one delegated SendMessage`, () => {
     let agent: SpawnedAgent;
+    /** Slow enough that a turn outlives follow.recordTaskAfterMs: its remote task id is recorded before the verdict. */
+    let plodder: SpawnedAgent;
     let server: Server;
     let remote: RemoteClient;
     let store: Store;
@@ -54,9 +56,12 @@ export function statementsSuite(name: string, setup: () => Promise<StatementsSet
 
     beforeAll(async () => {
       agent = await spawnAgent({ behaviour: 'honest', name: 'honest', stepMs: 0 });
+      plodder = await spawnAgent({ behaviour: 'honest', name: 'plodder', stepMs: 200 });
       dir = mkdtempSync(join(tmpdir(), 'baton-stmt-'));
       const jwks = join(dir, 'honest.jwks.json');
       writeFileSync(jwks, JSON.stringify(agent.jwks));
+      const plodderJwks = join(dir, 'plodder.jwks.json');
+      writeFileSync(plodderJwks, JSON.stringify(plodder.jwks));
       const s = await setup();
       const file = join(dir, 'baton.json');
       writeFileSync(
@@ -65,8 +70,11 @@ export function statementsSuite(name: string, setup: () => Promise<StatementsSet
           port: 0,
           dataDir: dir,
           logLevel: 'silent',
-          trust: { pinnedJwks: { [agent.url]: jwks }, jkuAllowedOrigins: [] },
-          delegatees: [{ id: 'honest', cardUrl: `${agent.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true }],
+          trust: { pinnedJwks: { [agent.url]: jwks, [plodder.url]: plodderJwks }, jkuAllowedOrigins: [] },
+          delegatees: [
+            { id: 'honest', cardUrl: `${agent.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true },
+            { id: 'plodder', cardUrl: `${plodder.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true },
+          ],
           callers: [{ id: 'planner', apiKeySha256: createHash('sha256').update(KEY).digest('hex'), preset: 'standard' }],
           presets: [{ id: 'standard', maxInvocations: 5, lifetimeSeconds: 3600, maxActiveRoots: 1024, maxPerMinute: 100_000 }],
           ...(s.store ? { store: s.store } : {}),
@@ -88,11 +96,12 @@ export function statementsSuite(name: string, setup: () => Promise<StatementsSet
       await remote?.close();
       await store?.close();
       await agent?.stop();
+      await plodder?.stop();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
-    async function send(): Promise<{ id: string; state: string; verified: boolean }> {
-      const res = await fetch(`${url}/agents/honest/a2a/jsonrpc`, {
+    async function send(delegatee = 'honest'): Promise<{ id: string; state: string; verified: boolean }> {
+      const res = await fetch(`${url}/agents/${delegatee}/a2a/jsonrpc`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': KEY },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'count me' }] } } }),
@@ -114,10 +123,14 @@ export function statementsSuite(name: string, setup: () => Promise<StatementsSet
       }
     });
 
-    it('revises the attempt exactly twice in a turn: admitted, then closed with its verdict', async () => {
-      const task = await send();
-      const revisions = await store.listRevisions(task.id);
-      expect(revisions.map((r) => (r.body as { state: string }).state)).toEqual(['dispatching', 'closed']);
+    it('revises the attempt exactly twice in a turn, quick or long: admitted, then closed with its verdict and the remote task id', async () => {
+      for (const delegatee of ['honest', 'plodder']) {
+        const task = await send(delegatee);
+        expect(task).toMatchObject({ state: 'TASK_STATE_COMPLETED', verified: true });
+        const revisions = (await store.listRevisions(task.id)).map((r) => r.body as { state: string; remote: { task_id?: string } });
+        expect(revisions.map((r) => r.state), delegatee).toEqual(['dispatching', 'closed']);
+        expect(revisions[1]!.remote.task_id, delegatee).toMatch(/\S/);
+      }
     });
   });
 }

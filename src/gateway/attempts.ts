@@ -59,6 +59,13 @@ export function shown(a: Attempt): Attempt {
   return view ? { ...a, body: { ...a.body, view } } : a;
 }
 
+/** See {@link AttemptRepository.remoteTaskId}. */
+export async function remoteTaskIdOf(store: Pick<Store, 'work'>, a: Pick<Attempt, 'record_id' | 'body'>): Promise<string | undefined> {
+  if (a.body.remote.task_id !== undefined) return a.body.remote.task_id;
+  for (const row of await store.work.ofAttempt(a.record_id)) if (row.remote_task_id) return row.remote_task_id;
+  return undefined;
+}
+
 export class AttemptRepository {
   constructor(private readonly deps: AttemptRepositoryDeps) {}
 
@@ -90,6 +97,14 @@ export class AttemptRepository {
   async forCaller(callerId: string, attemptId: string): Promise<Attempt | undefined> {
     const a = await this.get(attemptId);
     return a && a.body.caller_id === callerId ? a : undefined;
+  }
+
+  /**
+   * The delegatee's task id: on the attempt once a verdict (or an interrupted
+   * turn) recorded it, else on a followed turn's work row (noteRemoteTask).
+   */
+  remoteTaskId(a: Attempt): Promise<string | undefined> {
+    return remoteTaskIdOf(this.deps.store, a);
   }
 
   /** The attempt a PermissionDecision (by its content digest) was admitted for. */

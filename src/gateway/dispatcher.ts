@@ -169,10 +169,11 @@ export class Dispatcher {
   /** Asks the delegatee to notify Baton's own webhook about an open task (best effort: the follower polls anyway). */
   async subscribePush(attempt: Attempt): Promise<boolean> {
     const latest = await this.deps.attempts.latest(attempt);
-    if (!this.deps.push || latest.body.state === 'closed' || latest.body.remote.task_id === undefined) return false;
+    const taskId = latest.body.state === 'closed' ? undefined : await this.deps.attempts.remoteTaskId(latest);
+    if (!this.deps.push || taskId === undefined) return false;
     const target = await this.deps.delegatees.resolve(latest.body.delegatee_id);
     if ((target.verification.card.capabilities as { pushNotifications?: boolean } | undefined)?.pushNotifications !== true) return false;
-    await this.deps.remote.call(target.endpoint, 'CreateTaskPushNotificationConfig', { ...this.deps.push.inbound(latest.record_id), taskId: latest.body.remote.task_id }, { headers: target.headers });
+    await this.deps.remote.call(target.endpoint, 'CreateTaskPushNotificationConfig', { ...this.deps.push.inbound(latest.record_id), taskId }, { headers: target.headers });
     return true;
   }
 
@@ -273,7 +274,7 @@ export class Dispatcher {
       if (tier) throw new BatonError('interaction_required', 'this delegatee needs a named human authority for each effect; send a new task (without taskId) to request approval', { tier });
       const prior = await this.attemptFor(caller, req.taskId);
       if (!prior || prior.body.delegatee_id !== resolved.config.id) throw new TaskNotFound(req.taskId);
-      if (prior.body.state === 'closed' || prior.body.remote.task_id === undefined) throw new BatonError('unsupported', 'this task cannot take another message', { state: prior.body.state });
+      if (prior.body.state === 'closed' || (await this.deps.attempts.remoteTaskId(prior)) === undefined) throw new BatonError('unsupported', 'this task cannot take another message', { state: prior.body.state });
       // Registered on the existing task first: a refused config refuses only this turn.
       if (push !== undefined && push !== null) await this.deps.push!.register(caller, prior, push);
       const authority = await this.deps.authority.resume(caller, prior.body.delegation_ref);

@@ -89,7 +89,7 @@ export class Stopper {
     const target = pinnedTarget(this.deps, latest);
     const turns = (await Promise.all((await this.deps.store.work.ofAttempt(latest.record_id)).map((r) => rebuildTurn(this.deps, r)))).filter((t): t is Turn => t !== undefined);
     const probe: Turn = turns[0] ?? { attempt: latest, effect_id: latest.body.effect_id, reservation_id: latest.body.reservation_id, fence_set: latest.body.fence_set, scopes: [], target };
-    const taskId = latest.body.remote.task_id ?? (await findByContext(this.deps, probe).catch(() => undefined));
+    const taskId = (await this.deps.attempts.remoteTaskId(latest)) ?? (await findByContext(this.deps, probe).catch(() => undefined));
     const reasons: string[] = [];
     if (taskId === undefined) {
       reasons.push('the delegatee never named its task; nothing to cancel or read back');

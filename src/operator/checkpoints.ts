@@ -8,7 +8,7 @@ import { checkpointBody, type CheckpointBody, type ReconciliationState } from '.
 import type { fingerprint } from '../attempts/task-view.ts';
 import { streamOf, type ControlScopeRef } from '../control/scope.ts';
 import { invalidRequest } from '../errors.ts';
-import { attemptOf } from '../gateway/attempts.ts';
+import { attemptOf, remoteTaskIdOf } from '../gateway/attempts.ts';
 import type { DelegateeRegistry } from '../gateway/delegatees.ts';
 import { readBack } from '../gateway/path/verify.ts';
 import type { RemoteClient } from '../gateway/remote.ts';
@@ -41,10 +41,12 @@ export class Checkpoints {
   async write(attemptId: string, reason: string, by: ActorRef): Promise<Checkpoint> {
     const attempt = attemptOf(await this.deps.store.getRecord(attemptId));
     if (!attempt) throw invalidRequest('no such attempt', { attempt: attemptId.slice(0, 128) });
-    const a = attempt.body;
+    // A running turn's task id is on its work row until the verdict records it on the attempt.
+    const taskId = await remoteTaskIdOf(this.deps.store, attempt);
+    const a = taskId === attempt.body.remote.task_id ? attempt.body : { ...attempt.body, remote: { ...attempt.body.remote, task_id: taskId } };
     const reservation = await this.deps.store.ledger.reservation(a.reservation_id);
     const node = findNode(await this.deps.store.ledger.tree(a.root_ref.object_id), a.delegation_ref.object_id);
-    const { remote, remoteError } = await this.readRemote(a.delegatee_id, a.remote.task_id);
+    const { remote, remoteError } = await this.readRemote(a.delegatee_id, taskId);
     const stream = streamOf(this.scope(attemptId));
     const sequence = (await this.deps.store.control.readStream(stream, { limit: 10_000 })).filter((e) => e.event_type === 'rw003.execution.checkpointed').length + 1;
     const cpId = this.deps.ids.next('cp');

@@ -99,7 +99,7 @@ export class Reassignment {
     const cp = req.checkpoint
       ? await checkpoints.load(req.checkpoint, prior.record_id)
       : ((await checkpoints.latest(prior.record_id)) ?? (await checkpoints.write(prior.record_id, `reassignment: ${req.reason}`, by)));
-    if (req.resolvePrevious?.as === 'not_dispatched' && prior.body.remote.task_id !== undefined) {
+    if (req.resolvePrevious?.as === 'not_dispatched' && (await this.deps.dispatcher.deps.attempts.remoteTaskId(prior)) !== undefined) {
       throw invalidRequest('the previous task was dispatched (the delegatee named it); it can only be resolved as consumed');
     }
     return { delegationId, req, by, current, prior, target, cp, dScope: scopeIn(this.deps.spaceId, 'delegation', delegationId) };

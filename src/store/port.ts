@@ -263,6 +263,8 @@ export interface WorkStore {
   release(effectId: string, owner: string, dueAt: string): Promise<boolean>;
   /** Claims one row that nobody is following right now (it waits for its next poll), whatever its due time. */
   claimIdle(effectId: string, owner: string, leaseUntil: string): Promise<WorkRow | undefined>;
+  /** Records the delegatee's task id on a followed turn's row (once; false when already named or gone). */
+  noteRemoteTask(effectId: string, taskId: string): Promise<boolean>;
   /** Removes a row whose reservation was already resolved elsewhere (a verdict normally deletes it with its settlement). */
   done(effectId: string): Promise<void>;
   get(effectId: string): Promise<WorkRow | undefined>;

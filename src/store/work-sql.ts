@@ -30,7 +30,14 @@ export const workTablesSql = (strict: string) => `
   CREATE INDEX attempt_work_by_attempt ON attempt_work(attempt_id);
 `;
 
-const COLUMNS = 'effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at';
+/**
+ * Migration 11: the remote task id rides on the work row while a turn is
+ * followed (issue #24: two attempt revisions per turn, admitted and closed;
+ * the verdict copies it onto the closing revision).
+ */
+export const workRemoteTaskSql = 'ALTER TABLE attempt_work ADD COLUMN remote_task_id TEXT;';
+
+const COLUMNS = 'effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at, remote_task_id';
 const rowOf = (r: WorkRow): WorkRow => ({ ...r, tries: Number(r.tries) });
 const clamp = (limit: number) => Math.min(Math.max(Math.trunc(limit) || 1, 1), 1000);
 
@@ -56,6 +63,8 @@ export function composeWork({ p, lock, all }: PushDialect): WorkStore {
           [effectId, owner, leaseUntil],
         )
       ).map(rowOf)[0],
+    noteRemoteTask: async (effectId, taskId) =>
+      (await all(`UPDATE attempt_work SET remote_task_id = ${p(2)} WHERE effect_id = ${p(1)} AND remote_task_id IS NULL RETURNING effect_id`, [effectId, taskId])).length === 1,
     done: async (effectId) => void (await all(`DELETE FROM attempt_work WHERE effect_id = ${p(1)}`, [effectId])),
     get: async (effectId) => (await all<WorkRow>(`SELECT ${COLUMNS} FROM attempt_work WHERE effect_id = ${p(1)}`, [effectId])).map(rowOf)[0],
     ofAttempt: async (attemptId) => (await all<WorkRow>(`SELECT ${COLUMNS} FROM attempt_work WHERE attempt_id = ${p(1)} ORDER BY created_at, effect_id`, [attemptId])).map(rowOf),

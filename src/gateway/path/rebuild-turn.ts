@@ -18,7 +18,7 @@ const FenceSet = ControlBoundaryRef.array();
 const RemoteFenceSet = RemoteFenceEntry.array();
 
 /** Undefined when the turn's reservation is already resolved (its verdict was committed elsewhere). */
-export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'delegatees' | 'federation'>, ref: { attempt_id: string; reservation_id: string }): Promise<Turn | undefined> {
+export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'delegatees' | 'federation'>, ref: { attempt_id: string; reservation_id: string; remote_task_id?: string | null }): Promise<Turn | undefined> {
   const [attempt, r] = await Promise.all([deps.attempts.get(ref.attempt_id), deps.store.ledger.reservation(ref.reservation_id)]);
   if (!attempt || !r || (r.status !== 'held' && r.status !== 'unknown')) return undefined;
   const decision = await deps.store.getByDigest(r.decision_ref.content_digest);
@@ -34,7 +34,7 @@ export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'd
     // Separate stores: the upstream heads this turn was admitted under, for the post-effect recheck.
     ...(remote.length > 0 ? { remote_fence: { subject: subject ?? '', entries: remote } } : {}),
     target: pinnedTarget(deps, attempt),
-    ...(attempt.body.remote.task_id ? { remoteTaskId: attempt.body.remote.task_id } : {}),
+    ...((attempt.body.remote.task_id ?? ref.remote_task_id) ? { remoteTaskId: (attempt.body.remote.task_id ?? ref.remote_task_id)! } : {}),
   };
 }
 

@@ -80,9 +80,9 @@ export async function handOver(deps: Pick<PathDeps, 'store' | 'node' | 'clock'>,
 /**
  * While this node follows a turn: renews its lease, so no other node takes
  * it over, and — once the turn outlasts the fast path — records the remote
- * task id durably, so stopping, reassignment and inbound notifications know
- * the task the delegatee named (DESIGN: a long-running task may need this
- * third write; a quick one is settled by its verdict alone).
+ * task id durably on its work row, so stopping, reassignment and another
+ * node taking the turn over know the task the delegatee named (a quick turn
+ * is settled by its verdict alone).
  */
 function keepLease(deps: PathDeps, turn: Turn): () => void {
   const beat = setInterval(() => {
@@ -98,11 +98,15 @@ function keepLease(deps: PathDeps, turn: Turn): () => void {
   };
 }
 
-/** Records the remote task id on the attempt, once, if it is known and not yet recorded. */
-export async function noteRemoteTask(deps: Pick<PathDeps, 'attempts'>, turn: Turn): Promise<void> {
+/**
+ * Records the remote task id durably, once, on the turn's work row — not as
+ * another attempt revision: an attempt is revised twice per turn, admitted
+ * and closed, and the verdict copies the id onto the closing revision.
+ */
+export async function noteRemoteTask(deps: Pick<PathDeps, 'store'>, turn: Turn): Promise<void> {
   const taskId = turn.remoteTaskId;
   if (!taskId || turn.attempt.body.remote.task_id) return;
-  await deps.attempts.revise(turn.attempt, (l) => (l.body.remote.task_id || l.body.state === 'closed' ? undefined : { remote: { ...l.body.remote, task_id: taskId }, state: 'open' }));
+  await deps.store.work.noteRemoteTask(turn.effect_id, taskId);
 }
 
 /**

@@ -8,7 +8,7 @@ import { CAPACITY_INDEXES, liveRootsTableSql } from '../capacity.ts';
 import { controlLedgerTablesSql, PG_DDL, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushTablesSql } from '../push-sql.ts';
-import { workTablesSql } from '../work-sql.ts';
+import { workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
 import { contentTablesSql } from '../content-sql.ts';
 
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
@@ -20,4 +20,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   { version: 6, sql: workTablesSql('') },
   { version: 9, sql: contentTablesSql('') },
   { version: 10, sql: liveRootsTableSql('', 'BIGINT') },
+  { version: 11, sql: workRemoteTaskSql },
 ];

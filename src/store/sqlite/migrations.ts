@@ -8,7 +8,7 @@ import { CAPACITY_INDEXES, liveRootsTableSql } from '../capacity.ts';
 import { controlLedgerTablesSql, SQLITE_DDL, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushTablesSql } from '../push-sql.ts';
-import { workTablesSql } from '../work-sql.ts';
+import { workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
 import { contentTablesSql } from '../content-sql.ts';
 
 export interface Migration {
@@ -26,4 +26,5 @@ export const MIGRATIONS: readonly Migration[] = [
   // 7 and 8 are taken by other branches (federation, approvals); the lead renumbers on merge if needed.
   { version: 9, sql: contentTablesSql(' STRICT') },
   { version: 10, sql: liveRootsTableSql(' STRICT', 'INTEGER') },
+  { version: 11, sql: workRemoteTaskSql },
 ];
