@@ -23,7 +23,7 @@ import { startGateway, type Gateway } from '../src/main.ts';
 import { isBatonError } from '../src/errors.ts';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-const KEYS = { alice: 'alice-key-not-a-secret', bob: 'bob-key-not-a-secret', mallory: 'mallory-key-not-a-secret' } as const;
+const KEYS = { alice: 'alice-key-not-a-secret', bob: 'bob-key-not-a-secret', mallory: 'mallory-key-not-a-secret', dave: 'dave-key-not-a-secret' } as const;
 type Op = keyof typeof KEYS;
 
 /** The suite, on the store `storeConfig` names (undefined: the default SQLite file). */
@@ -57,7 +57,8 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
         ...(store ? { store } : {}),
         push: { allowHttp: true, allowAddresses: ['127.0.0.0/8'], intervalMs: 50 },
         approvals: {
-          approvers: [{ operator: 'alice' }, { operator: 'bob' }, { operator: 'mallory', principal: 'planner' }],
+          // dave approves but is not a reviewer: `reviewer` must be explicit (issue 25 item 4).
+          approvers: [{ operator: 'alice', reviewer: true }, { operator: 'bob', reviewer: true }, { operator: 'mallory', principal: 'planner', reviewer: true }, { operator: 'dave' }],
           approvalSeconds: 300,
         },
       },
@@ -303,6 +304,12 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       expect(byApprover.json.error).toMatchObject({ code: 'deny', details: { rule: 'reviewer_not_independent' } });
       const byCaller = await admin<ErrorJson>('mallory', 'POST', `/admin/approvals/${task.id}/review`, { decision: 'approve', note: 'mine' });
       expect(byCaller.json.error).toMatchObject({ code: 'deny', details: { rule: 'self_review' } });
+      // An approver without `reviewer: true` is no reviewer, through the CLI as through the API.
+      const byApproverOnly = await batonCli(['approvals', 'review', task.id, '--as', 'dave', '--decision', 'approve', '--note', 'looks done'], env);
+      expect(byApproverOnly.code, byApproverOnly.stdout).toBe(2);
+      expect(byApproverOnly.stderr).toMatch(/deny: this operator is not a configured reviewer/);
+      expect((await admin<ErrorJson>('dave', 'POST', `/admin/approvals/${task.id}/review`, { decision: 'approve', note: 'x' })).json.error).toMatchObject({ code: 'deny', details: { rule: 'not_a_reviewer' } });
+      expect((await getTask(task.id, 't4')).status.state).toBe('TASK_STATE_WORKING');
       const reviewed = await admin<{ outcome: string }>('bob', 'POST', `/admin/approvals/${task.id}/review`, { decision: 'approve', note: 'read-back matches' });
       expect(reviewed.status, JSON.stringify(reviewed.json)).toBe(200);
       expect(reviewed.json.outcome).toBe('succeeded');
@@ -310,7 +317,7 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       expect(t.status.state).toBe('TASK_STATE_COMPLETED');
       const twice = await admin<ErrorJson>('bob', 'POST', `/admin/approvals/${task.id}/review`, { decision: 'deny', note: 'changed my mind' });
       expect(twice.json.error.details.rule).toBe('no_review_pending');
-    });
+    }, 120_000); // one CLI process (a cold tsx start)
 
     it('ungated delegatees are untouched, and audit verify covers every approval record', async () => {
       expect((await rpc('free', 'SendMessage', { message: msg('plain') })).result).toMatchObject({ task: { status: { state: 'TASK_STATE_COMPLETED' } } });

@@ -25,8 +25,17 @@ export function approvalProblems(c: { approvals: ApprovalsConfig; operators: Rea
   });
   const gated = c.approvals.rules.length > 0 || c.delegatees.some((d) => d.requireApproval !== undefined);
   if (gated && c.approvals.approvers.length === 0) out.push({ path: 'approvals.approvers', message: 'effects require approval but no approver is configured', hint: 'name at least one operator under approvals.approvers (every gated request would wait until it expires)' });
+  return [...out, ...t4ReviewerProblems(c)];
+}
+
+/**
+ * RW-003 §6 T4 "required review": the reviewer is neither the caller nor the
+ * approver, so whichever reviewer approved, another must be left to review —
+ * at least two distinct principals with `reviewer: true` (never implied).
+ */
+export function t4ReviewerProblems(c: { approvals: ApprovalsConfig; delegatees: ReadonlyArray<{ id: string; requireApproval?: unknown }> }): GateProblem[] {
   const t4 = c.approvals.rules.some((r) => r.tier === 'T4_consequential_execute') || c.delegatees.some((d) => d.requireApproval === 'T4_consequential_execute');
-  const principals = new Set(c.approvals.approvers.filter((a) => a.reviewer).map((a) => a.principal ?? a.operator));
-  if (t4 && principals.size < 2) out.push({ path: 'approvals.approvers', message: 'T4 needs an approver and an independent reviewer: at least two principals', hint: 'add a second approver with another principal' });
-  return out;
+  const reviewers = new Set(c.approvals.approvers.filter((a) => a.reviewer === true).map((a) => a.principal ?? a.operator));
+  if (!t4 || reviewers.size >= 2) return [];
+  return [{ path: 'approvals.approvers', message: `a T4 gate needs at least two distinct reviewer principals (reviewer: true); ${reviewers.size} configured`, hint: 'mark approvers of two different principals reviewer: true (reviewer defaults to false)' }];
 }

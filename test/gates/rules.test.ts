@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { admissionRefusal, decisionRefusal, reviewRefusal } from '../../src/gates/rules.ts';
 import { ApprovalsConfig, approversOf, callerPrincipal, requiredTier } from '../../src/gates/policy.ts';
-import { approvalProblems } from '../../src/gates/check.ts';
+import { approvalProblems, t4ReviewerProblems } from '../../src/gates/check.ts';
 import { previewDigest, renderParts, type EffectPreview } from '../../src/gates/preview.ts';
 
 const alice = { operator: 'alice', principal: 'alice', role: 'approver', reviewer: true };
@@ -85,6 +85,15 @@ describe('gate policy (configuration)', () => {
     const bad = approvalProblems({ ...base, approvals: ApprovalsConfig.parse({ approvers: [{ operator: 'zed' }], rules: [{ delegatee: 'nope', preset: 'nada', tier: 'T4_consequential_execute' }] }) }).map((p) => p.path);
     expect(bad).toEqual(['approvals.approvers[0].operator', 'approvals.rules[0].delegatee', 'approvals.rules[0].preset', 'approvals.approvers']);
     expect(approvalProblems({ ...base, delegatees: [{ id: 'pay', requireApproval: true }], approvals: ApprovalsConfig.parse({}) })[0]).toMatchObject({ path: 'approvals.approvers', message: /no approver/ });
+  });
+  it('reviewer is explicit (default false); a T4 gate needs two distinct reviewer principals', () => {
+    expect(approversOf(ApprovalsConfig.parse({ approvers: [{ operator: 'alice' }] }))[0]!.reviewer).toBe(false);
+    const base = { operators: [{ id: 'alice' }, { id: 'bob' }, { id: 'dave' }], delegatees: [{ id: 'pay', requireApproval: 'T4_consequential_execute' }], presets: [] };
+    const t4 = (approvers: unknown[]) => t4ReviewerProblems({ ...base, approvals: ApprovalsConfig.parse({ approvers }) });
+    expect(t4([{ operator: 'alice' }, { operator: 'bob', reviewer: true }])).toEqual([expect.objectContaining({ path: 'approvals.approvers', message: expect.stringMatching(/two distinct reviewer principals.*1 configured/) })]);
+    expect(t4([{ operator: 'bob', principal: 'pat', reviewer: true }, { operator: 'dave', principal: 'pat', reviewer: true }])).toHaveLength(1);
+    expect(t4([{ operator: 'alice' }, { operator: 'bob', reviewer: true }, { operator: 'dave', reviewer: true }])).toEqual([]);
+    expect(t4ReviewerProblems({ ...base, delegatees: [{ id: 'pay', requireApproval: true }], approvals: ApprovalsConfig.parse({ approvers: [{ operator: 'alice' }] }) })).toEqual([]);
   });
 });
 
