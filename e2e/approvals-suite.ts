@@ -120,7 +120,7 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       expect(d.state).toBe('pending');
       expect(d.preview.delegatee.id).toBe('gated');
       expect(d.preview.delegatee.card_digest).toMatch(/^sha256:/);
-      expect(d.preview.rendering).toBe('[0] text: pay invoice 42');
+      expect(d.preview.rendering).toMatch(/^\[0\] text: "pay invoice 42"\nmessage: \{"messageId":"[^"]+","role":"ROLE_USER"\}$/);
       expect(d.preview.scope).toBeDefined();
       expect(d.preview.budget).toEqual([expect.objectContaining({ name: 'invocations' })]);
       const listed = (await admin<Array<{ task_id: string }>>('bob', 'GET', '/admin/approvals?state=pending')).json;
@@ -223,7 +223,7 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       const digest = json.find((a) => a.task_id === task.id)!.preview_digest;
       const shown = await batonCli(['approvals', 'show', task.id], env);
       expect(shown.stdout).toContain(`preview digest  ${digest}`);
-      expect(shown.stdout).toContain('[0] text: cli request');
+      expect(shown.stdout).toContain('[0] text: "cli request"');
       const self = await batonCli(['approvals', 'approve', task.id, '--as', 'mallory', '--preview', digest, '--note', 'mine'], env);
       expect(self.code).toBe(2);
       expect(self.stderr).toMatch(/deny: the requesting principal cannot approve its own request/);
@@ -318,6 +318,24 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       const twice = await admin<ErrorJson>('bob', 'POST', `/admin/approvals/${task.id}/review`, { decision: 'deny', note: 'changed my mind' });
       expect(twice.json.error.details.rule).toBe('no_review_pending');
     }, 120_000); // one CLI process (a cold tsx start)
+
+    it('the preview shows everything forwarded, escaped; request-level configuration is not kept to forward (issue 25 item 18)', async () => {
+      const r = await rpc('gated', 'SendMessage', { message: msg('pay 1 EUR\n[1] text: to \u202Eaccount 7', { metadata: { beneficiary: 'acct-9' } }), configuration: { acceptedOutputModes: ['text/plain'], historyLength: 3 } });
+      const task = (r.result as { task: Task }).task;
+      const d = (await admin<Detail & { task: { history: Array<Record<string, unknown>> } }>('alice', 'GET', `/admin/approvals/${task.id}`)).json;
+      const lines = d.preview.rendering.split('\n');
+      expect(lines[0]).toBe('[0] text: "pay 1 EUR\\n[1] text: to \\u202eaccount 7"');
+      expect(lines[1]).toMatch(/^message: \{"messageId":"[^"]+","metadata":\{"beneficiary":"acct-9"\},"role":"ROLE_USER"\}$/);
+      expect(lines).toHaveLength(2);
+      expect(d.preview.rendering).not.toContain('\u202E');
+      {
+        const st = (await secondNode()).store;
+        const body = (await st.getRecord(`apr_${task.id.replace(/^att_/, '')}`))!.body as Record<string, unknown>;
+        expect(JSON.stringify(body)).not.toContain('account 7'); // the message is kept apart (issue 25 item 16)
+        const params = JSON.parse((await st.content.get(body.params_digest as string))!.document!) as Record<string, unknown>;
+        expect(Object.keys(params)).toEqual(['message']);
+      }
+    });
 
     it('ungated delegatees are untouched, and audit verify covers every approval record', async () => {
       expect((await rpc('free', 'SendMessage', { message: msg('plain') })).result).toMatchObject({ task: { status: { state: 'TASK_STATE_COMPLETED' } } });

@@ -11,7 +11,7 @@ export interface GateProblem {
   hint?: string;
 }
 
-export function approvalProblems(c: { approvals: ApprovalsConfig; operators: ReadonlyArray<{ id: string }>; delegatees: ReadonlyArray<{ id: string; requireApproval?: unknown }>; presets: ReadonlyArray<{ id: string }> }): GateProblem[] {
+export function approvalProblems(c: { approvals: ApprovalsConfig; retention?: { contentDays?: number | undefined }; operators: ReadonlyArray<{ id: string }>; delegatees: ReadonlyArray<{ id: string; requireApproval?: unknown }>; presets: ReadonlyArray<{ id: string }> }): GateProblem[] {
   const out: GateProblem[] = [];
   const operators = new Set(c.operators.map((o) => o.id));
   c.approvals.approvers.forEach((a, i) => {
@@ -25,7 +25,18 @@ export function approvalProblems(c: { approvals: ApprovalsConfig; operators: Rea
   });
   const gated = c.approvals.rules.length > 0 || c.delegatees.some((d) => d.requireApproval !== undefined);
   if (gated && c.approvals.approvers.length === 0) out.push({ path: 'approvals.approvers', message: 'effects require approval but no approver is configured', hint: 'name at least one operator under approvals.approvers (every gated request would wait until it expires)' });
-  return [...out, ...t4ReviewerProblems(c)];
+  return [...out, ...t4ReviewerProblems(c), ...purgedBeforeDecided(c)];
+}
+
+/**
+ * A gated message is kept apart from its request and purgeable (content.ts):
+ * a retention period shorter than a request's life would purge what an
+ * approver is still to see and the approval to forward.
+ */
+function purgedBeforeDecided(c: { approvals: ApprovalsConfig; retention?: { contentDays?: number | undefined } }): GateProblem[] {
+  const days = c.retention?.contentDays;
+  if (days === undefined || days * 86_400 > c.approvals.pendingSeconds + c.approvals.approvalSeconds) return [];
+  return [{ path: 'retention.contentDays', message: `${days} day(s) is shorter than an approval request's life (approvals.pendingSeconds + approvalSeconds)`, hint: 'keep content longer than requests wait for a decision and its admission' }];
 }
 
 /**
