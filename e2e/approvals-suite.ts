@@ -345,6 +345,23 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       const cli = await batonCli(['audit', 'verify'], env);
       expect(cli.code, cli.stdout + cli.stderr).toBe(0);
     });
+
+    it('a retention purge takes a held request\'s message: the approval record and its detail no longer show it, and nothing can be forwarded (issue 25 item 16)', async () => {
+      const task = await sendGated('gated', 'wire 5,000 to acct 123-secret');
+      const digest = (await show(task.id)).preview_digest;
+      const purge = await batonCli(['retention', 'purge', '--before', new Date().toISOString(), '--json'], env);
+      expect(purge.code, purge.stderr).toBe(0);
+      const d = (await admin<Detail & { task: unknown }>('alice', 'GET', `/admin/approvals/${task.id}`)).json;
+      expect(d.preview_digest).toBe(digest); // the records and their digests stay
+      expect(d.preview.rendering).toBe('(purged by retention: the message is no longer held)');
+      expect(JSON.stringify(d)).not.toContain('acct 123');
+      const before = await sends('gated');
+      const ok = await admin<{ admission: { error: { code: string; details: { rule: string } } } }>('alice', 'POST', `/admin/approvals/${task.id}/approve`, { previewDigest: digest, note: 'looks fine' });
+      expect(ok.json.admission.error).toMatchObject({ code: 'context_invalidated', details: { rule: 'request_changed' } });
+      expect(await sends('gated')).toBe(before);
+      const audit = await batonCli(['audit', 'verify'], env);
+      expect(audit.code, audit.stdout + audit.stderr).toBe(0);
+    }, 120_000); // two CLI processes
   });
 
   /** The gated agent's card id, from an approved attempt's audit. */
