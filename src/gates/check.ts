@@ -25,7 +25,7 @@ export function approvalProblems(c: { approvals: ApprovalsConfig; retention?: { 
   });
   const gated = c.approvals.rules.length > 0 || c.delegatees.some((d) => d.requireApproval !== undefined);
   if (gated && c.approvals.approvers.length === 0) out.push({ path: 'approvals.approvers', message: 'effects require approval but no approver is configured', hint: 'name at least one operator under approvals.approvers (every gated request would wait until it expires)' });
-  return [...out, ...t4ReviewerProblems(c), ...purgedBeforeDecided(c)];
+  return [...out, ...t4ReviewerProblems(c), ...(gated ? purgedBeforeDecided(c) : [])];
 }
 
 /**

@@ -93,6 +93,7 @@ describe('gate policy (configuration)', () => {
     expect(approvalProblems({ ...base, approvals, retention: { contentDays: 2 } })).toEqual([expect.objectContaining({ path: 'retention.contentDays' })]);
     expect(approvalProblems({ ...base, approvals, retention: { contentDays: 3 } })).toEqual([]);
     expect(approvalProblems({ ...base, approvals, retention: {} })).toEqual([]);
+    expect(approvalProblems({ ...base, delegatees: [{ id: 'pay' }], approvals: ApprovalsConfig.parse({}), retention: { contentDays: 1 } })).toEqual([]); // no gate, no request to outlive
   });
   it('reviewer is explicit (default false); a T4 gate needs two distinct reviewer principals', () => {
     expect(approversOf(ApprovalsConfig.parse({ approvers: [{ operator: 'alice' }] }))[0]!.reviewer).toBe(false);
