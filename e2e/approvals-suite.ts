@@ -23,7 +23,7 @@ import { startGateway, type Gateway } from '../src/main.ts';
 import { isBatonError } from '../src/errors.ts';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-const KEYS = { alice: 'alice-key-not-a-secret', bob: 'bob-key-not-a-secret', mallory: 'mallory-key-not-a-secret' } as const;
+const KEYS = { alice: 'alice-key-not-a-secret', bob: 'bob-key-not-a-secret', mallory: 'mallory-key-not-a-secret', dave: 'dave-key-not-a-secret' } as const;
 type Op = keyof typeof KEYS;
 
 /** The suite, on the store `storeConfig` names (undefined: the default SQLite file). */
@@ -57,7 +57,8 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
         ...(store ? { store } : {}),
         push: { allowHttp: true, allowAddresses: ['127.0.0.0/8'], intervalMs: 50 },
         approvals: {
-          approvers: [{ operator: 'alice' }, { operator: 'bob' }, { operator: 'mallory', principal: 'planner' }],
+          // dave approves but is not a reviewer: `reviewer` must be explicit (issue 25 item 4).
+          approvers: [{ operator: 'alice', reviewer: true }, { operator: 'bob', reviewer: true }, { operator: 'mallory', principal: 'planner', reviewer: true }, { operator: 'dave' }],
           approvalSeconds: 300,
         },
       },
@@ -119,7 +120,7 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       expect(d.state).toBe('pending');
       expect(d.preview.delegatee.id).toBe('gated');
       expect(d.preview.delegatee.card_digest).toMatch(/^sha256:/);
-      expect(d.preview.rendering).toBe('[0] text: pay invoice 42');
+      expect(d.preview.rendering).toMatch(/^\[0\] text: "pay invoice 42"\nmessage: \{"messageId":"[^"]+","role":"ROLE_USER"\}$/);
       expect(d.preview.scope).toBeDefined();
       expect(d.preview.budget).toEqual([expect.objectContaining({ name: 'invocations' })]);
       const listed = (await admin<Array<{ task_id: string }>>('bob', 'GET', '/admin/approvals?state=pending')).json;
@@ -222,7 +223,7 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       const digest = json.find((a) => a.task_id === task.id)!.preview_digest;
       const shown = await batonCli(['approvals', 'show', task.id], env);
       expect(shown.stdout).toContain(`preview digest  ${digest}`);
-      expect(shown.stdout).toContain('[0] text: cli request');
+      expect(shown.stdout).toContain('[0] text: "cli request"');
       const self = await batonCli(['approvals', 'approve', task.id, '--as', 'mallory', '--preview', digest, '--note', 'mine'], env);
       expect(self.code).toBe(2);
       expect(self.stderr).toMatch(/deny: the requesting principal cannot approve its own request/);
@@ -303,6 +304,12 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       expect(byApprover.json.error).toMatchObject({ code: 'deny', details: { rule: 'reviewer_not_independent' } });
       const byCaller = await admin<ErrorJson>('mallory', 'POST', `/admin/approvals/${task.id}/review`, { decision: 'approve', note: 'mine' });
       expect(byCaller.json.error).toMatchObject({ code: 'deny', details: { rule: 'self_review' } });
+      // An approver without `reviewer: true` is no reviewer, through the CLI as through the API.
+      const byApproverOnly = await batonCli(['approvals', 'review', task.id, '--as', 'dave', '--decision', 'approve', '--note', 'looks done'], env);
+      expect(byApproverOnly.code, byApproverOnly.stdout).toBe(2);
+      expect(byApproverOnly.stderr).toMatch(/deny: this operator is not a configured reviewer/);
+      expect((await admin<ErrorJson>('dave', 'POST', `/admin/approvals/${task.id}/review`, { decision: 'approve', note: 'x' })).json.error).toMatchObject({ code: 'deny', details: { rule: 'not_a_reviewer' } });
+      expect((await getTask(task.id, 't4')).status.state).toBe('TASK_STATE_WORKING');
       const reviewed = await admin<{ outcome: string }>('bob', 'POST', `/admin/approvals/${task.id}/review`, { decision: 'approve', note: 'read-back matches' });
       expect(reviewed.status, JSON.stringify(reviewed.json)).toBe(200);
       expect(reviewed.json.outcome).toBe('succeeded');
@@ -310,6 +317,24 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       expect(t.status.state).toBe('TASK_STATE_COMPLETED');
       const twice = await admin<ErrorJson>('bob', 'POST', `/admin/approvals/${task.id}/review`, { decision: 'deny', note: 'changed my mind' });
       expect(twice.json.error.details.rule).toBe('no_review_pending');
+    }, 120_000); // one CLI process (a cold tsx start)
+
+    it('the preview shows everything forwarded, escaped; request-level configuration is not kept to forward (issue 25 item 18)', async () => {
+      const r = await rpc('gated', 'SendMessage', { message: msg('pay 1 EUR\n[1] text: to \u202Eaccount 7', { metadata: { beneficiary: 'acct-9' } }), configuration: { acceptedOutputModes: ['text/plain'], historyLength: 3 } });
+      const task = (r.result as { task: Task }).task;
+      const d = (await admin<Detail & { task: { history: Array<Record<string, unknown>> } }>('alice', 'GET', `/admin/approvals/${task.id}`)).json;
+      const lines = d.preview.rendering.split('\n');
+      expect(lines[0]).toBe('[0] text: "pay 1 EUR\\n[1] text: to \\u202eaccount 7"');
+      expect(lines[1]).toMatch(/^message: \{"messageId":"[^"]+","metadata":\{"beneficiary":"acct-9"\},"role":"ROLE_USER"\}$/);
+      expect(lines).toHaveLength(2);
+      expect(d.preview.rendering).not.toContain('\u202E');
+      {
+        const st = (await secondNode()).store;
+        const body = (await st.getRecord(`apr_${task.id.replace(/^att_/, '')}`))!.body as Record<string, unknown>;
+        expect(JSON.stringify(body)).not.toContain('account 7'); // the message is kept apart (issue 25 item 16)
+        const params = JSON.parse((await st.content.get(body.params_digest as string))!.document!) as Record<string, unknown>;
+        expect(Object.keys(params)).toEqual(['message']);
+      }
     });
 
     it('ungated delegatees are untouched, and audit verify covers every approval record', async () => {
@@ -320,6 +345,23 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       const cli = await batonCli(['audit', 'verify'], env);
       expect(cli.code, cli.stdout + cli.stderr).toBe(0);
     });
+
+    it('a retention purge takes a held request\'s message: the approval record and its detail no longer show it, and nothing can be forwarded (issue 25 item 16)', async () => {
+      const task = await sendGated('gated', 'wire 5,000 to acct 123-secret');
+      const digest = (await show(task.id)).preview_digest;
+      const purge = await batonCli(['retention', 'purge', '--before', new Date().toISOString(), '--json'], env);
+      expect(purge.code, purge.stderr).toBe(0);
+      const d = (await admin<Detail & { task: unknown }>('alice', 'GET', `/admin/approvals/${task.id}`)).json;
+      expect(d.preview_digest).toBe(digest); // the records and their digests stay
+      expect(d.preview.rendering).toBe('(purged by retention: the message is no longer held)');
+      expect(JSON.stringify(d)).not.toContain('acct 123');
+      const before = await sends('gated');
+      const ok = await admin<{ admission: { error: { code: string; details: { rule: string } } } }>('alice', 'POST', `/admin/approvals/${task.id}/approve`, { previewDigest: digest, note: 'looks fine' });
+      expect(ok.json.admission.error).toMatchObject({ code: 'context_invalidated', details: { rule: 'request_changed' } });
+      expect(await sends('gated')).toBe(before);
+      const audit = await batonCli(['audit', 'verify'], env);
+      expect(audit.code, audit.stdout + audit.stderr).toBe(0);
+    }, 120_000); // two CLI processes
   });
 
   /** The gated agent's card id, from an approved attempt's audit. */

@@ -217,7 +217,7 @@ describe.skipIf(missing !== undefined)('operator console in Chromium', () => {
     await row.getByRole('link').click();
     await page.getByRole('heading', { name: 'Effect preview' }).waitFor();
     // The approver sees the exact message, the delegatee's card digest and the preview digest the form binds.
-    expect(await page.getByLabel('The message as it will be forwarded').textContent()).toContain('[0] text: please publish the quarterly note');
+    expect(await page.getByLabel('The message as it will be forwarded').textContent()).toContain('[0] text: "please publish the quarterly note"');
     expect(await page.locator('main').textContent()).toMatch(/card\s+card_\S+\s+digest\s+sha256:/);
     await shot('approval');
     await page.getByLabel('Note').fill('checked the text');

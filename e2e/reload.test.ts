@@ -74,9 +74,14 @@ function config(extra: { beta?: boolean; pinned?: Record<string, string>; more?:
       delegatee('rotating', `${cardOrigin}/card.json`, [alpha.url]),
       delegatee('mispinned', `${wrongOrigin}/card.json`, [alpha.url]),
       ...(extra.beta ? [delegatee('beta', `${beta.url}/.well-known/agent-card.json`)] : []),
+      { ...delegatee('vault', `${cardOrigin}/vault.json`, [alpha.url]), requireApproval: true as const },
     ],
-    callers: [{ id: 'planner', apiKeySha256: sha256(API_KEY), preset: 'standard' }],
-    presets: [{ id: 'standard', maxInvocations: 50 }],
+    callers: [
+      { id: 'planner', apiKeySha256: sha256(API_KEY), preset: 'standard' },
+      { id: 'bot', apiKeySha256: sha256('reload-e2e-bot-key-not-a-secret'), preset: 'guarded' },
+    ],
+    presets: [{ id: 'standard', maxInvocations: 50 }, { id: 'guarded', maxInvocations: 50 }],
+    approvals: { approvers: [{ operator: 'ops' }], rules: [{ preset: 'guarded', tier: 'T3_consequential_propose' }] },
     ...extra.more,
   };
 }
@@ -147,16 +152,16 @@ describe('SIGHUP', () => {
 
   it('with a bad configuration: refused with path and hint, the old one stays', async () => {
     const bad = config({ beta: true, pinned: { 'http://127.0.0.1:1': join(dir, 'missing.jwks.json') } });
-    bad.delegatees.push({ ...bad.delegatees[0]! }); // duplicate id "alpha"
+    bad.delegatees.push({ ...bad.delegatees[0]! }); // duplicate id "alpha" (index 4 once beta is dropped)
     bad.delegatees = bad.delegatees.filter((d) => d.id !== 'beta'); // would remove beta, if it were applied
     write(bad);
     const from = gw.logs.length;
     gw.signal('SIGHUP');
     await gw.waitForLog('reload refused: the running configuration stays', from);
     const errors = gw.logs.slice(from).filter((l) => String(l.msg).startsWith('reload refused: '));
-    expect(errors.map((l) => l.path)).toEqual(expect.arrayContaining(['delegatees[3].id', 'trust.pinnedJwks["http://127.0.0.1:1"]']));
+    expect(errors.map((l) => l.path)).toEqual(expect.arrayContaining(['delegatees[4].id', 'trust.pinnedJwks["http://127.0.0.1:1"]']));
     expect(errors.every((l) => !('stack' in l) && !JSON.stringify(l).includes('    at '))).toBe(true);
-    expect(errors.find((l) => l.path === 'delegatees[3].id')?.hint).toMatch(/unique/);
+    expect(errors.find((l) => l.path === 'delegatees[4].id')?.hint).toMatch(/unique/);
     // beta (which the refused file drops) still serves: nothing of the bad configuration was applied.
     expect(stateOf(await send('beta', 'still here'))).toBe('TASK_STATE_COMPLETED');
   });
@@ -181,6 +186,24 @@ describe('baton reload (CLI → operator API)', () => {
     expect(r.stderr).toContain('callers[0].preset: preset "nope" is not defined');
     expect(r.stderr).toContain('hint: define it under presets');
     expect(stateOf(await send('alpha', 'unchanged'))).toBe('TASK_STATE_COMPLETED');
+    write(config());
+  });
+
+  it('refuses to side-step a human gate: an ungated alias for a gated card, a caller moved off a gated preset', async () => {
+    const alias = config();
+    alias.delegatees.push({ id: 'vault-free', cardUrl: `${cardOrigin}/vault.json`, allowHttp: true, endpointOrigins: [alpha.url], acceptance: { minArtifacts: 1 } });
+    write(alias);
+    const r = await cli(['reload', '--admin', gw.adminUrl!], operatorEnv());
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stderr).toContain(`delegatees[${alias.delegatees.length - 1}].cardUrl: "vault-free" would reach the card of gated delegatee "vault" without its human gate`);
+    expect((await send('vault-free', 'no gate')).status).toBe(404); // nothing of it was applied
+
+    const moved = config();
+    moved.callers[1]!.preset = 'standard';
+    write(moved);
+    const m = await cli(['reload', '--admin', gw.adminUrl!], operatorEnv());
+    expect(m.code, m.stdout + m.stderr).toBe(1);
+    expect(m.stderr).toContain('callers[1].preset: moving caller "bot" from preset "guarded" to "standard" would lift the human gate on "alpha"');
     write(config());
   });
 

@@ -71,6 +71,12 @@ export function retentionSuite(name: string, setup: () => Promise<RetentionSetup
         const input = (await st.getRecord(attempt.input_ref!.object_id))!.body as unknown as TaskInputBody;
         expect(input).toMatchObject({ message: null, content: 'apart' });
         expect((await st.content.get(input.message_digest))?.document).toContain('keep me for now');
+        // The signed root and child contracts are kept for good: they name the message by digest, never by its text (issue 25 item 16).
+        for (const ref of [attempt.root_ref, attempt.delegation_ref]) {
+          const contract = (await st.getRecord(ref.object_id, ref.revision_id))!.body as { objective: { text: string } };
+          expect(contract.objective.text).toBe(`A2A message ${input.message_digest}`);
+          expect(JSON.stringify(contract)).not.toContain('keep me');
+        }
       });
       const got = (await rpc('GetTask', { id: task.id })).result!;
       expect(got.artifacts).toEqual(task.artifacts);

@@ -34,7 +34,7 @@ export class ContentAudit {
   /** Each record revision as stored: notes the content digests it names, and retention purges. */
   record(row: { record_id: string; schema_ref: string; document: string }): void {
     const type = row.schema_ref.slice(row.schema_ref.indexOf('#') + 1);
-    if (type !== 'task_input' && type !== 'execution_attempt' && type !== 'retention_purge') return;
+    if (type !== 'task_input' && type !== 'execution_attempt' && type !== 'retention_purge' && type !== 'approval_request') return;
     let body: Record<string, unknown>;
     try {
       body = (parseStrictJson(row.document, { maxBytes: 64 * 1024 * 1024, maxDepth: 256 }) as { body: Record<string, unknown> }).body ?? {};
@@ -43,6 +43,8 @@ export class ContentAudit {
     }
     if (type === 'task_input' && body.content === 'apart' && typeof body.message_digest === 'string') this.referenced.set(body.message_digest, row.record_id);
     if (type === 'execution_attempt' && typeof body.view_digest === 'string') this.referenced.set(body.view_digest, row.record_id);
+    // A held request's message and preview rendering (src/gates/content.ts).
+    if (type === 'approval_request' && body.content === 'apart') for (const d of [body.params_digest, body.rendering_digest]) if (typeof d === 'string') this.referenced.set(d, row.record_id);
     if (type === 'retention_purge' && typeof body.before === 'string') this.purges.set(row.record_id, body.before);
   }
 

@@ -6,6 +6,7 @@
  */
 import { BatonError, invalidRequest } from '../errors.ts';
 import type { Caller } from '../gateway/callers.ts';
+import { ride } from '../records/detached.ts';
 import { refOf, sealRecord, type Envelope, type SealedRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
@@ -22,6 +23,7 @@ import {
   type ApprovalRequest,
   type AuthorityDecision,
 } from './records.ts';
+import { detachBody, hydrateBody } from './content.ts';
 import type { EffectPreview } from './preview.ts';
 import { decisionRefusal, type Refusal, type RequestState } from './rules.ts';
 
@@ -81,28 +83,43 @@ export class HumanGates {
     return this.approvers.find((a) => a.operator === operatorId);
   }
 
-  /** Records a new pending request (nothing is forwarded; the caller holds its task id). */
+  /**
+   * Records a new pending request (nothing is forwarded; the caller holds its
+   * task id). Only the message is kept to forward: it is what the preview
+   * shows and its digest covers, so request-level `metadata` and
+   * `configuration` are not forwarded for a gated effect (issue 25 item 18).
+   * The message and its rendering are kept apart from the record (content.ts).
+   */
   async open(body: OpenRequest): Promise<ApprovalRequest> {
     const now = this.deps.clock.now();
     const full = {
       ...body,
+      params: { message: body.params.message },
       caller_principal: this.principalOf(body.caller_id),
       requested_at: utc(now),
       expires_at: body.preview.expires_at,
       state: 'pending' as const,
     };
+    const whole = ApprovalRequestBody.parse(full) as ApprovalRequestBody;
+    const apart = detachBody(whole);
     const record = sealRecord<ApprovalRequestBody>(
-      { type: 'approval_request', issuedBy: this.deps.gatewayActor, lifecycle: 'proposed', body: ApprovalRequestBody.parse(full) as ApprovalRequestBody },
+      { type: 'approval_request', issuedBy: this.deps.gatewayActor, lifecycle: 'proposed', body: apart.body },
       { ids: { next: (p) => (p === 'rev' ? this.deps.ids.next('rev') : requestIdOf(body.task_id)) }, clock: this.deps.clock },
     );
-    await this.deps.store.putRecord(record);
-    return record;
+    await this.deps.store.putRecord(ride(record, apart.content));
+    return { ...record, body: { ...apart.body, params: whole.params, preview: whole.preview } };
   }
 
   /** The request behind a task id, read back through its schema. */
   async byTask(taskId: string): Promise<ApprovalRequest | undefined> {
     if (!/^att_/.test(taskId)) return undefined;
-    return requestOf(await this.deps.store.getRecord(requestIdOf(taskId)));
+    return this.requestOf(await this.deps.store.getRecord(requestIdOf(taskId)));
+  }
+
+  /** A request record read back through its schema, made whole from the content store (content.ts). */
+  private async requestOf(r: Envelope | undefined): Promise<ApprovalRequest | undefined> {
+    if (!r || r.schema_ref !== REQUEST_SCHEMA) return undefined;
+    return { ...r, body: ApprovalRequestBody.parse(await hydrateBody(r.body as Record<string, unknown>, this.deps.store.content)) } as SealedRecord<ApprovalRequestBody>;
   }
 
   async decision(ref: { object_id: string; revision_id: string } | undefined): Promise<AuthorityDecision | undefined> {
@@ -116,7 +133,7 @@ export class HumanGates {
   list(opts: { state?: RequestState; limit?: number } = {}): Promise<ApprovalRequest[]> {
     const limit = Math.min(Math.max(opts.limit ?? 100, 1), 1000);
     return currentWhere<ApprovalRequest & Envelope>(this.deps.store, REQUEST_SCHEMA, (r) => !opts.state || (r.body as ApprovalRequestBody).state === opts.state, { limit, pages: 20, pageSize: 200 }).then((rs) =>
-      rs.map((r) => requestOf(r)!),
+      Promise.all(rs.map(async (r) => (await this.requestOf(r))!)),
     );
   }
 
@@ -160,30 +177,25 @@ export class HumanGates {
     return { request: next, decision: record };
   }
 
-  /** The request's next revision (sealed, not stored): for the admission transaction to commit. */
+  /** The request's next revision (sealed, not stored): for the admission transaction to commit. Its content stays apart. */
   nextRevision(request: ApprovalRequest, patch: Partial<ApprovalRequestBody>, by: ActorRef = this.deps.gatewayActor): ApprovalRequest {
     const lifecycle = patch.state === 'approved' || patch.state === 'admitted' ? 'active' : patch.state === 'pending' ? 'proposed' : 'recorded';
-    return sealRecord<ApprovalRequestBody>(
-      { type: 'approval_request', issuedBy: by, lifecycle, recordId: request.record_id, prior: refOf(request), body: ApprovalRequestBody.parse({ ...request.body, ...patch }) as ApprovalRequestBody },
-      this.deps,
-    );
+    const apart = detachBody(ApprovalRequestBody.parse({ ...request.body, ...patch }) as ApprovalRequestBody);
+    const next = sealRecord<ApprovalRequestBody>({ type: 'approval_request', issuedBy: by, lifecycle, recordId: request.record_id, prior: refOf(request), body: apart.body }, this.deps);
+    return ride(next, apart.content);
   }
 
+  /** Stores the next revision; returns it whole (with the request's content, as read). */
   async revise(request: ApprovalRequest, patch: Partial<ApprovalRequestBody>, by?: ActorRef): Promise<ApprovalRequest> {
     const next = this.nextRevision(request, patch, by);
     await this.deps.store.putRecord(next);
-    return next;
+    return { ...next, body: { ...next.body, params: request.body.params, preview: { ...next.body.preview, rendering: request.body.preview.rendering } } } as ApprovalRequest;
   }
 
   /** Records why an approved effect was not admitted (ADR-0014 code); nothing was forwarded. */
   refuse(request: ApprovalRequest, r: Refusal): Promise<ApprovalRequest> {
     return this.revise(request, { state: 'refused', refusal: { ...r, at: utc(this.deps.clock.now()) } });
   }
-}
-
-function requestOf(r: Envelope | undefined): ApprovalRequest | undefined {
-  if (!r || r.schema_ref !== REQUEST_SCHEMA) return undefined;
-  return { ...r, body: ApprovalRequestBody.parse(r.body) } as SealedRecord<ApprovalRequestBody>;
 }
 
 function conflictAsNotPending(err: unknown): unknown {

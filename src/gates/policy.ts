@@ -22,8 +22,8 @@ export const ApproverConfig = z.strictObject({
   /** The human principal behind it (RW-003 PrincipalRef; never an email or secret). Defaults to the operator id. */
   principal: Identifier.optional(),
   role: Identifier.default('approver'),
-  /** May also give the T4 post-effect review decision. */
-  reviewer: z.boolean().default(true),
+  /** May also give the T4 post-effect review decision (RW-003 §6 "required review"): explicit, never implied by approving. */
+  reviewer: z.boolean().default(false),
 });
 
 export const GateRule = z

@@ -20,7 +20,8 @@ const Preview = z.looseObject({
   caller_id: z.string(),
   delegatee: z.looseObject({ id: z.string(), card_object_id: z.string(), card_digest: z.string() }),
   message_digest: Digest,
-  rendering: z.string(),
+  /** Kept apart from the record (content.ts): present once read back, absent in the sealed record. */
+  rendering: z.string().optional(),
   scope: z.unknown(),
   budget: z.unknown(),
   expires_at: z.string(),
@@ -35,8 +36,16 @@ export const ApprovalRequestBody = z.looseObject({
   delegatee_id: z.string(),
   tier: GatedTier,
   operation: z.string(),
-  /** The exact SendMessage params to forward (the integrator's push credentials are never kept here). */
-  params: z.record(z.string(), z.unknown()),
+  /**
+   * The exact SendMessage params to forward: the message only (what the
+   * preview shows and its digest covers; issue 25 item 18). Kept apart from
+   * the record by digest (`params_digest`, `rendering_digest`, `content:
+   * 'apart'`; content.ts) and purgeable; older records hold them inline.
+   */
+  params: z.record(z.string(), z.unknown()).optional(),
+  params_digest: Digest.optional(),
+  rendering_digest: Digest.optional(),
+  content: z.enum(['apart', 'purged']).optional(),
   preview: Preview,
   preview_digest: Digest,
   /** Authority heads seen at request time: the admission fences on exactly these (RW-003 §1.2). */

@@ -120,7 +120,7 @@ export class ApprovalDesk {
       requested_at: r.body.requested_at,
       expires_at: r.body.expires_at,
       preview_digest: r.body.preview_digest,
-      summary: (r.body.preview.rendering.split('\n')[0] ?? '').slice(0, 200),
+      summary: ((r.body.preview.rendering ?? '').split('\n')[0] ?? '').slice(0, 200),
     };
   }
 }

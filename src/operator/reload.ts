@@ -23,6 +23,7 @@ import type { GatewayPresetConfig } from '../contracts/machine-preset.ts';
 import type { ProxyCards } from '../gateway/proxy-card.ts';
 import type { Logger } from '../log.ts';
 import { digestOf } from '../records/digest.ts';
+import { callersOffGates, ungatedAliases } from './reload-gates.ts';
 
 /** One problem with a configuration: where (a dotted path), what, and what to do (as `baton config check` prints it). */
 export interface ConfigProblem {
@@ -214,10 +215,10 @@ export class LiveConfig {
   }
 }
 
-/** Top-level keys outside LIVE_KEYS whose value differs. */
 /**
  * Parts of live keys that other components read once at boot: a human gate
- * (`requireApproval`) and a caller's federation terms. Applying the rest while
+ * (`requireApproval`, and the aliases and preset moves that would side-step
+ * one: reload-gates.ts) and a caller's federation terms. Applying the rest while
  * these stayed old could fail open (an added gate not enforced), so a reload
  * that changes them is refused whole and says why.
  */
@@ -233,9 +234,10 @@ export function unswappable(a: Config, b: Config): ConfigProblem[] {
     const now = fingerprint({ up: c.upstream, down: c.downstream });
     if ((before ?? fingerprint({})) !== now) out.push({ severity: 'error', path: `callers[${i}]`, message: 'a caller\'s upstream/downstream federation terms cannot change on reload', hint: 'restart the gateway to change gateway-to-gateway terms' });
   }
-  return out;
+  return [...out, ...ungatedAliases(a, b), ...callersOffGates(a, b)];
 }
 
+/** Top-level keys outside LIVE_KEYS whose value differs. */
 export function restartKeys(a: Config, b: Config): string[] {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   return [...keys].filter((k) => !(LIVE_KEYS as readonly string[]).includes(k) && fingerprint(field(a, k)) !== fingerprint(field(b, k))).sort();

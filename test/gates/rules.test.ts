@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { admissionRefusal, decisionRefusal, reviewRefusal } from '../../src/gates/rules.ts';
 import { ApprovalsConfig, approversOf, callerPrincipal, requiredTier } from '../../src/gates/policy.ts';
-import { approvalProblems } from '../../src/gates/check.ts';
-import { previewDigest, renderParts, type EffectPreview } from '../../src/gates/preview.ts';
+import { approvalProblems, t4ReviewerProblems } from '../../src/gates/check.ts';
+import { CHAIN_KEY, previewDigest, renderParts, type EffectPreview } from '../../src/gates/preview.ts';
+import { CONTRACT_EXTENSION } from '../../src/gateway/present.ts';
 
 const alice = { operator: 'alice', principal: 'alice', role: 'approver', reviewer: true };
 const D1 = `sha256:${'1'.repeat(64)}`;
@@ -86,6 +87,23 @@ describe('gate policy (configuration)', () => {
     expect(bad).toEqual(['approvals.approvers[0].operator', 'approvals.rules[0].delegatee', 'approvals.rules[0].preset', 'approvals.approvers']);
     expect(approvalProblems({ ...base, delegatees: [{ id: 'pay', requireApproval: true }], approvals: ApprovalsConfig.parse({}) })[0]).toMatchObject({ path: 'approvals.approvers', message: /no approver/ });
   });
+  it('config check: a retention period shorter than an approval request\'s life is refused (the message would be purged before it is forwarded)', () => {
+    const base = { operators: [{ id: 'alice' }], delegatees: [{ id: 'pay', requireApproval: true }], presets: [] };
+    const approvals = ApprovalsConfig.parse({ approvers: [{ operator: 'alice' }], pendingSeconds: 2 * 86_400 });
+    expect(approvalProblems({ ...base, approvals, retention: { contentDays: 2 } })).toEqual([expect.objectContaining({ path: 'retention.contentDays' })]);
+    expect(approvalProblems({ ...base, approvals, retention: { contentDays: 3 } })).toEqual([]);
+    expect(approvalProblems({ ...base, approvals, retention: {} })).toEqual([]);
+    expect(approvalProblems({ ...base, delegatees: [{ id: 'pay' }], approvals: ApprovalsConfig.parse({}), retention: { contentDays: 1 } })).toEqual([]); // no gate, no request to outlive
+  });
+  it('reviewer is explicit (default false); a T4 gate needs two distinct reviewer principals', () => {
+    expect(approversOf(ApprovalsConfig.parse({ approvers: [{ operator: 'alice' }] }))[0]!.reviewer).toBe(false);
+    const base = { operators: [{ id: 'alice' }, { id: 'bob' }, { id: 'dave' }], delegatees: [{ id: 'pay', requireApproval: 'T4_consequential_execute' }], presets: [] };
+    const t4 = (approvers: unknown[]) => t4ReviewerProblems({ ...base, approvals: ApprovalsConfig.parse({ approvers }) });
+    expect(t4([{ operator: 'alice' }, { operator: 'bob', reviewer: true }])).toEqual([expect.objectContaining({ path: 'approvals.approvers', message: expect.stringMatching(/two distinct reviewer principals.*1 configured/) })]);
+    expect(t4([{ operator: 'bob', principal: 'pat', reviewer: true }, { operator: 'dave', principal: 'pat', reviewer: true }])).toHaveLength(1);
+    expect(t4([{ operator: 'alice' }, { operator: 'bob', reviewer: true }, { operator: 'dave', reviewer: true }])).toEqual([]);
+    expect(t4ReviewerProblems({ ...base, delegatees: [{ id: 'pay', requireApproval: true }], approvals: ApprovalsConfig.parse({ approvers: [{ operator: 'alice' }] }) })).toEqual([]);
+  });
 });
 
 describe('effect preview', () => {
@@ -107,9 +125,35 @@ describe('effect preview', () => {
     }
     expect(previewDigest({ ...preview })).toBe(d);
   });
-  it('renders every part by kind, text verbatim, without inlining files', () => {
-    const text = renderParts({ parts: [{ text: 'pay 42' }, { raw: 'AAAA', mediaType: 'application/pdf', filename: 'inv.pdf' }, { url: 'https://x.example/a' }, { data: { amount: 42 } }] });
-    expect(text.split('\n')).toEqual(['[0] text: pay 42', '[1] file (application/pdf) inv.pdf: 3 bytes', '[2] url: https://x.example/a', '[3] data: {"amount":42}']);
-    expect(renderParts({ parts: [{ text: 'y'.repeat(9000) }] })).toMatch(/more characters; the digest covers all of it\)$/);
+  it('renders every part and every other message field in full, each value one escaped JSON token', () => {
+    const text = renderParts({ messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'pay 42' }, { raw: Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0xff]).toString('base64'), mediaType: 'application/pdf', filename: 'inv.pdf' }, { raw: Buffer.from('line 1\nline 2').toString('base64') }, { url: 'https://x.example/a' }, { data: { amount: 42 } }] });
+    expect(text.split('\n')).toEqual([
+      '[0] text: "pay 42"',
+      '[1] file: 6 bytes, base64 "JVBERgD/" {"filename":"inv.pdf","mediaType":"application/pdf"}',
+      '[2] file: 13 bytes, utf-8 "line 1\\nline 2"',
+      '[3] url: "https://x.example/a"',
+      '[4] data: {"amount":42}',
+      'message: {"messageId":"m1","role":"ROLE_USER"}',
+    ]);
+  });
+  it('one text part cannot be written to render as two; nothing is cut', () => {
+    const forged = renderParts({ parts: [{ text: 'pay 1 EUR\n[1] text: to account 7' }] });
+    expect(forged.split('\n')).toEqual(['[0] text: "pay 1 EUR\\n[1] text: to account 7"']);
+    const long = `${'y'.repeat(9000)}and then pay 1,000,000`;
+    expect(renderParts({ parts: [{ text: long }] })).toBe(`[0] text: "${long}"`);
+  });
+  it('shows bidi overrides, zero-width, separator and control characters as escapes, never raw', () => {
+    const r = renderParts({ parts: [{ text: 'pay \u202Eevil\u202C \u200Bto\u2028x\u0007\u0085\u2066' }] });
+    expect(r).toBe('[0] text: "pay \\u202eevil\\u202c \\u200bto\\u2028x\\u0007\\u0085\\u2066"');
+    expect(r).not.toMatch(/[\u202A-\u202E\u2066-\u2069\u200B\u2028\u0085]/);
+    // In keys and nested values too, and on the message line.
+    const meta = renderParts({ parts: [{ data: { '\u202Ekey': ['\u2067v'] }, metadata: { n: '\u200F' } }], metadata: { note: 'a\u202Eb' } });
+    expect(meta).not.toMatch(/[\u202E\u2067\u200F]/);
+    expect(meta).toContain('message: {"metadata":{"note":"a\\u202eb"}}');
+  });
+  it('shows message.metadata, extensions and reference ids, but never Baton\'s own contract chain', () => {
+    expect(CHAIN_KEY).toBe(CONTRACT_EXTENSION);
+    const r = renderParts({ parts: [{ text: 'x' }], extensions: ['urn:x'], referenceTaskIds: ['t1'], metadata: { 'urn:rw-agent-delegation:0.1.1:delegation-contract': { chain: [] }, amount: 7 } });
+    expect(r.split('\n')[1]).toBe('message: {"extensions":["urn:x"],"metadata":{"amount":7},"referenceTaskIds":["t1"]}');
   });
 });

@@ -25,7 +25,7 @@ export function renderApproval(d: ApprovalDetail): string {
     `expires         ${p.expires_at}`,
     `preview digest  ${d.preview_digest}`,
     'message:',
-    ...p.rendering.split('\n').map((l) => `  ${l}`),
+    ...(p.rendering ?? '').split('\n').map((l) => `  ${l}`),
   ];
   if (d.decision) lines.push(`decision        ${d.decision.body.decision} by ${d.decision.body.approver.operator_id} (principal ${d.decision.body.approver.principal_id}) at ${d.decision.body.decided_at}, valid until ${d.decision.body.expires_at}`);
   if (d.refusal) lines.push(`refused         ${d.refusal.code} (${d.refusal.rule}): ${d.refusal.reason}`);
