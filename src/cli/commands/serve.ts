@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { startGateway } from '../../main.ts';
 import { renderProblems } from '../config/problems.ts';
+import { checkKeys } from '../config/key-checks.ts';
 import { checkStatic } from '../config/static-checks.ts';
 import type { CliContext } from '../context.ts';
 import { announceReady, isClusterWorker, MAX_WORKERS, parseWorkers, superviseWorkers } from '../workers.ts';
@@ -17,6 +18,8 @@ export function register(program: Command, ctx: CliContext): void {
       // The same static checks as `baton config check` (not the network ones): a broken config never half-starts.
       const file = ctx.configFile();
       const { config, source, problems } = checkStatic(file ? { file } : {});
+      // Key files too, read as the gateway reads them: a bad one is named here, not a crash at start.
+      if (config) problems.push(...(await checkKeys(config, problems)).problems);
       if (problems.length > 0) console.error(renderProblems(problems, source));
       if (!config || problems.some((p) => p.severity === 'error')) {
         console.error('baton: not starting: the configuration has errors');
