@@ -4,6 +4,7 @@
  * recorded about one attempt. Reads only; nothing here appends.
  */
 import type { AttemptBody } from '../attempts/record.ts';
+import type { LedgerTreeNode } from '../ledger/types.ts';
 import { streamOf } from '../control/scope.ts';
 import { invalidRequest } from '../errors.ts';
 import { attemptOf } from '../gateway/attempts.ts';
@@ -49,11 +50,24 @@ export class OperatorQueries {
     for (const [root, attempts] of byRoot) {
       out.push({
         root,
-        tree: await this.deps.store.ledger.tree(root),
+        tree: await this.ledgerTree(root, attempts[0]!),
         attempts: attempts.map((a) => ({ attempt_id: a.body.attempt_id, delegation_id: a.body.delegation_ref.object_id, delegatee_id: a.body.delegatee_id, caller_id: a.body.caller_id, state: a.body.state, ...(a.body.outcome ? { outcome: a.body.outcome } : {}) })),
       });
     }
     return out;
+  }
+
+  /**
+   * The budget tree an attempt was admitted under. Mostly its root's; under a
+   * chain imported from a separate-store upstream, this ledger is rooted at
+   * the imported leaf (the upstream root has no node here), so the tree is
+   * found from the attempt's own delegation node (issue 25 item 11).
+   */
+  private async ledgerTree(root: string, a: Attempt): Promise<LedgerTreeNode | undefined> {
+    const tree = await this.deps.store.ledger.tree(root);
+    if (tree) return tree;
+    const node = await this.deps.store.ledger.node(a.body.delegation_ref.object_id);
+    return node ? this.deps.store.ledger.tree(node.root_id) : undefined;
   }
 
   /** Everything recorded about one attempt: revisions, input, decision, receipts, checkpoints, reservation, events, fenced heads. */

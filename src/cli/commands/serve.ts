@@ -15,6 +15,9 @@ export function register(program: Command, ctx: CliContext): void {
     .option('-w, --workers <n>', `gateway processes sharing the port and the store, 1-${MAX_WORKERS} (node:cluster)`, '1')
     .addHelpText('after', '\nRefuses to start (exit 1) when `baton config check --offline` finds an error.')
     .action(async (opts: { port?: string; workers?: string }) => {
+      // `kill -HUP $(pidof baton)` (README "Reloading without a restart") must find the gateway, not a process
+      // named `node`; workers get their own name, so the signal reaches the primary, which passes it on.
+      process.title = isClusterWorker() ? 'baton-worker' : 'baton';
       // The same static checks as `baton config check` (not the network ones): a broken config never half-starts.
       const file = ctx.configFile();
       const { config, source, problems } = checkStatic(file ? { file } : {});
