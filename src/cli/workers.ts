@@ -87,6 +87,7 @@ export async function superviseWorkers(n: number, log: { info(msg: string): void
           (r) => {
             failures = 0;
             watch(r.worker);
+            log.info(`baton: worker ${r.worker.process.pid} serving (replaced ${worker.process.pid})`);
           },
           (err: unknown) => {
             log.error(`baton: ${err instanceof Error ? err.message : String(err)}`);
