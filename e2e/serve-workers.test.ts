@@ -71,6 +71,8 @@ it('two workers share one port and one store; a dead worker is replaced; SIGTERM
       proc.stderr!.on('data', check);
       check();
       void exited.then(() => reject(new Error(`baton exited early:\n${out.slice(-2000)}`)));
+      // Bounded below the test's timeout, so `finally` still stops the group when a line never comes.
+      setTimeout(() => reject(new Error(`no ${re} within 60 s:\n${out.slice(-2000)}`)), 60_000).unref();
     });
   try {
     const [, url, pidList] = await waitFor(/baton: listening on (http:\/\/127\.0\.0\.1:(?:\d+)) \(2 workers, pids ([\d ]+)\)/);
