@@ -14,8 +14,16 @@ import { schemaRefFor } from '../records/schema-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { currentWhere } from '../store/scan.ts';
 import { scopeIn, type OperatorDeps } from './deps.ts';
+import { groupAttempts, type TreeQuery } from './tree-page.ts';
 
 type Attempt = SealedRecord<AttemptBody>;
+
+/** A root's budget tree (absent when this ledger holds none) and the attempts admitted under it. */
+export interface DelegationTree {
+  root: string;
+  tree: LedgerTreeNode | undefined;
+  attempts: Array<Pick<AttemptBody, 'attempt_id' | 'delegatee_id' | 'state' | 'outcome' | 'caller_id'> & { delegation_id: string }>;
+}
 type Json = { [key: string]: JsonValue };
 
 const ATTEMPT_SCHEMA = schemaRefFor('execution_attempt');
@@ -39,22 +47,25 @@ export class OperatorQueries {
   }
 
   /** Delegation trees with their budgets and the outcomes of the attempts under them, newest roots first. */
-  async trees(limit = 20): Promise<Array<{ root: string; tree: unknown; attempts: Array<Pick<AttemptBody, 'attempt_id' | 'delegatee_id' | 'state' | 'outcome' | 'caller_id'> & { delegation_id: string }> }>> {
-    const byRoot = new Map<string, Attempt[]>();
-    for (const a of await this.attempts(() => true, 2000)) {
-      const root = a.body.root_ref.object_id;
-      if (!byRoot.has(root) && byRoot.size >= limit) continue;
-      byRoot.set(root, [...(byRoot.get(root) ?? []), a]);
-    }
-    const out = [];
-    for (const [root, attempts] of byRoot) {
-      out.push({
+  async trees(limit = 20): Promise<DelegationTree[]> {
+    return (await this.treePage({}, limit)).trees;
+  }
+
+  /**
+   * One page of delegation trees whose attempts match `q` (caller, delegatee,
+   * state, time), newest first; `next` continues (keyset, src/operator/tree-page.ts).
+   */
+  async treePage(q: TreeQuery, limit = q.limit ?? 20): Promise<{ trees: DelegationTree[]; next?: string; scanned: number }> {
+    const { roots, next, scanned } = await groupAttempts(this.deps.store, ATTEMPT_SCHEMA, q, limit);
+    const trees: DelegationTree[] = [];
+    for (const [root, attempts] of roots) {
+      trees.push({
         root,
         tree: await this.ledgerTree(root, attempts[0]!),
         attempts: attempts.map((a) => ({ attempt_id: a.body.attempt_id, delegation_id: a.body.delegation_ref.object_id, delegatee_id: a.body.delegatee_id, caller_id: a.body.caller_id, state: a.body.state, ...(a.body.outcome ? { outcome: a.body.outcome } : {}) })),
       });
     }
-    return out;
+    return { trees, ...(next ? { next } : {}), scanned };
   }
 
   /**
