@@ -17,20 +17,21 @@ import { expectCode } from '../helpers/errors.ts';
 const SCHEMA = schemaRefFor('execution_attempt');
 const actor = { object_id: 'actor_baton', revision_id: 'rev_1', content_digest: `sha256:${'a'.repeat(64)}` };
 const ref = (id: string) => ({ object_id: id, revision_id: `rev_${id}`, content_digest: `sha256:${'b'.repeat(64)}` });
-export function treePageSuite(name: string, open: () => Promise<{ store: Store; close(): Promise<void> }>): void {
-const clock = manualClock('2026-12-01T10:00:00.000Z');
-const deps = { ids: sequentialIds('tp'), clock };
-let store: Store;
-let close: () => Promise<void>;
-/** Every attempt stored, oldest first (one a minute). */
-const written: Array<{ id: string; root: string; caller: string; delegatee: string; state: string; outcome?: string }> = [];
 
-async function attempt(root: string, caller: string, delegatee: string, state: 'open' | 'closed', outcome?: string): Promise<void> {
-  clock.advance(60_000);
-  const body = { attempt_id: '', caller_id: caller, delegatee_id: delegatee, state, ...(outcome ? { outcome } : {}), root_ref: ref(root), delegation_ref: ref(`${root}_child`) };
-  const rec = sealRecord({ type: 'execution_attempt', body, issuedBy: actor, lifecycle: 'active' }, deps);
-  await store.putRecord(rec);
-  written.push({ id: rec.record_id, root, caller, delegatee, state, ...(outcome ? { outcome } : {}) });
+export function treePageSuite(name: string, open: () => Promise<{ store: Store; close(): Promise<void> }>): void {
+  const clock = manualClock('2026-12-01T10:00:00.000Z');
+  const deps = { ids: sequentialIds('tp'), clock };
+  let store: Store;
+  let close: () => Promise<void>;
+  /** Every attempt stored, oldest first (one a minute). */
+  const written: Array<{ id: string; root: string; caller: string; delegatee: string; state: string; outcome?: string }> = [];
+
+  async function attempt(root: string, caller: string, delegatee: string, state: 'open' | 'closed', outcome?: string): Promise<void> {
+    clock.advance(60_000);
+    const body = { attempt_id: '', caller_id: caller, delegatee_id: delegatee, state, ...(outcome ? { outcome } : {}), root_ref: ref(root), delegation_ref: ref(`${root}_child`) };
+    const rec = sealRecord({ type: 'execution_attempt', body, issuedBy: actor, lifecycle: 'active' }, deps);
+    await store.putRecord(rec);
+    written.push({ id: rec.record_id, root, caller, delegatee, state, ...(outcome ? { outcome } : {}) });
 }
 
 /** Every page from the start: the roots on each and the attempt ids seen. */
@@ -95,16 +96,16 @@ describe(`${name}: Delegations pages (keyset)`, () => {
 }
 
 export function treeQuerySuite(): void {
-describe('the query at the edge', () => {
-  it('treats empty form fields as no filter and reads dates as UTC', () => {
-    expect(parseTreeQuery({ caller: '', delegatee: '', state: '', since: '2026-12-01', limit: '5' })).toEqual({ since: Date.parse('2026-12-01T00:00:00Z'), limit: 5 });
-  });
+  describe('the query at the edge', () => {
+    it('treats empty form fields as no filter and reads dates as UTC', () => {
+      expect(parseTreeQuery({ caller: '', delegatee: '', state: '', since: '2026-12-01', limit: '5' })).toEqual({ since: Date.parse('2026-12-01T00:00:00Z'), limit: 5 });
+    });
 
-  it('refuses what it cannot read, naming the field', () => {
-    expect(expectCode(() => parseTreeQuery({ since: 'yesterday' }), 'invalid_request').message).toMatch(/^since: /);
-    expect(expectCode(() => parseTreeQuery({ limit: '51' }), 'invalid_request').message).toMatch(/^limit: /);
-    expect(expectCode(() => parseTreeQuery({ state: 'done' }), 'invalid_request').message).toMatch(/^state: /);
-    expect(expectCode(() => parseTreeQuery({ cursor: '12.3' }), 'invalid_request').message).toMatch(/^cursor: /);
+    it('refuses what it cannot read, naming the field', () => {
+      expect(expectCode(() => parseTreeQuery({ since: 'yesterday' }), 'invalid_request').message).toMatch(/^since: /);
+      expect(expectCode(() => parseTreeQuery({ limit: '51' }), 'invalid_request').message).toMatch(/^limit: /);
+      expect(expectCode(() => parseTreeQuery({ state: 'done' }), 'invalid_request').message).toMatch(/^state: /);
+      expect(expectCode(() => parseTreeQuery({ cursor: '12.3' }), 'invalid_request').message).toMatch(/^cursor: /);
+    });
   });
-});
 }
