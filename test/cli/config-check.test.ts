@@ -85,6 +85,11 @@ describe('baton config check', () => {
     expect(r.stdout).toContain(`error   trust.pinnedJwks["${b.url}"]: ${join(dir, 'not-jwks.json')}: `);
     expect(r.stdout).toContain('hint: a JWKS file (RFC 7517');
     expect(r.stdout).toContain('2 errors, 0 warnings');
+    // The JWT issuer's JWKS as the gateway reads it: named, and nothing of its contents echoed.
+    writeFileSync(join(dir, 'secret.pem'), '-----BEGIN PRIVATE KEY-----\nnot for logs\n');
+    const jwt = await check('bad-jwt.yaml', ['port: 0', 'jwt:', '  issuer: https://idp.example', '  audience: baton', '  jwksFile: ./secret.pem'], '--offline');
+    expect(jwt.stdout).toContain(`error   jwt.jwksFile: ${join(dir, 'secret.pem')}: not valid JSON`);
+    expect(jwt.stdout).not.toContain('BEGIN');
   });
 
   it('serve refuses a pinned JWKS that is not JSON, naming the setting and the file', async () => {

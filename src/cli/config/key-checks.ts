@@ -46,4 +46,5 @@ function isOrigin(url: string): boolean {
   }
 }
 
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+// JSON.parse's own message quotes the start of the file: say what is wrong, never what is in it.
+const messageOf = (err: unknown): string => (err instanceof SyntaxError ? 'not valid JSON' : err instanceof Error ? err.message : String(err));
