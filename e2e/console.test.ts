@@ -241,6 +241,37 @@ describe.skipIf(missing !== undefined)('operator console in Chromium', () => {
     expect(await forwarded()).toBe(before);
   });
 
+  it('pages the Delegations view and filters it by delegatee, state and time (issue 25 item 20)', async () => {
+    for (let i = 0; i < 3; i++) await send(`one root each ${i}`);
+    const roots = () => page.locator('section.tree h2 code').allTextContents();
+    await page.goto(`${console_}/trees?limit=1`);
+    const first = await roots();
+    expect(first).toHaveLength(1);
+    await page.getByRole('link', { name: 'Next page' }).click();
+    await page.waitForURL(/cursor=\d+/);
+    const second = await roots();
+    expect(second).toHaveLength(1);
+    expect(second[0]).not.toBe(first[0]);
+    expect(page.url()).toContain('limit=1'); // the filter travels with the cursor
+
+    await page.goto(`${console_}/trees`);
+    await page.getByLabel('Delegatee', { exact: true }).fill('nobody');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No delegations match this filter on this page.').waitFor();
+    expect(page.url()).toContain('delegatee=nobody');
+    await page.getByLabel('Delegatee', { exact: true }).fill('steady');
+    await page.getByLabel('State or outcome').selectOption('cancelled');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/state=cancelled/);
+    // Only the attempt revoked earlier in this suite was cancelled: one root, its attempts all steady.
+    expect(await roots()).toHaveLength(1);
+    expect(await page.locator('.node .badge', { hasText: /steady closed cancelled/ }).count()).toBeGreaterThanOrEqual(1);
+    await page.goto(`${console_}/trees?since=${new Date(Date.now() + 3600_000).toISOString()}`);
+    await page.getByText('No delegations match this filter on this page.').waitFor();
+    await page.goto(`${console_}/trees?since=yesterday`);
+    await page.getByText(/invalid_request: since: /).waitFor();
+  });
+
   it('every view passes axe-core WCAG 2 A/AA checks (labels, contrast, names, landmarks)', async () => {
     const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     const views = ['attempts', 'trees', 'approvals', 'escalations', 'breakers', 'push', 'audit?run=1', 'charts'];

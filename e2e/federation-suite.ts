@@ -101,6 +101,21 @@ export function federationSuite(name: string, setup: () => Promise<{ pgUrls?: Re
       });
     });
 
+    it('baton trees at B shows B\'s ledger, rooted at A\'s imported leaf, not "(no budget node)" (issue 25 item 11)', async () => {
+      const client = await fed.client();
+      const task = (await client.sendMessage(send('trees at the downstream'))) as Task;
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      const [aRoot, aLeaf, bChild] = await chainAtAgent(fed);
+      const out = await batonCli(['trees', '--limit', '50'], { BATON_CONFIG: fed.orgs[B]!.config, BATON_LOG_LEVEL: 'silent' });
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stdout).not.toContain('(no budget node)');
+      const header = `${aRoot!.record_id}  (upstream root; local ledger from the imported leaf)`;
+      expect(out.stdout).toContain(header);
+      const tree = out.stdout.slice(out.stdout.indexOf(header)).split('\n\n')[0]!.split('\n');
+      expect(tree[1]).toMatch(new RegExp(`^${aLeaf!.record_id}  \\(depth 0, `));
+      expect(tree.some((l) => l.includes(`└─ ${bChild!.record_id}  (depth 1, `))).toBe(true);
+    });
+
     it('follow-up turns cross the boundary on the same tasks, each fenced afresh', async () => {
       const client = await fed.client();
       const first = (await client.sendMessage(send('ask me something'))) as Task;

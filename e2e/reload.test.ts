@@ -9,7 +9,9 @@
  * on the caller.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,6 +26,7 @@ import type { JsonValue } from '../src/records/strict-json.ts';
 import { baton as cli } from '../test/cli/run.ts';
 
 type Json = { [key: string]: JsonValue };
+const run = promisify(execFile);
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const API_KEY = 'reload-e2e-caller-key-not-a-secret';
 const OPERATOR_KEY = 'reload-e2e-operator-key-not-a-secret';
@@ -164,6 +167,25 @@ describe('SIGHUP', () => {
     expect(errors.find((l) => l.path === 'delegatees[4].id')?.hint).toMatch(/unique/);
     // beta (which the refused file drops) still serves: nothing of the bad configuration was applied.
     expect(stateOf(await send('beta', 'still here'))).toBe('TASK_STATE_COMPLETED');
+  });
+});
+
+describe('kill -HUP $(pidof baton), as the README writes it (issue 25 item 11)', () => {
+  it('pidof baton finds the serve process (it is named baton, not node), and its SIGHUP reloads', async () => {
+    const { stdout } = await run('pidof', ['baton']);
+    expect(stdout.trim().split(/\s+/).map(Number)).toContain(gw.pid);
+    write(config({ beta: true }));
+    const from = gw.logs.length;
+    // Only this test's gateway is signalled: other gateways may be running on the machine.
+    await run('kill', ['-HUP', String(gw.pid)]);
+    await gw.waitForLog(/^configuration reloaded/, from);
+  });
+
+  it('the CLI points at README sections that exist', async () => {
+    const r = await cli(['reload'], { BATON_OPERATOR_KEY: '', BATON_CONFIG: configFile });
+    const section = /see README "([^"]+)"/.exec(r.stderr)?.[1];
+    expect(section, r.stderr).toBeDefined();
+    expect(readFileSync(new URL('../README.md', import.meta.url), 'utf8')).toMatch(new RegExp(`^#+ ${section}$`, 'm'));
   });
 });
 

@@ -2,9 +2,11 @@
  * `baton serve --workers 2` (issue #15): two gateway processes behind one
  * port on one SQLite store. Delegated calls through that port all complete
  * verified, both workers do the work, a killed worker is replaced while the
- * port keeps serving, and SIGTERM drains the group and frees the port.
+ * port keeps serving, SIGHUP to the primary (named `baton`) reloads every
+ * worker, and SIGTERM drains the group and frees the port.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,7 @@ import { tryConnect } from './harness/net.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const API_KEY = 'test-key-serve-workers';
+const run = promisify(execFile);
 afterAll(stopAll);
 
 /** utime+stime in clock ticks, from /proc. */
@@ -45,7 +48,7 @@ it('two workers share one port and one store; a dead worker is replaced; SIGTERM
     JSON.stringify({
       port: 0,
       dataDir: dir,
-      logLevel: 'warn',
+      logLevel: 'info',
       shutdown: { drainMs: 2_000 },
       trust: { pinnedJwks: { [agent.url]: jwks }, jkuAllowedOrigins: [] },
       delegatees: [{ id: 'honest', cardUrl: `${agent.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true }],
@@ -68,6 +71,8 @@ it('two workers share one port and one store; a dead worker is replaced; SIGTERM
       proc.stderr!.on('data', check);
       check();
       void exited.then(() => reject(new Error(`baton exited early:\n${out.slice(-2000)}`)));
+      // Bounded below the test's timeout, so `finally` still stops the group when a line never comes.
+      setTimeout(() => reject(new Error(`no ${re} within 60 s:\n${out.slice(-2000)}`)), 60_000).unref();
     });
   try {
     const [, url, pidList] = await waitFor(/baton: listening on (http:\/\/127\.0\.0\.1:(?:\d+)) \(2 workers, pids ([\d ]+)\)/);
@@ -84,6 +89,16 @@ it('two workers share one port and one store; a dead worker is replaced; SIGTERM
     await waitFor(new RegExp(`worker ${pids[0]} exited \\(SIGKILL\\); starting a replacement`));
     // The surviving worker keeps the port answering meanwhile, and afterwards the pair serves again.
     expect(await send(url!, 100)).toEqual({ state: 'TASK_STATE_COMPLETED', outcome: 'succeeded' });
+
+    const [, replacement] = await waitFor(new RegExp(`worker (\\d+) serving \\(replaced ${pids[0]}\\)`));
+    // `kill -HUP $(pidof baton)` (README): only the primary is named baton; it passes the reload on to each worker.
+    const named = async (name: string) => (await run('pidof', [name]).catch(() => ({ stdout: '' }))).stdout.trim().split(/\s+/).map(Number);
+    expect(await named('baton')).toContain(proc.pid);
+    const workers = await named('baton-worker');
+    expect(workers).toEqual(expect.arrayContaining([pids[1], Number(replacement)]));
+    expect(await named('baton')).not.toContain(pids[1]);
+    process.kill(proc.pid!, 'SIGHUP');
+    await waitFor(/configuration reloaded[\s\S]*configuration reloaded/);
 
     process.kill(proc.pid!, 'SIGTERM');
     expect(await exited, out.slice(-2000)).toBe(0);

@@ -58,7 +58,14 @@ export class TrustStore {
     deps: { readFile: (path: string) => Promise<Uint8Array>; fetchJwks?: JwksFetcher; clock?: Clock },
   ): Promise<TrustStore> {
     const store = new TrustStore({ jkuAllowedOrigins: trust.jkuAllowedOrigins, fetchJwks: deps.fetchJwks, clock: deps.clock });
-    for (const [origin, file] of Object.entries(trust.pinnedJwks)) store.pin(origin, await parseJwks(await deps.readFile(file)));
+    for (const [origin, file] of Object.entries(trust.pinnedJwks)) {
+      try {
+        store.pin(origin, await parseJwks(await deps.readFile(file)));
+      } catch (cause) {
+        // Name the setting and its file: "malformed JSON" alone leaves the operator guessing which.
+        throw invalidRequest(`trust.pinnedJwks["${origin.slice(0, 256)}"] (${file.slice(0, 512)}): ${(cause as Error).message}`, {}, cause);
+      }
+    }
     return store;
   }
 

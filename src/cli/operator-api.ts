@@ -25,7 +25,7 @@ export class OperatorApiError extends Error {
 /** POSTs `body` to `path` on the operator API; resolves with the JSON answer, throws OperatorApiError on a refusal. */
 export async function callOperatorApi(config: Config, path: string, body: unknown, opts: OperatorApiOptions = {}): Promise<unknown> {
   const key = process.env.BATON_OPERATOR_KEY;
-  if (!key) throw new TypeError('set BATON_OPERATOR_KEY to an operator API key (see README "Operator API")');
+  if (!key) throw new TypeError('set BATON_OPERATOR_KEY to an operator API key (see README "Operating Baton")');
   const host = config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host;
   const base = (opts.admin ?? `http://${host}:${config.admin.port}`).replace(/\/+$/, '');
   const res = await request(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify(body), headersTimeout: 120_000, bodyTimeout: 120_000 });

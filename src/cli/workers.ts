@@ -55,8 +55,9 @@ function startOne(): Promise<{ worker: Worker; url: string }> {
 
 /**
  * The primary: starts `n` workers, prints the listening line once all serve,
- * replaces a worker that dies, and on SIGINT/SIGTERM passes SIGTERM on so
- * each worker drains (its own bounded drain) before the primary exits.
+ * replaces a worker that dies, on SIGINT/SIGTERM passes SIGTERM on so
+ * each worker drains (its own bounded drain) before the primary exits, and
+ * passes SIGHUP (reload) on to every worker.
  */
 export async function superviseWorkers(n: number, log: { info(msg: string): void; error(msg: string): void }): Promise<void> {
   const workers = new Set<Worker>();
@@ -86,6 +87,7 @@ export async function superviseWorkers(n: number, log: { info(msg: string): void
           (r) => {
             failures = 0;
             watch(r.worker);
+            log.info(`baton: worker ${r.worker.process.pid} serving (replaced ${worker.process.pid})`);
           },
           (err: unknown) => {
             log.error(`baton: ${err instanceof Error ? err.message : String(err)}`);
@@ -104,6 +106,10 @@ export async function superviseWorkers(n: number, log: { info(msg: string): void
       stopAll(0);
     });
   }
+  // A reload signal for the group: each worker reloads its own configuration (serve.ts); the primary has none.
+  process.on('SIGHUP', () => {
+    for (const w of workers) w.process.kill('SIGHUP');
+  });
   let url = '';
   for (let i = 0; i < n && !stopping; i++) {
     try {

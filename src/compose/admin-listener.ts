@@ -1,5 +1,5 @@
 /**
- * The operator listener (README "Operator API"): /metrics first (it needs no
+ * The operator listener (README "Operating Baton"): /metrics first (it needs no
  * operator key), the console, then the operator API — on its own address,
  * never reachable on the public port. Not started when there are neither
  * operators nor metrics.

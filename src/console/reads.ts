@@ -6,6 +6,7 @@
 import type { StreamHead } from '../control/fence.ts';
 import type { ScopeKind } from '../control/scope.ts';
 import type { AttemptBody } from '../attempts/record.ts';
+import type { LedgerTreeNode } from '../ledger/types.ts';
 import type { OperatorService } from '../operator/service.ts';
 import type { Store } from '../store/port.ts';
 
@@ -54,6 +55,17 @@ export class ConsoleReads {
       this.admitted.set(id, first);
     }
     return first;
+  }
+
+  /** The delegation stream head of every node of a budget tree. */
+  async headsOf(tree: LedgerTreeNode | undefined): Promise<Map<string, StreamHead | undefined>> {
+    const heads = new Map<string, StreamHead | undefined>();
+    const walk = async (n: LedgerTreeNode): Promise<void> => {
+      heads.set(n.node_id, await this.head('delegation', n.node_id));
+      for (const c of n.children) await walk(c);
+    };
+    if (tree) await walk(tree);
+    return heads;
   }
 
   head(kind: ScopeKind, id: string): Promise<StreamHead | undefined> {

@@ -28,6 +28,9 @@ import { approvalsView, approvalView } from './views/approvals.ts';
 import { consoleActions, DONE } from './actions.ts';
 import type { RequestState } from '../gates/rules.ts';
 import { delegationView, treesView } from './views/trees.ts';
+import { parseTreeQuery, TREE_STATES } from '../operator/tree-page.ts';
+
+const FILTER_FIELDS = ['caller', 'delegatee', 'state', 'since', 'until', 'limit'] as const;
 
 export interface ConsoleDeps {
   service: OperatorService;
@@ -113,21 +116,14 @@ export class OperatorConsole {
     const s = this.deps.service;
     const now = () => Date.now();
     view('/attempts', 'attempts', 'Live attempts', async () => attemptsView(await this.reads.attempts(), now()));
-    view('/trees', 'trees', 'Delegation trees', async () => {
-      const trees = await s.trees(20);
+    // Paged and filtered (issue 25 item 20): a bounded read per page whatever the volume.
+    view('/trees', 'trees', 'Delegation trees', async (req) => {
+      const q = parseTreeQuery(req.query);
+      const page = await s.treePage(q);
       const out = [];
-      for (const t of trees) {
-        const heads = new Map();
-        const walk = async (n: { node_id: string; children: unknown[] } | undefined): Promise<void> => {
-          if (!n) return;
-          heads.set(n.node_id, await this.reads.head('delegation', n.node_id));
-          for (const c of n.children) await walk(c as typeof n);
-        };
-        const tree = t.tree as Parameters<typeof treesView>[0][number]['tree'];
-        await walk(tree);
-        out.push({ root: t.root, ...(tree ? { tree } : {}), heads, attempts: t.attempts });
-      }
-      return treesView(out);
+      for (const t of page.trees) out.push({ root: t.root, ...(t.tree ? { tree: t.tree } : {}), heads: await this.reads.headsOf(t.tree), attempts: t.attempts });
+      const filter = Object.fromEntries(FILTER_FIELDS.flatMap((f) => (typeof req.query[f] === 'string' && req.query[f] !== '' ? [[f, req.query[f]]] : [])));
+      return treesView(out, { filter, scanned: page.scanned, states: TREE_STATES, ...(page.next ? { next: page.next } : {}) });
     });
     view('/delegations/:id', 'trees', 'Delegation', async (req, ctx) => {
       const id = String(req.params.id);

@@ -65,7 +65,8 @@ export function identityOf(delegateeId: string, v: CardVerification, facts: Oper
       v.signed
         ? 'delegatee card carries no RW-003 identity: declare its facts in delegatees[].rw003'
         : 'an unsigned card is no evidence of identity: declare its facts in delegatees[].rw003',
-      { delegatee: delegateeId },
+      // `reason` lets `baton config check` point at delegatees[].rw003.
+      { delegatee: delegateeId, reason: 'no_identity' },
     );
   }
   const cardId = facts.agent_card_id ?? `card_${delegateeId.replace(/-/g, '_')}`;

@@ -19,7 +19,7 @@ import type { ActorRef } from '../records/revision-ref.ts';
 import type { Store } from '../store/port.ts';
 import { LEGACY_VERSION } from './legacy-remote.ts';
 import { RequireApproval } from '../gates/policy.ts';
-import { identityOf, OperatorFacts, type CardObservation } from './delegatee-identity.ts';
+import { identityOf, OperatorFacts, type CardObservation, type DelegateeIdentity } from './delegatee-identity.ts';
 
 export const DelegateeConfig = z.strictObject({
   /** Path segment Baton serves this delegatee under: /agents/<id>. */
@@ -151,11 +151,7 @@ export class DelegateeRegistry {
     const config = this.byId.get(id);
     if (!config) throw invalidRequest('no such delegatee', { delegatee: id });
     const verification = await this.verified(config);
-    const { option, lifecycle, observation } = identityOf(config.id, verification, config.rw003);
-    // RW-003 §4.3: a card asserting anything but active refuses new delegation.
-    assertCardUsableForDelegation({ ...lifecycle, state: lifecycle.state as 'active', head: option.card_ref, card_payload_digest: verification.payload_digest });
-    const { endpoint, protocolVersion } = jsonRpcEndpoint(verification);
-    assertEndpointAllowed(endpoint, config);
+    const { option, observation, endpoint, protocolVersion } = this.usable(config, verification);
     const agentScope: ControlScopeRef = { space_id: this.deps.spaceId, scope_kind: 'agent', scope_id: option.card_ref.object_id };
     // Idempotent in the store; remembered here so an unchanged card costs no write per request.
     const key = announcementKey(observation);
@@ -173,19 +169,35 @@ export class DelegateeRegistry {
    */
   private async verified(config: DelegateeConfig): Promise<CardVerification> {
     try {
-      const v = await this.deps.resolver.resolve(config.cardUrl, 'public', { allowUnsigned: config.allowUnsigned });
-      if (this.problems.delete(config.id)) this.deps.onCardProblem?.(config.id, undefined);
-      return v;
+      return await this.deps.resolver.resolve(config.cardUrl, 'public', { allowUnsigned: config.allowUnsigned });
     } catch (err) {
       if (!isBatonError(err) || err.code === 'unavailable') throw err;
-      const known = this.problems.get(config.id);
-      if (known?.message !== err.message) {
-        const problem = { delegatee: config.id, message: err.message, since: new Date().toISOString() };
-        this.problems.set(config.id, problem);
-        this.deps.onCardProblem?.(config.id, problem);
-      }
+      this.noteProblem(config.id, err.message);
       throw unavailable(`delegatee ${config.id}: its card does not verify: ${err.message}`, { delegatee: config.id, reason: CARD_REJECTED, ...err.details }, err);
     }
+  }
+
+  /**
+   * A verified card the gateway's rules still refuse (no RW-003 identity, an
+   * endpoint off the pinned origin or over http): refused as before, and
+   * remembered for /readyz like a card that does not verify (issue 25 item 8).
+   */
+  private usable(config: DelegateeConfig, verification: CardVerification): UsableCard {
+    try {
+      const usable = usableCard(config, verification);
+      if (this.problems.delete(config.id)) this.deps.onCardProblem?.(config.id, undefined);
+      return usable;
+    } catch (err) {
+      if (isBatonError(err)) this.noteProblem(config.id, err.message);
+      throw err;
+    }
+  }
+
+  private noteProblem(id: string, message: string): void {
+    if (this.problems.get(id)?.message === message) return;
+    const problem = { delegatee: id, message, since: new Date().toISOString() };
+    this.problems.set(id, problem);
+    this.deps.onCardProblem?.(id, problem);
   }
 
   private readonly announced = new Set<string>();
@@ -224,6 +236,28 @@ function credentialHeaders(config: DelegateeConfig): Record<string, string> {
 /** A card's content with its identity facts: a changed fact is a new announcement. */
 function announcementKey(o: CardObservation): string {
   return o.identity === 'card_extension' ? `verified:${o.payload_digest}` : `verified:${o.payload_digest}:${o.facts_digest}:${o.signed ? 'signed' : 'unsigned'}`;
+}
+
+/** What the gateway's rules make of a verified card: who the delegatee is, and where to call it. */
+export interface UsableCard extends DelegateeIdentity {
+  endpoint: string;
+  protocolVersion: '1.0' | '0.3';
+}
+
+/**
+ * Every rule a verified card must pass before Baton delegates to it: an
+ * RW-003 identity (its own or the operator's), an active lifecycle, a JSON-RPC
+ * interface Baton speaks, an endpoint the operator allowed. Throws the
+ * gateway's own refusal; `baton config check` applies exactly this.
+ */
+export function usableCard(config: DelegateeConfig, verification: CardVerification): UsableCard {
+  const identity = identityOf(config.id, verification, config.rw003);
+  const { option, lifecycle } = identity;
+  // RW-003 §4.3: a card asserting anything but active refuses new delegation.
+  assertCardUsableForDelegation({ ...lifecycle, state: lifecycle.state as 'active', head: option.card_ref, card_payload_digest: verification.payload_digest });
+  const { endpoint, protocolVersion } = jsonRpcEndpoint(verification);
+  assertEndpointAllowed(endpoint, config);
+  return { ...identity, endpoint, protocolVersion };
 }
 
 /** The JSON-RPC interface Baton talks to: v1.x preferred, else v0.3 through the SDK's compatibility layer. */

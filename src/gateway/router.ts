@@ -57,7 +57,7 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
   mountOn(router, '', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
-  // Delegatees are looked up per request, not mounted once: a reload may add or remove them (README "Reloading").
+  // Delegatees are looked up per request, not mounted once: a reload may add or remove them (README "Reloading without a restart").
   const perDelegatee = new Map<string, Router>();
   const delegateeRouter = (id: string): Router => {
     let sub = perDelegatee.get(id);

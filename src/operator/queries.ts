@@ -4,6 +4,7 @@
  * recorded about one attempt. Reads only; nothing here appends.
  */
 import type { AttemptBody } from '../attempts/record.ts';
+import type { LedgerTreeNode } from '../ledger/types.ts';
 import { streamOf } from '../control/scope.ts';
 import { invalidRequest } from '../errors.ts';
 import { attemptOf } from '../gateway/attempts.ts';
@@ -13,8 +14,16 @@ import { schemaRefFor } from '../records/schema-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { currentWhere } from '../store/scan.ts';
 import { scopeIn, type OperatorDeps } from './deps.ts';
+import { groupAttempts, type TreeQuery } from './tree-page.ts';
 
 type Attempt = SealedRecord<AttemptBody>;
+
+/** A root's budget tree (absent when this ledger holds none) and the attempts admitted under it. */
+export interface DelegationTree {
+  root: string;
+  tree: LedgerTreeNode | undefined;
+  attempts: Array<Pick<AttemptBody, 'attempt_id' | 'delegatee_id' | 'state' | 'outcome' | 'caller_id'> & { delegation_id: string }>;
+}
 type Json = { [key: string]: JsonValue };
 
 const ATTEMPT_SCHEMA = schemaRefFor('execution_attempt');
@@ -38,22 +47,38 @@ export class OperatorQueries {
   }
 
   /** Delegation trees with their budgets and the outcomes of the attempts under them, newest roots first. */
-  async trees(limit = 20): Promise<Array<{ root: string; tree: unknown; attempts: Array<Pick<AttemptBody, 'attempt_id' | 'delegatee_id' | 'state' | 'outcome' | 'caller_id'> & { delegation_id: string }> }>> {
-    const byRoot = new Map<string, Attempt[]>();
-    for (const a of await this.attempts(() => true, 2000)) {
-      const root = a.body.root_ref.object_id;
-      if (!byRoot.has(root) && byRoot.size >= limit) continue;
-      byRoot.set(root, [...(byRoot.get(root) ?? []), a]);
-    }
-    const out = [];
-    for (const [root, attempts] of byRoot) {
-      out.push({
+  async trees(limit = 20): Promise<DelegationTree[]> {
+    return (await this.treePage({}, limit)).trees;
+  }
+
+  /**
+   * One page of delegation trees whose attempts match `q` (caller, delegatee,
+   * state, time), newest first; `next` continues (keyset, src/operator/tree-page.ts).
+   */
+  async treePage(q: TreeQuery, limit = q.limit ?? 20): Promise<{ trees: DelegationTree[]; next?: string; scanned: number }> {
+    const { roots, next, scanned } = await groupAttempts(this.deps.store, ATTEMPT_SCHEMA, q, limit);
+    const trees: DelegationTree[] = [];
+    for (const [root, attempts] of roots) {
+      trees.push({
         root,
-        tree: await this.deps.store.ledger.tree(root),
+        tree: await this.ledgerTree(root, attempts[0]!),
         attempts: attempts.map((a) => ({ attempt_id: a.body.attempt_id, delegation_id: a.body.delegation_ref.object_id, delegatee_id: a.body.delegatee_id, caller_id: a.body.caller_id, state: a.body.state, ...(a.body.outcome ? { outcome: a.body.outcome } : {}) })),
       });
     }
-    return out;
+    return { trees, ...(next ? { next } : {}), scanned };
+  }
+
+  /**
+   * The budget tree an attempt was admitted under. Mostly its root's; under a
+   * chain imported from a separate-store upstream, this ledger is rooted at
+   * the imported leaf (the upstream root has no node here), so the tree is
+   * found from the attempt's own delegation node (issue 25 item 11).
+   */
+  private async ledgerTree(root: string, a: Attempt): Promise<LedgerTreeNode | undefined> {
+    const tree = await this.deps.store.ledger.tree(root);
+    if (tree) return tree;
+    const node = await this.deps.store.ledger.node(a.body.delegation_ref.object_id);
+    return node ? this.deps.store.ledger.tree(node.root_id) : undefined;
   }
 
   /** Everything recorded about one attempt: revisions, input, decision, receipts, checkpoints, reservation, events, fenced heads. */

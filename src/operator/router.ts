@@ -28,7 +28,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
 
 export function operatorRouter(deps: { service: OperatorService; live?: LiveConfig; operators: readonly OperatorConfig[]; logger: Logger }): Router {
   const router = Router();
-  // The API's description and its reference page need no key: they describe routes, never data (README "Operator API").
+  // The API's description and its reference page need no key: they describe routes, never data (README "Operating Baton").
   router.use(apiDocsRouter());
   const keys = deps.operators.map((o) => ({ id: o.id, digest: Buffer.from(o.apiKeySha256, 'hex') }));
   const who = new WeakMap<Request, ActorRef>();

@@ -10,6 +10,7 @@
  * sees the fences move within `revocationSweepMs`), so an action taken from
  * the CLI and one taken through the API have the same effect.
  */
+import type { TreeQuery } from './tree-page.ts';
 import { auditStore } from '../audit/scan.ts';
 import type { DelegationContract } from '../contracts/model.ts';
 import type { BreakerTrigger } from '../control/breaker.ts';
@@ -130,6 +131,11 @@ export class OperatorService {
   /** Delegation trees with their budgets and the outcomes of the attempts under them, newest roots first. */
   trees(limit = 20) {
     return this.queries.trees(limit);
+  }
+
+  /** One page of delegation trees filtered by caller, delegatee, state and time (the console's Delegations view). */
+  treePage(q: TreeQuery) {
+    return this.queries.treePage(q);
   }
 
   /** Everything recorded about one attempt: revisions, input, decision, receipts, checkpoints, reservation, events, fenced heads. */

@@ -1,4 +1,4 @@
-/** Configuration of metrics and tracing (README "Operations: metrics and tracing"). */
+/** Configuration of metrics and tracing (README "Metrics", "Tracing"). */
 import { z } from 'zod';
 
 export const MetricsConfig = z

@@ -88,8 +88,11 @@ describe('delegatee registry', () => {
     const store = SqliteStore.open(join(dir, 'c.db'), { create: true });
     const p = await partner('mover', 'http://127.0.0.2:9');
     served = await p.sign();
-    const err = await expectCodeAsync((await registry(store, p.jwks)).resolve('p'), 'deny');
+    const refusing = await registry(store, p.jwks);
+    const err = await expectCodeAsync(refusing.resolve('p'), 'deny');
     expect(err.details).toMatchObject({ reason: 'endpoint_origin' });
+    // Every call would fail: /readyz names it degraded (issue 25 item 8), as for a card that does not verify.
+    expect(refusing.cardProblems()).toMatchObject([{ delegatee: 'p', message: 'delegatee card moves its endpoint off the pinned origin' }]);
     expect(await store.control.head({ space_id: 'sp', scope_kind: 'agent', scope_id: 'card_mover' })).toBeUndefined();
     const listed = await (await registry(store, p.jwks, { endpointOrigins: ['http://127.0.0.2:9'] })).resolve('p');
     expect(listed.endpoint).toBe('http://127.0.0.2:9/a2a/jsonrpc');
@@ -100,9 +103,14 @@ describe('delegatee registry', () => {
     const store = SqliteStore.open(join(dir, 'd.db'), { create: true });
     const p = await partner('plain');
     served = await p.sign();
-    const err = await expectCodeAsync((await registry(store, p.jwks, { allowHttp: false })).resolve('p'), 'deny');
+    const reg = await registry(store, p.jwks, { allowHttp: false });
+    const err = await expectCodeAsync(reg.resolve('p'), 'deny');
     expect(err.details).toMatchObject({ reason: 'endpoint_scheme' });
-    await (await registry(store, p.jwks, { allowHttp: true })).resolve('p');
+    expect(reg.cardProblems().map((x) => x.delegatee)).toEqual(['p']);
+    // The operator allows http (a reload): the next call passes and /readyz is ready again.
+    reg.replace([{ ...reg.configOf('p')!, allowHttp: true }]);
+    await reg.resolve('p');
+    expect(reg.cardProblems()).toEqual([]);
     await store.close();
   });
 });

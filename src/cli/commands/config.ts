@@ -1,5 +1,6 @@
 /** `baton config check`: validate a configuration without starting anything. */
 import type { Command } from 'commander';
+import { checkKeys } from '../config/key-checks.ts';
 import { checkNetwork } from '../config/network-checks.ts';
 import { renderProblems } from '../config/problems.ts';
 import { checkStatic } from '../config/static-checks.ts';
@@ -9,14 +10,18 @@ export function register(program: Command, ctx: CliContext): void {
   const config = program.command('config').description('inspect the configuration');
   config
     .command('check')
-    .description('validate the configuration: schema, ids, files, pinned keys against live cards, free ports')
-    .option('--offline', 'skip the checks that fetch cards and bind ports')
+    .description('validate the configuration: schema, ids, key files, live cards under the gateway\'s rules, free ports')
+    .option('--offline', 'skip the checks that fetch cards and bind ports (key files are still read)')
     .option('--json', 'print the problems as JSON')
     .addHelpText('after', '\nExit code 1 when any problem is an error; warnings alone exit 0.')
     .action(async (opts: { offline?: boolean; json?: boolean }) => {
       const file = ctx.configFile();
       const { config: parsed, source, problems } = checkStatic(file ? { file } : {});
-      if (parsed && !opts.offline) problems.push(...(await checkNetwork(parsed)));
+      if (parsed) {
+        const keys = await checkKeys(parsed, problems);
+        problems.push(...keys.problems);
+        if (!opts.offline) problems.push(...(await checkNetwork(parsed, keys.trust, problems)));
+      }
       console.log(opts.json ? JSON.stringify({ source, problems }, null, 2) : renderProblems(problems, source));
       process.exitCode = problems.some((p) => p.severity === 'error') ? 1 : 0;
     });

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { startGateway } from '../../main.ts';
 import { renderProblems } from '../config/problems.ts';
+import { checkKeys } from '../config/key-checks.ts';
 import { checkStatic } from '../config/static-checks.ts';
 import type { CliContext } from '../context.ts';
 import { announceReady, isClusterWorker, MAX_WORKERS, parseWorkers, superviseWorkers } from '../workers.ts';
@@ -14,9 +15,14 @@ export function register(program: Command, ctx: CliContext): void {
     .option('-w, --workers <n>', `gateway processes sharing the port and the store, 1-${MAX_WORKERS} (node:cluster)`, '1')
     .addHelpText('after', '\nRefuses to start (exit 1) when `baton config check --offline` finds an error.')
     .action(async (opts: { port?: string; workers?: string }) => {
+      // `kill -HUP $(pidof baton)` (README "Reloading without a restart") must find the gateway, not a process
+      // named `node`; workers get their own name, so the signal reaches the primary, which passes it on.
+      process.title = isClusterWorker() ? 'baton-worker' : 'baton';
       // The same static checks as `baton config check` (not the network ones): a broken config never half-starts.
       const file = ctx.configFile();
       const { config, source, problems } = checkStatic(file ? { file } : {});
+      // Key files too, read as the gateway reads them: a bad one is named here, not a crash at start.
+      if (config) problems.push(...(await checkKeys(config, problems)).problems);
       if (problems.length > 0) console.error(renderProblems(problems, source));
       if (!config || problems.some((p) => p.severity === 'error')) {
         console.error('baton: not starting: the configuration has errors');

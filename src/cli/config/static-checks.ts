@@ -19,6 +19,7 @@ export function checkStatic(opts: { file?: string; env?: NodeJS.ProcessEnv } = {
 function schemaProblem(i: ConfigIssue): Problem {
   if (i.path === '(file)') return error('(file)', i.message, 'pass an existing YAML or JSON file with --config, or set BATON_CONFIG');
   if (i.message.startsWith('Unrecognized key')) return error(i.path, 'unknown key', 'remove it or fix its spelling (see the Configuration section of the README)');
+  if (i.message === 'Invalid URL') return error(i.path, 'not an absolute URL', 'write scheme, host and path, e.g. https://agent.example/.well-known/agent-card.json');
   return error(i.path, i.message);
 }
 

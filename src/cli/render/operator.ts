@@ -10,7 +10,10 @@ type Trees = Awaited<ReturnType<OperatorService['trees']>>;
 export function renderTrees(trees: Trees): string {
   if (trees.length === 0) return 'no delegation trees yet';
   const blocks = trees.map((t) => {
-    const tree = t.tree ? renderBudgetTree(t.tree as LedgerTreeNode) : `${t.root}  (no budget node)`;
+    const node = t.tree as LedgerTreeNode | undefined;
+    // Under an upstream's chain (separate stores) the local ledger starts at the imported leaf.
+    const imported = node && node.node_id !== t.root ? `${t.root}  (upstream root; local ledger from the imported leaf)\n` : '';
+    const tree = node ? `${imported}${renderBudgetTree(node)}` : `${t.root}  (no budget node)`;
     const rows = t.attempts.map((a) => [a.attempt_id, a.delegation_id, a.delegatee_id, a.caller_id, a.state, a.outcome ?? '-']);
     return `${tree}\n\n${indent(table(['ATTEMPT', 'DELEGATION', 'DELEGATEE', 'CALLER', 'STATE', 'OUTCOME'], rows))}`;
   });

@@ -23,10 +23,53 @@ ${attempts.length > 0 ? html`<br><span class="hint">attempts:</span> ${attempts.
 </div>${n.children.length > 0 ? html`<ul>${n.children.map((c) => node(c, t))}</ul>` : ''}</li>`;
 }
 
-export function treesView(trees: readonly TreeView[]): Html {
-  if (trees.length === 0) return html`<p>No delegation trees yet.</p>`;
-  return html`<p class="hint">Bars: <span class="badge">blue</span> consumed, <span class="badge">orange</span> reserved, grey what is left of the ceiling. The head is the delegation's control stream position and state (the fence every effect takes).</p>
-${trees.map((t) => html`<section class="tree" aria-labelledby="t-${t.root}"><h2 id="t-${t.root}">Root <code>${t.root}</code></h2>${t.tree ? html`<ul>${node(t.tree, t)}</ul>` : html`<p>No ledger for this root.</p>`}</section>`)}`;
+/** The filter as the operator typed it (already validated), the next page's cursor, and how many attempts were read. */
+export interface TreePageView {
+  filter: Partial<Record<FilterField, string>>;
+  next?: string;
+  scanned: number;
+  states: readonly string[];
+}
+
+type FilterField = 'caller' | 'delegatee' | 'state' | 'since' | 'until' | 'limit';
+const FIELDS: Array<[FilterField, string, string]> = [
+  ['caller', 'Caller', 'a caller id'],
+  ['delegatee', 'Delegatee', 'a delegatee id'],
+  ['since', 'Active from', 'ISO 8601, UTC unless a zone is given: 2026-12-01 or 2026-12-01T09:00Z'],
+  ['until', 'Active before', 'same form; the attempt’s last change is before this'],
+  ['limit', 'Roots per page', '1 to 50 (default 20)'],
+];
+
+const query = (f: TreePageView['filter'], cursor?: string) => {
+  const q = new URLSearchParams(Object.entries(f).filter(([, v]) => v !== undefined && v !== '') as Array<[string, string]>);
+  if (cursor) q.set('cursor', cursor);
+  const s = q.toString();
+  return `/console/trees${s ? `?${s}` : ''}`;
+};
+
+function filterForm(p: TreePageView): Html {
+  const field = ([name, label, hint]: (typeof FIELDS)[number]) =>
+    html`<div><label for="f-${name}">${label}</label><br><input id="f-${name}" name="${name}" value="${p.filter[name] ?? ''}" aria-describedby="f-${name}-hint"${name === 'limit' ? html` type="number" min="1" max="50"` : ''}><br><span id="f-${name}-hint" class="hint">${hint}</span></div>`;
+  return html`<form method="get" action="/console/trees" class="filters" role="search" aria-label="Filter delegations">
+${FIELDS.slice(0, 2).map(field)}
+<div><label for="f-state">State or outcome</label><br><select id="f-state" name="state"><option value="">any</option>${p.states.map((s) => html`<option value="${s}"${p.filter.state === s ? html` selected` : ''}>${s}</option>`)}</select></div>
+${FIELDS.slice(2).map(field)}
+<div><button type="submit">Filter</button> <a href="/console/trees">Clear</a></div>
+</form>`;
+}
+
+export function treesView(trees: readonly TreeView[], p: TreePageView): Html {
+  const filtered = Object.values(p.filter).some((v) => v);
+  const pager = html`<nav aria-label="Pages" class="pager"><a href="${query(p.filter)}">First page</a>${p.next ? html` · <a rel="next" href="${query(p.filter, p.next)}">Next page</a>` : html` · <span class="hint">last page</span>`}</nav>`;
+  const list =
+    trees.length === 0
+      ? html`<p>${filtered ? 'No delegations match this filter on this page.' : 'No delegation trees yet.'}</p>`
+      : html`<p class="hint">Bars: <span class="badge">blue</span> consumed, <span class="badge">orange</span> reserved, grey what is left of the ceiling. The head is the delegation's control stream position and state (the fence every effect takes). Newest activity first; a root whose attempts span pages shows on each.</p>
+${trees.map((t) => html`<section class="tree" aria-labelledby="t-${t.root}"><h2 id="t-${t.root}">Root <code>${t.root}</code>${t.tree && t.tree.node_id !== t.root ? html` <span class="hint">(upstream root; this ledger starts at the imported leaf)</span>` : ''}</h2>${t.tree ? html`<ul>${node(t.tree, t)}</ul>` : html`<p>No ledger for this root.</p>`}</section>`)}`;
+  return html`${filterForm(p)}
+<p class="hint" role="status">${trees.length} root${trees.length === 1 ? '' : 's'} on this page; ${p.scanned} attempt${p.scanned === 1 ? '' : 's'} read.${p.next && trees.length === 0 ? ' Nothing matched within the bounded read: the next page reads on.' : ''}</p>
+${list}
+${pager}`;
 }
 
 const ACTIONS = [
