@@ -1,0 +1,67 @@
+/**
+ * Baton's A2A front door and wire on a real gateway with real SDK agents
+ * (issue #25 items 6, 7, 17 and 19): what the door refuses and how it says
+ * so, which version a request without `A2A-Version` is read as, the schemes
+ * Baton's card declares, the strict reading of a delegatee's SSE events, the
+ * nesting bound at the edge and the v0.3 file bytes.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAgent, type RunningAgent } from '../../e2e/agents/agent.ts';
+import { Config } from '../../src/config.ts';
+import { startGateway, type Gateway } from '../../src/main.ts';
+
+const CALLER_KEY = 'front-door-caller-key-not-a-secret';
+const INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+let dir: string;
+let gw: Gateway;
+const agents: Record<string, RunningAgent> = {};
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'baton-front-door-'));
+  agents.echo = await startAgent({ behaviour: 'honest', name: 'echo', stepMs: 5 });
+  agents.dup = await startAgent({ behaviour: 'duplicate-key-stream', name: 'dup', stepMs: 5 });
+  agents.dup03 = await startAgent({ behaviour: 'duplicate-key-stream', name: 'dup03', stepMs: 5, protocol: '0.3' });
+  const pinned: Record<string, string> = {};
+  for (const [id, a] of Object.entries(agents)) {
+    writeFileSync(join(dir, `${id}.jwks.json`), JSON.stringify(a.jwks));
+    pinned[a.url] = join(dir, `${id}.jwks.json`);
+  }
+  gw = await startGateway(
+    Config.parse({
+      port: 0,
+      dataDir: dir,
+      logLevel: 'silent',
+      callers: [{ id: 'planner', apiKeySha256: sha(CALLER_KEY), preset: 'standard' }],
+      delegatees: Object.entries(agents).map(([id, a]) => ({ id, cardUrl: `${a.url}/.well-known/agent-card.json`, allowHttp: true })),
+      trust: { pinnedJwks: pinned, jkuAllowedOrigins: [] },
+    }),
+  );
+}, 60_000);
+afterAll(async () => {
+  await gw?.close();
+  for (const a of Object.values(agents)) await a.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const headers = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': CALLER_KEY, ...extra });
+const message = (text: string, extra: Record<string, unknown> = {}) => ({ messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra });
+const rpc = (delegatee: string, method: string, params: unknown, extra: Record<string, string> = {}) =>
+  fetch(`${gw.url}/agents/${delegatee}/a2a/jsonrpc`, { method: 'POST', headers: headers(extra), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+
+describe('the wire: every byte a delegatee sends is strict JSON (item 7)', () => {
+  it.each(['dup', 'dup03'])('a streamed event with a duplicate key is never relayed: Baton reads the task instead (%s)', async (delegatee) => {
+    const res = await rpc(delegatee, 'SendStreamingMessage', { message: message('hello') }, { accept: 'text/event-stream' });
+    const body = await res.text();
+    expect(body).not.toContain('forged');
+    expect(body).toContain('TASK_STATE_COMPLETED');
+    const id = /"id":"(att_[a-z0-9]+)"/.exec(body)![1]!;
+    const task = (await (await rpc(delegatee, 'GetTask', { id })).json()) as { result: { status: { state: string } } };
+    expect(task.result.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(JSON.stringify(task.result)).not.toContain('forged');
+  });
+});
