@@ -128,6 +128,8 @@ export const Config = z.strictObject({
       streamIdleMs: z.number().int().min(100).default(300_000),
       /** Overall deadline of one non-streaming call (headers and whole body). */
       callDeadlineMs: z.number().int().min(100).max(3_600_000).default(60_000),
+      /** Largest JSON answer read from a delegatee; a larger one is an uncertain effect, followed (issue #25 item 17). */
+      maxResponseBytes: z.number().int().min(64 * 1024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
     })
     .prefault({}),
   /** Time limits on the public listener (and the operator API's): slow or idle clients cannot hold sockets. */

@@ -39,6 +39,9 @@ beforeAll(async () => {
       callers: [{ id: 'planner', apiKeySha256: sha(CALLER_KEY), preset: 'standard' }],
       delegatees: Object.entries(agents).map(([id, a]) => ({ id, cardUrl: `${a.url}/.well-known/agent-card.json`, allowHttp: true })),
       trust: { pinnedJwks: pinned, jkuAllowedOrigins: [] },
+      // Small enough that a 150 KB message's read-back (history and artifact) cannot be read.
+      remote: { maxResponseBytes: 256 * 1024 },
+      follow: { blockingWaitMs: 1_500 },
     }),
   );
 }, 60_000);
@@ -63,5 +66,39 @@ describe('the wire: every byte a delegatee sends is strict JSON (item 7)', () =>
     const task = (await (await rpc(delegatee, 'GetTask', { id })).json()) as { result: { status: { state: string } } };
     expect(task.result.status.state).toBe('TASK_STATE_COMPLETED');
     expect(JSON.stringify(task.result)).not.toContain('forged');
+  });
+});
+
+/** How many sends an agent has seen (its own request log). */
+const sends = async (id: string): Promise<number> => {
+  const log = (await (await fetch(`${agents[id]!.url}/_test/log`)).json()) as { counts: Record<string, number> };
+  return (log.counts.SendMessage ?? 0) + (log.counts.SendStreamingMessage ?? 0);
+};
+/** An object nested `levels` deep (`{}` is one level). */
+const nested = (levels: number): Record<string, unknown> => (levels <= 1 ? {} : { n: nested(levels - 1) });
+
+describe('a reply Baton cannot read is uncertain, never a refusal (item 17)', () => {
+  it('metadata nested so deep that its echo could not be read is refused at the edge, before anything is forwarded', async () => {
+    const before = await sends('echo');
+    // 61 levels of metadata: the request envelope is 64 deep, exactly what the edge parser allows.
+    const res = await rpc('echo', 'SendMessage', { message: message('deep', { metadata: nested(61) }) });
+    const body = (await res.json()) as { error?: { code: number; message: string } };
+    expect(body.error?.code).toBe(-32602); // invalid_request
+    expect(body.error?.message).toMatch(/nests deeper than 56/);
+    expect(await sends('echo')).toBe(before);
+  });
+
+  it('metadata within the edge bound is forwarded and its echo read back', async () => {
+    const res = await rpc('echo', 'SendMessage', { message: message('deep enough', { metadata: nested(50) }) });
+    const body = (await res.json()) as { result?: { task: { status: { state: string } } } };
+    expect(body.result?.task.status.state).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('a read-back too large to read leaves the caller with Baton\'s task id, not a refusal', async () => {
+    const res = await rpc('echo', 'SendMessage', { message: message('x'.repeat(150 * 1024)) });
+    const body = (await res.json()) as { result?: { task: { id: string; status: { state: string } } }; error?: unknown };
+    expect(body.error).toBeUndefined();
+    expect(body.result?.task.id).toMatch(/^att_/);
+    expect(body.result?.task.status.state).not.toBe('TASK_STATE_COMPLETED'); // not verified: still followed
   });
 });
