@@ -7,8 +7,8 @@
  */
 import { operatorActorRef } from '../contracts/identities.ts';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { BatonError, invalidRequest, type ErrorCode } from '../errors.ts';
-import { toBatonError, WIRE_CODES } from '../http/error-map.ts';
+import { BatonError, invalidRequest } from '../errors.ts';
+import { httpStatusOf, toBatonError } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
 import { type OperatorConfig } from '../operator/identity.ts';
 import { ScopeKind } from '../operator/route-docs.ts';
@@ -227,7 +227,7 @@ export class OperatorConsole {
   private refused(req: Request, res: Response, err: unknown, active: string, title: string): void {
     const e = toBatonError(err);
     if (e.code === 'storage_error') this.deps.logger.error({ err: e.cause ?? e, route: req.path }, 'console action failed');
-    const status = WIRE_CODES[e.code as ErrorCode].http;
+    const status = httpStatusOf(e);
     const s = signed.get(req);
     const text = `${e.code}: ${e.message}`;
     if (!s) return void res.status(status).type('text/plain').send(text);

@@ -7,7 +7,8 @@
 import type { AgentCard } from '@a2a-js/sdk';
 import { jsonRpcHandler, restHandler, type UserBuilder } from '@a2a-js/sdk/server/express';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { BatonError, limitExceeded } from '../errors.ts';
+import { BatonError } from '../errors.ts';
+import { bodyTooLarge, noSuchRoute } from '../http/error-map.ts';
 import { serveDocument } from '../http/well-known.ts';
 import type { Logger } from '../log.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
@@ -53,7 +54,7 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
   const legacyCompat = { enabled: true };
   const mountOn = (on: Router, base: string, handler: BatonA2AHandler, delegatee?: string) => {
     on.use(`${base}/a2a/jsonrpc`, requestSpan('jsonrpc', delegatee), inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
-    on.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, restHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+    on.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, legacyRoutesOnly, restHandler({ requestHandler: handler, userBuilder, legacyCompat }), noRoute);
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
   mountOn(router, '', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
@@ -81,6 +82,22 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
     delegateeRouter(id)(req, res, next);
   });
   return router;
+}
+
+/**
+ * A2A §3.6.1: a request without `A2A-Version` is a v0.3 request, on both
+ * bindings. The SDK routes JSON-RPC so; on HTTP+JSON it would fall through
+ * from the v0.3 routes (`/v1/…`) to the v1.0 ones and serve a header-less
+ * request as v1.0. Here it finds only v0.3's routes.
+ */
+function legacyRoutesOnly(req: Request, res: Response, next: NextFunction): void {
+  if (!isLegacyRequest(req) || req.path.startsWith('/v1/')) return next();
+  sendA2AError(res, noSuchRoute('no A2A v0.3 route serves this path: a request without A2A-Version is A2A 0.3 (A2A §3.6.1); send A2A-Version: 1.0 for the v1.0 binding'), 'rest');
+}
+
+/** A path under the HTTP+JSON binding that no route serves: a google.rpc.Status like every other error there (A2A §11.6). */
+function noRoute(_req: Request, res: Response): void {
+  sendA2AError(res, noSuchRoute('no A2A route serves this path'), 'rest');
 }
 
 /** Everything downstream (the SDK and Baton's handler) runs knowing its binding, for error mapping. */
@@ -133,7 +150,8 @@ function strictBody(limit: number, transport: Binding) {
   };
   const tooLarge = (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if ((err as { status?: number }).status !== 413) return next(err);
-    sendA2AError(res, limitExceeded('request body exceeds the size bound', { max: limit }), transport);
+    // 413 on HTTP+JSON (src/http/error-map.ts bodyTooLarge); JSON-RPC errors travel in a 200 with -32055.
+    sendA2AError(res, bodyTooLarge(limit), transport);
   };
   return [raw, tooLarge, parse] as const;
 }

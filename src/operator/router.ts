@@ -8,9 +8,9 @@ import { operatorActorRef } from '../contracts/identities.ts';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { z } from 'zod';
-import { BatonError, invalidRequest, unsupported, type ErrorCode } from '../errors.ts';
+import { BatonError, invalidRequest, unsupported } from '../errors.ts';
 import { noteCaller } from '../http/access-log.ts';
-import { errorBody, toBatonError, WIRE_CODES } from '../http/error-map.ts';
+import { errorBody, sendHttpError, toBatonError } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import { parseStrictJson } from '../records/strict-json.ts';
@@ -65,7 +65,7 @@ export function operatorRouter(deps: { service: OperatorService; live?: LiveConf
       } catch (err) {
         const e = toBatonError(err);
         if (e.code === 'storage_error') deps.logger.error({ err: e.cause ?? e, route: path }, 'operator action failed');
-        res.status(WIRE_CODES[e.code as ErrorCode].http).json(errorBody(e));
+        sendHttpError(res, e);
       }
     });
   };

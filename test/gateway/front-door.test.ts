@@ -102,3 +102,49 @@ describe('a reply Baton cannot read is uncertain, never a refusal (item 17)', ()
     expect(body.result?.task.status.state).not.toBe('TASK_STATE_COMPLETED'); // not verified: still followed
   });
 });
+
+/** A google.rpc.Status (A2A §11.6) whose ErrorInfo names Baton's code. */
+const expectStatus = async (res: Response, status: number, name: string, code: string) => {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/a2a\+json/);
+  const body = (await res.json()) as { error: { code: number; status: string; message: string; details: Array<{ '@type': string; domain: string; metadata: Record<string, string> }> } };
+  expect(body.error).toMatchObject({ code: status, status: name });
+  expect(body.error.details.find((d) => d['@type'] === INFO && d.domain === 'baton')?.metadata.baton).toBe(code);
+  return body.error;
+};
+
+describe('front-door edges (item 6)', () => {
+  it('an oversize HTTP+JSON body is 413 (not 429, which invites a retry of the same bytes), still limit_exceeded', async () => {
+    const res = await fetch(`${gw.url}/agents/echo/a2a/rest/message:send`, { method: 'POST', headers: headers(), body: JSON.stringify({ message: message('x'.repeat(1024 * 1024 + 10)) }) });
+    await expectStatus(res, 413, 'RESOURCE_EXHAUSTED', 'limit_exceeded');
+    // JSON-RPC errors travel in a 200, with the code of the table.
+    const rpcRes = await fetch(`${gw.url}/agents/echo/a2a/jsonrpc`, { method: 'POST', headers: headers(), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: message('x'.repeat(1024 * 1024 + 10)) } }) });
+    expect(((await rpcRes.json()) as { error: { code: number } }).error.code).toBe(-32055);
+  });
+
+  it('an unknown path under an HTTP+JSON binding is a google.rpc.Status 404 with ErrorInfo', async () => {
+    for (const path of ['/agents/echo/a2a/rest/no/such/route', '/agents/echo/a2a/rest/v1/no-such-route', '/a2a/rest/nothing:here']) {
+      const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: headers(), body: '{}' });
+      await expectStatus(res, 404, 'NOT_FOUND', 'invalid_request');
+    }
+  });
+
+  it('a request without A2A-Version is A2A 0.3 on both bindings (A2A §3.6.1)', async () => {
+    const v1 = JSON.stringify({ message: message('no version header') });
+    const { 'a2a-version': _v, ...noVersion } = headers();
+    const rest = await fetch(`${gw.url}/agents/echo/a2a/rest/message:send`, { method: 'POST', headers: noVersion, body: v1 });
+    const error = await expectStatus(rest, 404, 'NOT_FOUND', 'invalid_request');
+    expect(error.message).toMatch(/A2A-Version: 1\.0/);
+    // The same v1.0 method on JSON-RPC without the header is v0.3's "method not found".
+    const rpcRes = await fetch(`${gw.url}/agents/echo/a2a/jsonrpc`, { method: 'POST', headers: noVersion, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: JSON.parse(v1) }) });
+    expect(((await rpcRes.json()) as { error: { code: number } }).error.code).toBe(-32601);
+    // v0.3's own HTTP+JSON route, without the header, is served (as v0.3).
+    const legacy = await fetch(`${gw.url}/agents/echo/a2a/rest/v1/message:send`, {
+      method: 'POST',
+      headers: noVersion,
+      body: JSON.stringify({ message: { messageId: randomUUID(), role: 'ROLE_USER', content: [{ text: 'v0.3 by default' }] } }),
+    });
+    expect(legacy.ok).toBe(true);
+    expect(((await legacy.json()) as { task?: { status?: { state?: string } } }).task?.status?.state).toBe('TASK_STATE_COMPLETED');
+  });
+});
