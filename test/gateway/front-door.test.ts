@@ -148,3 +148,14 @@ describe('front-door edges (item 6)', () => {
     expect(((await legacy.json()) as { task?: { status?: { state?: string } } }).task?.status?.state).toBe('TASK_STATE_COMPLETED');
   });
 });
+
+describe("Baton's own card (item 6)", () => {
+  it('declares every credential the door accepts: X-API-Key and a bearer token, either one sufficient', async () => {
+    const card = (await (await fetch(`${gw.url}/.well-known/agent-card.json`)).json()) as { securitySchemes: Record<string, unknown>; securityRequirements: Array<{ schemes: Record<string, unknown> }> };
+    expect(card.securitySchemes).toMatchObject({ apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } }, bearer: { httpAuthSecurityScheme: { scheme: 'Bearer' } } });
+    expect(card.securityRequirements.map((r) => Object.keys(r.schemes))).toEqual([['apiKey'], ['bearer']]);
+    // The key this card declares is the one the door takes.
+    const res = await fetch(`${gw.url}/a2a/rest/tasks/att_none`, { headers: { 'a2a-version': '1.0', 'X-API-Key': CALLER_KEY } });
+    expect(res.status).not.toBe(401);
+  });
+});
