@@ -3,6 +3,7 @@
  * JSON/YAML file, then overridden by BATON_* environment variables. Every
  * default is the embedded, single-machine setup the README's quick start uses.
  */
+import { AuthThrottleConfig } from './http/auth-throttle.ts';
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -67,6 +68,8 @@ export const Config = z.strictObject({
   /** Who may use the operator API (separate listener, see `admin`). Without operators it is not started. */
   operators: z.array(OperatorConfig).default([]),
   admin: AdminConfig.prefault({}),
+  /** Failed credentials per source before it is refused for a while (src/http/auth-throttle.ts). */
+  authThrottle: AuthThrottleConfig,
   /** Prometheus metrics on the operator listener (src/telemetry/metrics.ts). */
   metrics: MetricsConfig,
   /** OpenTelemetry tracing with an OTLP exporter; off by default (src/telemetry/tracing.ts). */

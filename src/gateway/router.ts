@@ -8,6 +8,7 @@ import type { AgentCard } from '@a2a-js/sdk';
 import { jsonRpcHandler, restHandler, type UserBuilder } from '@a2a-js/sdk/server/express';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { BatonError } from '../errors.ts';
+import { retryAfter, type AuthThrottle } from '../http/auth-throttle.ts';
 import { bodyTooLarge, noSuchRoute } from '../http/error-map.ts';
 import { serveDocument } from '../http/well-known.ts';
 import type { Logger } from '../log.ts';
@@ -38,6 +39,8 @@ export interface GatewayRouterDeps {
   maxBodyBytes?: number;
   /** Integrators' webhooks (A2A push-config operations); absent when push is disabled. */
   push?: PushRegistry;
+  /** Refuses a source after too many failed credentials (src/http/auth-throttle.ts). */
+  throttle?: AuthThrottle;
 }
 
 export function gatewayRouter(deps: GatewayRouterDeps): Router {
@@ -108,6 +111,11 @@ function inBinding(transport: Binding) {
 /** Verifies the caller's credentials before any A2A processing; 401 without them. */
 function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFacts>, transport: Binding) {
   return async (req: Request, res: Response, next: NextFunction) => {
+    const throttled = deps.throttle?.refusal(req);
+    if (throttled) {
+      res.setHeader('Retry-After', retryAfter(throttled));
+      return sendA2AError(res, throttled, transport);
+    }
     try {
       const request = trace.getActiveSpan();
       const caller = await inSpan('baton.authenticate', { 'baton.binding': transport }, async (span) => {
@@ -119,8 +127,10 @@ function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFac
       facts.set(req.headers, { caller });
       next();
     } catch (err) {
-      // A refused credential is 401; a failure behind the check (e.g. the store) keeps its own code.
-      sendA2AError(res, err instanceof BatonError ? err : new BatonError('authentication_required', 'credentials were not accepted'), transport);
+      // A refused credential is 401 (and counted against its source); a failure behind the check (e.g. the store) keeps its own code.
+      const e = err instanceof BatonError ? err : new BatonError('authentication_required', 'credentials were not accepted');
+      if (e.code === 'authentication_required') deps.throttle?.failed(req);
+      sendA2AError(res, e, transport);
     }
   };
 }

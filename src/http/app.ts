@@ -3,7 +3,7 @@
  * capability. The forwarding hot path is mounted separately on purpose (see
  * STYLE.md): no body parser or middleware stack runs before it.
  */
-import express, { type ErrorRequestHandler, type Router } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/port.ts';
 import { accessLog, type AccessLine } from './access-log.ts';
@@ -21,6 +21,8 @@ export interface AppDeps {
   routers?: Router[];
   /** Sees each request's access-log line once it is answered (request metrics). */
   observe?: (line: AccessLine) => void;
+  /** Runs before every route, health included (the operator listener's Host check). */
+  guard?: RequestHandler;
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -28,6 +30,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false); // routers that cache set their own strong ETags
   app.use(accessLog(deps.logger, deps.observe));
+  if (deps.guard) app.use(deps.guard);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

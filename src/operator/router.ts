@@ -10,6 +10,7 @@ import express, { Router, type NextFunction, type Request, type Response } from 
 import type { z } from 'zod';
 import { BatonError, invalidRequest, unsupported } from '../errors.ts';
 import { noteCaller } from '../http/access-log.ts';
+import { retryAfter, type AuthThrottle } from '../http/auth-throttle.ts';
 import { errorBody, sendHttpError, toBatonError } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
@@ -26,7 +27,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   return r.data;
 }
 
-export function operatorRouter(deps: { service: OperatorService; live?: LiveConfig; operators: readonly OperatorConfig[]; logger: Logger }): Router {
+export function operatorRouter(deps: { service: OperatorService; live?: LiveConfig; operators: readonly OperatorConfig[]; logger: Logger; throttle?: AuthThrottle }): Router {
   const router = Router();
   // The API's description and its reference page need no key: they describe routes, never data (README "Operator API").
   router.use(apiDocsRouter());
@@ -34,10 +35,16 @@ export function operatorRouter(deps: { service: OperatorService; live?: LiveConf
   const who = new WeakMap<Request, ActorRef>();
 
   router.use((req: Request, res: Response, next: NextFunction) => {
+    const throttled = deps.throttle?.refusal(req);
+    if (throttled) {
+      res.setHeader('Retry-After', retryAfter(throttled));
+      return void sendHttpError(res, throttled);
+    }
     const presented = req.get('x-api-key') ?? /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
     const digest = presented === undefined ? undefined : createHash('sha256').update(presented).digest();
     const match = digest && keys.find((k) => k.digest.length === digest.length && timingSafeEqual(k.digest, digest));
     if (!match) {
+      deps.throttle?.failed(req);
       res.status(401).setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
       res.json(errorBody(new BatonError('authentication_required', keys.length === 0 ? 'no operators are configured' : 'operator credentials required')));
       return;
