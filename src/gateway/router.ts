@@ -17,6 +17,7 @@ import { binding, ParseError, restStatusNames, sendA2AError, type Binding } from
 import { BatonA2AHandler, type RequestFacts } from './a2a-handler.ts';
 import type { Caller, CallerAuthenticator } from './callers.ts';
 import { bindCallerSignal } from './caller-scope.ts';
+import { BASE64 } from './path/validate.ts';
 import type { DelegateeRegistry } from './delegatees.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { ProxyCards } from './proxy-card.ts';
@@ -56,8 +57,8 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
   // v0.3 callers go through the SDK's compatibility layer (A2A-Version 0.3, or none: A2A §3.6.1) into the same handler.
   const legacyCompat = { enabled: true };
   const mountOn = (on: Router, base: string, handler: BatonA2AHandler, delegatee?: string) => {
-    on.use(`${base}/a2a/jsonrpc`, requestSpan('jsonrpc', delegatee), inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
-    on.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, legacyRoutesOnly, restHandler({ requestHandler: handler, userBuilder, legacyCompat }), noRoute);
+    on.use(`${base}/a2a/jsonrpc`, requestSpan('jsonrpc', delegatee), inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), legacyFileBytes('jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+    on.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), legacyFileBytes('rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, legacyRoutesOnly, restHandler({ requestHandler: handler, userBuilder, legacyCompat }), noRoute);
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
   mountOn(router, '', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
@@ -165,6 +166,31 @@ function strictBody(limit: number, transport: Binding) {
   };
   return [raw, tooLarge, parse] as const;
 }
+
+/**
+ * A2A v0.3 file parts carry their bytes as base64 (`file.bytes`; ProtoJSON
+ * `fileWithBytes` on HTTP+JSON). The SDK's v0.3 layer decodes whatever it is
+ * given, silently dropping what is not base64, so altered bytes would be
+ * forwarded where v1.0 (`raw`, src/gateway/path/validate.ts) refuses them:
+ * refused here the same way (issue #25 item 19).
+ */
+function legacyFileBytes(transport: Binding) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!isLegacyRequest(req)) return next();
+    const body = req.body as Json | undefined;
+    const message = ((transport === 'jsonrpc' ? (body?.params as Json | undefined) : body)?.message ?? undefined) as Json | undefined;
+    const parts = [message?.parts, message?.content].flatMap((p) => (Array.isArray(p) ? p : []));
+    const bad = parts.some((p) => {
+      const file = p && typeof p === 'object' && !Array.isArray(p) ? (p.file as Json | undefined) : undefined;
+      const bytes = file && typeof file === 'object' && !Array.isArray(file) ? (file.bytes ?? file.fileWithBytes) : undefined;
+      return bytes !== undefined && (typeof bytes !== 'string' || !BASE64.test(bytes));
+    });
+    if (!bad) return next();
+    sendA2AError(res, new BatonError('invalid_request', 'file bytes must be base64 (A2A v0.3 FileWithBytes)'), transport, transport === 'jsonrpc' ? rpcId(body) : null);
+  };
+}
+
+const rpcId = (body: Json | undefined): string | number | null => (typeof body?.id === 'string' || typeof body?.id === 'number' ? body.id : null);
 
 /**
  * Keeps the raw params so forwarding preserves fields the SDK's codecs would

@@ -159,3 +159,22 @@ describe("Baton's own card (item 6)", () => {
     expect(res.status).not.toBe(401);
   });
 });
+
+describe('A2A v0.3 file bytes (item 19)', () => {
+  it('bytes that are not base64 are refused as invalid_request on v0.3 too, never altered and forwarded', async () => {
+    const before = await sends('echo');
+    const v03 = { 'content-type': 'application/json', 'a2a-version': '0.3', 'x-api-key': CALLER_KEY };
+    const parts = [{ kind: 'text', text: 'see file' }, { kind: 'file', file: { bytes: 'not base64 at all!', mimeType: 'application/octet-stream' } }];
+    const rpcRes = await fetch(`${gw.url}/agents/echo/a2a/jsonrpc`, { method: 'POST', headers: v03, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'message/send', params: { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts } } }) });
+    const body = (await rpcRes.json()) as { id: unknown; error?: { code: number; message: string } };
+    expect(body).toMatchObject({ id: 9, error: { code: -32602 } });
+    expect(body.error?.message).toMatch(/base64/);
+    const rest = await fetch(`${gw.url}/agents/echo/a2a/rest/v1/message:send`, {
+      method: 'POST',
+      headers: v03,
+      body: JSON.stringify({ message: { messageId: randomUUID(), role: 'ROLE_USER', content: [{ text: 'see file' }, { file: { fileWithBytes: 'not*base64', mimeType: 'text/plain' } }] } }),
+    });
+    expect(rest.status).toBe(400);
+    expect(await sends('echo')).toBe(before);
+  });
+});

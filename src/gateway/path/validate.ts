@@ -22,13 +22,15 @@ import type { JsonValue } from '../../records/strict-json.ts';
 export const MAX_PARAMS_DEPTH = RECORD_LIMITS.maxDepth - 8;
 
 const Id = z.string().min(1).max(2048);
+/** Base64, standard or URL-safe alphabet (ProtoJSON accepts both for `bytes`). */
+export const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const Metadata = z.record(z.string().max(2048), z.unknown());
 
 /** Exactly one content member per part (A2A §6.5: `oneof content`). */
 const Part = z
   .looseObject({
     text: z.string().max(1_000_000).optional(),
-    raw: z.string().regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'raw must be base64').max(4_000_000).optional(),
+    raw: z.string().regex(BASE64, 'raw must be base64').max(4_000_000).optional(),
     url: z.string().min(1).max(8192).optional(),
     data: z.unknown().optional(),
     mediaType: z.string().max(256).optional(),
