@@ -7,6 +7,7 @@ import { AuthThrottleConfig } from './http/auth-throttle.ts';
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { CallerConfig, JwtConfig } from './gateway/callers.ts';
 import { DelegateeConfig } from './gateway/delegatees.ts';
@@ -25,7 +26,8 @@ export const Config = z.strictObject({
   /** Public base URL written into cards (supportedInterfaces, jku). */
   publicUrl: z.url().optional(),
   dataDir: z.string().default('./data'),
-  cardsDir: z.string().default('./cards'),
+  /** Card sources; without `./cards` in the working directory, the example card shipped in the package (README "Production build and packaging"). */
+  cardsDir: z.string().default(defaultCardsDir),
   wellKnownDir: z.string().default('./well-known'),
   keysDir: z.string().optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -251,6 +253,15 @@ function resolveFilePaths(raw: Record<string, unknown>, base: string): Record<st
     for (const a of Array.isArray(up?.ancestors) ? up.ancestors : []) if (obj(a) && 'contractJwksFile' in a) a.contractJwksFile = fix(a.contractJwksFile);
   }
   return raw;
+}
+
+/**
+ * `./cards` when the working directory has one (a checkout), else the
+ * package's own `cards/` (src/ and dist/ both sit one level below it): the
+ * tarball recipe's `baton serve` then starts as written (issue #25 item 10).
+ */
+function defaultCardsDir(): string {
+  return existsSync(resolve('cards')) ? './cards' : fileURLToPath(new URL('../cards', import.meta.url));
 }
 
 /** Where derived paths land when the config leaves them out. */
