@@ -11,7 +11,7 @@ import type { z } from 'zod';
 import { BatonError, invalidRequest, unsupported } from '../errors.ts';
 import { noteCaller } from '../http/access-log.ts';
 import { retryAfter, type AuthThrottle } from '../http/auth-throttle.ts';
-import { errorBody, sendHttpError, toBatonError } from '../http/error-map.ts';
+import { noSuchRoute, sendHttpError, toBatonError } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import { parseStrictJson } from '../records/strict-json.ts';
@@ -45,9 +45,8 @@ export function operatorRouter(deps: { service: OperatorService; live?: LiveConf
     const match = digest && keys.find((k) => k.digest.length === digest.length && timingSafeEqual(k.digest, digest));
     if (!match) {
       deps.throttle?.failed(req);
-      res.status(401).setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
-      res.json(errorBody(new BatonError('authentication_required', keys.length === 0 ? 'no operators are configured' : 'operator credentials required')));
-      return;
+      res.setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
+      return void sendHttpError(res, new BatonError('authentication_required', keys.length === 0 ? 'no operators are configured' : 'operator credentials required'));
     }
     who.set(req, operatorActorRef(match.id));
     noteCaller(req.headers, match.id);
@@ -155,6 +154,6 @@ export function operatorRouter(deps: { service: OperatorService; live?: LiveConf
     const b = parse(bodies.refresh, req.body);
     return { cards: await live().refreshCards(b.delegatee) };
   });
-  router.use((_req: Request, res: Response) => void res.status(404).json(errorBody(invalidRequest('no such operator route'))));
+  router.use((_req: Request, res: Response) => void sendHttpError(res, noSuchRoute('no such operator route')));
   return router;
 }
