@@ -32,7 +32,8 @@ try {
   if (printed !== version) throw new Error(`baton --version printed ${JSON.stringify(printed)}, expected ${version}`);
   // An operator (a clearly marked test key) so the operator listener and its console start too.
   const opsSha = createHash('sha256').update('pack-check-operator-key-not-a-secret').digest('hex');
-  writeFileSync(join(app, 'baton.config.yaml'), ['port: 0', 'dataDir: ./data', 'cardsDir: ./node_modules/baton/cards', 'logLevel: info', 'admin:', '  port: 0', 'operators:', `  - id: ops`, `    apiKeySha256: ${opsSha}`, ''].join('\n'));
+  // The README's recipe as written: no cardsDir (the package's example card is served when ./cards is absent).
+  writeFileSync(join(app, 'baton.config.yaml'), ['port: 0', 'dataDir: ./data', 'logLevel: info', 'admin:', '  port: 0', 'operators:', `  - id: ops`, `    apiKeySha256: ${opsSha}`, ''].join('\n'));
   await serveAndCheck();
   console.log(`pack-check: PASS (${packed.filename}, ${files.length} files, ${Math.round(packed.size / 1024)} KiB)`);
 } catch (err) {
@@ -42,12 +43,13 @@ try {
 }
 
 /**
- * `npx baton serve` until it prints its URL, GET /healthz, then SIGTERM to the
- * process group (npx does not forward signals): Baton must drain and stop,
- * leaving nothing listening.
+ * `node_modules/.bin/baton --config baton.config.yaml serve` — the bin run
+ * directly, as the README says to under a supervisor (npx does not pass
+ * SIGTERM on) — until it prints its URL, GET /healthz, then SIGTERM to that
+ * one process: Baton must drain and stop, leaving nothing listening.
  */
 async function serveAndCheck() {
-  const child = spawn('npx', ['--no-install', 'baton', 'serve'], { cwd: app, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(join(app, 'node_modules', '.bin', 'baton'), ['--config', 'baton.config.yaml', 'serve'], { cwd: app, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const group = (signal) => {
     try {
       process.kill(-child.pid, signal);
@@ -79,7 +81,7 @@ async function serveAndCheck() {
       const r = await fetch(`${admin}${path}`);
       if (r.status !== 200) throw new Error(`${path} answered ${r.status}`);
     }
-    group('SIGTERM');
+    process.kill(child.pid, 'SIGTERM'); // the process itself, not its group: no wrapper in between
     await exited;
     if (!/stopped after draining/.test(out)) throw new Error(`serve did not drain after SIGTERM:\n${out.slice(-2000)}`);
     const after = await fetch(`${url}/healthz`).then(() => 'answered', () => 'refused');

@@ -3,9 +3,11 @@
  * JSON/YAML file, then overridden by BATON_* environment variables. Every
  * default is the embedded, single-machine setup the README's quick start uses.
  */
+import { AuthThrottleConfig } from './http/auth-throttle.ts';
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { CallerConfig, JwtConfig } from './gateway/callers.ts';
 import { DelegateeConfig } from './gateway/delegatees.ts';
@@ -24,7 +26,8 @@ export const Config = z.strictObject({
   /** Public base URL written into cards (supportedInterfaces, jku). */
   publicUrl: z.url().optional(),
   dataDir: z.string().default('./data'),
-  cardsDir: z.string().default('./cards'),
+  /** Card sources; without `./cards` in the working directory, the example card shipped in the package (README "Production build and packaging"). */
+  cardsDir: z.string().default(defaultCardsDir),
   wellKnownDir: z.string().default('./well-known'),
   keysDir: z.string().optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -67,6 +70,8 @@ export const Config = z.strictObject({
   /** Who may use the operator API (separate listener, see `admin`). Without operators it is not started. */
   operators: z.array(OperatorConfig).default([]),
   admin: AdminConfig.prefault({}),
+  /** Failed credentials per source before it is refused for a while (src/http/auth-throttle.ts). */
+  authThrottle: AuthThrottleConfig,
   /** Prometheus metrics on the operator listener (src/telemetry/metrics.ts). */
   metrics: MetricsConfig,
   /** OpenTelemetry tracing with an OTLP exporter; off by default (src/telemetry/tracing.ts). */
@@ -128,6 +133,8 @@ export const Config = z.strictObject({
       streamIdleMs: z.number().int().min(100).default(300_000),
       /** Overall deadline of one non-streaming call (headers and whole body). */
       callDeadlineMs: z.number().int().min(100).max(3_600_000).default(60_000),
+      /** Largest JSON answer read from a delegatee; a larger one is an uncertain effect, followed (issue #25 item 17). */
+      maxResponseBytes: z.number().int().min(64 * 1024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
     })
     .prefault({}),
   /** Time limits on the public listener (and the operator API's): slow or idle clients cannot hold sockets. */
@@ -246,6 +253,15 @@ function resolveFilePaths(raw: Record<string, unknown>, base: string): Record<st
     for (const a of Array.isArray(up?.ancestors) ? up.ancestors : []) if (obj(a) && 'contractJwksFile' in a) a.contractJwksFile = fix(a.contractJwksFile);
   }
   return raw;
+}
+
+/**
+ * `./cards` when the working directory has one (a checkout), else the
+ * package's own `cards/` (src/ and dist/ both sit one level below it): the
+ * tarball recipe's `baton serve` then starts as written (issue #25 item 10).
+ */
+function defaultCardsDir(): string {
+  return existsSync(resolve('cards')) ? './cards' : fileURLToPath(new URL('../cards', import.meta.url));
 }
 
 /** Where derived paths land when the config leaves them out. */

@@ -6,6 +6,7 @@
  * wiring, the sweep scheduler, bootstrap, the human gates, the path
  * events, and the operator listener.
  */
+import { AuthThrottle } from './http/auth-throttle.ts';
 import { ownerActorRef } from './contracts/identities.ts';
 import { startAdminListener } from './compose/admin-listener.ts';
 import { bootstrapStreams, claimIdentity } from './compose/bootstrap.ts';
@@ -272,6 +273,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
         cards,
         logger,
         ownCard: async () => ownInternal,
+        throttle: new AuthThrottle(config.authThrottle),
         ...(push ? { push: push.registry } : {}),
         ownExtendedCard: async (caller) => AgentCard.fromJSON(extendedCardFor(own, caller).card),
       }),

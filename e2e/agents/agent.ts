@@ -17,12 +17,12 @@ import { signAgentCard, type CardKind } from './signed-card.ts';
 import type { JWK } from 'jose';
 import type { JsonValue } from '../../src/records/strict-json.ts';
 import { ReverseExecutor } from './executor.ts';
-import { bodyParser, dropAfterAccept, neverAnswer, refuseSends, requireExtension, resetOnSend } from './front.ts';
+import { bodyParser, dropAfterAccept, duplicateKeyStream, neverAnswer, refuseSends, requireExtension, resetOnSend } from './front.ts';
 import { TestLog, type Transport } from './testlog.ts';
 import { TestPushSender, type PushMode } from './push.ts';
 
 /** The selectable delegatee behaviours. */
-export const BEHAVIOURS = ['honest', 'lying-readback', 'drop-after-accept', 'never-answer', 'reset-on-send', 'refuse-sends'] as const;
+export const BEHAVIOURS = ['honest', 'lying-readback', 'drop-after-accept', 'never-answer', 'reset-on-send', 'refuse-sends', 'duplicate-key-stream'] as const;
 /** One of {@link BEHAVIOURS}. */
 export type Behaviour = (typeof BEHAVIOURS)[number];
 
@@ -124,6 +124,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     if (opts.behaviour === 'drop-after-accept') app.use(path, dropAfterAccept(transport, handler, log));
     if (opts.behaviour === 'reset-on-send') app.use(path, resetOnSend(transport));
     if (opts.behaviour === 'refuse-sends') app.use(path, refuseSends(transport));
+    if (opts.behaviour === 'duplicate-key-stream') app.use(path, duplicateKeyStream(transport));
     const sdk = transport === 'jsonrpc' ? jsonRpcHandler : restHandler;
     // A v0.3 agent: its card declares only 0.3 interfaces, so the SDK answers v0.3 requests only.
     app.use(path, sdk({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, ...(opts.protocol === '0.3' ? { legacyCompat: { enabled: true } } : {}) }));

@@ -101,3 +101,18 @@ export function refuseSends(transport: Transport): RequestHandler {
     sendA2AError(res, transport, jsonRpcId(req), new UnsupportedOperationError('this agent takes no work today'));
   };
 }
+
+/**
+ * duplicate-key-stream: an honest agent whose streamed artifact events carry the
+ * text key twice (`"text":"…","text":"forged"`). JSON.parse keeps the last one;
+ * Baton's strict parser must refuse the event instead (issue #25 item 7).
+ */
+export function duplicateKeyStream(transport: Transport): RequestHandler {
+  return (req, res, next) => {
+    if (transport !== 'jsonrpc' || !['SendStreamingMessage', 'message/stream'].includes(methodOf(transport, req))) return next();
+    const write = res.write.bind(res) as (...a: unknown[]) => boolean;
+    res.write = ((chunk: unknown, ...rest: unknown[]) =>
+      write(typeof chunk === 'string' && /"artifactUpdate"|"artifact-update"/.test(chunk) ? chunk.replace(/("text":"[^"]*")/, '$1,"text":"forged"') : chunk, ...rest)) as typeof res.write;
+    next();
+  };
+}

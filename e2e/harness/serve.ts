@@ -16,6 +16,10 @@ export interface ServedBaton {
   pid: number;
   /** Parsed JSON log lines so far. */
   logs: Array<Record<string, unknown>>;
+  /** Every stdout line so far, as written (JSON log lines and the `baton: …` banners). */
+  stdout: string[];
+  /** The last 4000 characters of stderr. */
+  stderr(): string;
   /** Resolves with the first log line (from index `from` on) whose `msg` matches. */
   waitForLog(msg: string | RegExp, from?: number, timeoutMs?: number): Promise<Record<string, unknown>>;
   signal(sig: NodeJS.Signals): void;
@@ -25,6 +29,7 @@ export interface ServedBaton {
 export async function serveBaton(configFile: string, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServedBaton> {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--config', configFile, 'serve'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: Array<Record<string, unknown>> = [];
+  const stdout: string[] = [];
   const waiters = new Set<() => void>();
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => void (stderr = (stderr + d.toString()).slice(-4000)));
@@ -33,6 +38,7 @@ export async function serveBaton(configFile: string, env: Record<string, string>
     const timer = setTimeout(() => reject(new Error(`baton serve not ready: ${stderr}`)), timeoutMs);
     void exited.then(() => reject(new Error(`baton serve exited: ${stderr}`)));
     createInterface({ input: child.stdout }).on('line', (line) => {
+      stdout.push(line);
       const m = /^baton: listening on (\S+)/.exec(line);
       if (m) {
         clearTimeout(timer);
@@ -54,6 +60,8 @@ export async function serveBaton(configFile: string, env: Record<string, string>
     ...(typeof listening?.adminUrl === 'string' ? { adminUrl: listening.adminUrl } : {}),
     pid: child.pid!,
     logs,
+    stdout,
+    stderr: () => stderr,
     waitForLog: (msg, from = 0, wait = 20_000) =>
       new Promise((resolve, reject) => {
         const check = () => {

@@ -9,6 +9,8 @@ import type { Config } from '../config.ts';
 import { OperatorConsole } from '../console/router.ts';
 import type { ConsoleSeries } from '../console/series.ts';
 import { createApp } from '../http/app.ts';
+import { AuthThrottle } from '../http/auth-throttle.ts';
+import { hostCheck } from '../http/host-check.ts';
 import { createListener, listen } from '../http/listener.ts';
 import type { Logger } from '../log.ts';
 import type { LiveConfig } from '../operator/reload.ts';
@@ -40,8 +42,12 @@ export async function startAdminListener(config: Config, deps: { store: Store; l
   // /metrics before the operator routes: it needs no operator key (README "Metrics").
   const metrics = config.metrics.enabled === false ? [] : [composed.metrics.router()];
   // The console shares the operator listener: never reachable on the public port.
-  const ops = config.operators.length > 0 ? new OperatorConsole({ service: composed.operator, store, spaceId: config.spaceId, operators: config.operators, logger, series: composed.series }) : undefined;
-  const admin = createListener(config.server, createApp({ store, logger, degraded: composed.degraded, observe: (l) => composed.metrics.request(l), routers: [...metrics, ...(ops ? [ops.router] : []), operatorRouter({ service: composed.operator, live: composed.live, operators: config.operators, logger })] }));
+  // One throttle for both ways an operator key is presented: the console's sign-in and the API (issue #25 item 19).
+  const throttle = new AuthThrottle(config.authThrottle);
+  const ops = config.operators.length > 0 ? new OperatorConsole({ service: composed.operator, store, spaceId: config.spaceId, operators: config.operators, logger, series: composed.series, throttle }) : undefined;
+  const routers = [...metrics, ...(ops ? [ops.router] : []), operatorRouter({ service: composed.operator, live: composed.live, operators: config.operators, logger, throttle })];
+  const guard = hostCheck(config.admin.host, config.admin.allowedHosts);
+  const admin = createListener(config.server, createApp({ store, logger, degraded: composed.degraded, observe: (l) => composed.metrics.request(l), routers, guard }));
   try {
     return { admin, adminUrl: await listen(admin, config.admin.port, config.admin.host), ...(ops ? { ops } : {}) };
   } catch (err) {

@@ -7,8 +7,9 @@
  */
 import { operatorActorRef } from '../contracts/identities.ts';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { BatonError, invalidRequest, type ErrorCode } from '../errors.ts';
-import { toBatonError, WIRE_CODES } from '../http/error-map.ts';
+import { BatonError, invalidRequest } from '../errors.ts';
+import { retryAfter, type AuthThrottle } from '../http/auth-throttle.ts';
+import { httpStatusOf, toBatonError } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
 import { type OperatorConfig } from '../operator/identity.ts';
 import { ScopeKind } from '../operator/route-docs.ts';
@@ -44,6 +45,8 @@ export interface ConsoleDeps {
   pollMs?: number;
   /** Secure cookies (behind TLS); otherwise decided per request. */
   secureCookies?: boolean;
+  /** Refuses a source after too many failed sign-ins (src/http/auth-throttle.ts). */
+  throttle?: AuthThrottle;
 }
 
 // Same-origin scripts and styles only; no inline script or style, no framing (clickjacking).
@@ -184,8 +187,14 @@ export class OperatorConsole {
     const pre = cookieOf(req.headers.cookie, PRE_COOKIE);
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (!sameOrigin(req) || !pre || body.pre !== pre) return this.loginForm(req, res, 'The sign-in form expired or came from another site; try again.', 403);
+    const throttled = this.deps.throttle?.refusal(req);
+    if (throttled) {
+      res.setHeader('Retry-After', retryAfter(throttled));
+      return this.loginForm(req, res, `Too many failed sign-ins from here; try again in ${retryAfter(throttled)} s.`, 429);
+    }
     const operator = typeof body.key === 'string' && body.key.length <= 1024 ? operatorOfKey(this.deps.operators, body.key) : undefined;
     if (!operator) {
+      this.deps.throttle?.failed(req);
       this.deps.logger.warn({ console: 'sign-in refused' }, 'console sign-in with an unknown key');
       return this.loginForm(req, res, this.deps.operators.length === 0 ? 'No operators are configured.' : 'That key is not an operator key.', 401);
     }
@@ -223,7 +232,7 @@ export class OperatorConsole {
   private refused(req: Request, res: Response, err: unknown, active: string, title: string): void {
     const e = toBatonError(err);
     if (e.code === 'storage_error') this.deps.logger.error({ err: e.cause ?? e, route: req.path }, 'console action failed');
-    const status = WIRE_CODES[e.code as ErrorCode].http;
+    const status = httpStatusOf(e);
     const s = signed.get(req);
     const text = `${e.code}: ${e.message}`;
     if (!s) return void res.status(status).type('text/plain').send(text);

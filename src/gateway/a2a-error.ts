@@ -26,7 +26,7 @@ import {
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Response } from 'express';
 import { BatonError } from '../errors.ts';
-import { toBatonError, WIRE_CODES } from '../http/error-map.ts';
+import { httpStatusOf, toBatonError, WIRE_CODES } from '../http/error-map.ts';
 import { TaskNotFound } from './dispatcher.ts';
 import { RemoteRpcError } from './remote.ts';
 import { batonCodeOf } from './path/classify.ts';
@@ -57,7 +57,8 @@ export function toA2AError(err: unknown, transport: Binding | undefined = bindin
   if (err instanceof A2AError) return err;
   // Anything else is a fault whose text may say anything (a stack, a remote's words): opaque on the wire.
   if (!(err instanceof BatonError)) return toA2AError(toBatonError(err), transport);
-  if (err.code === 'invalid_request') return new RequestMalformedError(err.message);
+  // A malformed request is A2A's own error; an unknown route (404) keeps Baton's carrier, which has the status.
+  if (err.code === 'invalid_request' && httpStatusOf(err) === WIRE_CODES.invalid_request.http) return new RequestMalformedError(err.message);
   if (err.code === 'unsupported') return new UnsupportedOperationError(err.message);
   // ErrorInfo metadata is a string map: Baton's code, plus the details that are plain values.
   const metadata: Record<string, string> = { baton: err.code };
@@ -67,7 +68,7 @@ export function toA2AError(err: unknown, transport: Binding | undefined = bindin
   const wire = WIRE_CODES[err.code];
   const e =
     transport === 'rest'
-      ? new RestUnsupportedOperationError({ message: err.message, statusCode: wire.http, metadata })
+      ? new RestUnsupportedOperationError({ message: err.message, statusCode: httpStatusOf(err), metadata })
       : new JsonRpcUnsupportedOperationError({ message: err.message, envelopeCode: wire.jsonRpc, metadata });
   // The SDK serialises the detail through toErrorInfo(); ours names Baton's code, not an A2A reason it is not.
   Object.defineProperty(e, 'toErrorInfo', { value: () => info });
@@ -108,7 +109,7 @@ export function renderA2AError(err: unknown, transport: Binding, id: string | nu
 }
 
 /** google.rpc.Code names by HTTP status (google/rpc/code.proto's HTTP mapping). */
-const STATUS_NAME: Readonly<Record<number, string>> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 409: 'ABORTED', 422: 'FAILED_PRECONDITION', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
+const STATUS_NAME: Readonly<Record<number, string>> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 409: 'ABORTED', 413: 'RESOURCE_EXHAUSTED', 422: 'FAILED_PRECONDITION', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
 
 /**
  * The SDK names a `google.rpc.Status` after the A2A error class; Baton's own

@@ -18,8 +18,8 @@ import { BatonError } from '../errors.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { RemoteClient, RemoteFailure, RemoteRpcError } from './remote.ts';
 import { parseSse } from './sse.ts';
+import { parseEnvelope } from './wire.ts';
 
-type Json = { [key: string]: JsonValue };
 type CallOptions = Parameters<RemoteClient['call']>[3];
 
 /** The header value that routes a call through the v0.3 layer. */
@@ -96,7 +96,7 @@ export class VersionedRemoteClient extends RemoteClient {
 /** RemoteClient names a stream's JSON-RPC id after the method; the v0.3 transport checks its own. */
 async function* rewriteIds(body: AsyncIterable<Uint8Array>, id: number | string): AsyncGenerator<Uint8Array> {
   for await (const ev of parseSse(body)) {
-    const env = JSON.parse(ev.data) as Json;
+    const env = parseEnvelope(ev.data); // strict, as every byte a delegatee sends
     yield Buffer.from(`${ev.event !== 'message' ? `event: ${ev.event}\n` : ''}data: ${JSON.stringify({ ...env, id })}\n\n`);
   }
 }

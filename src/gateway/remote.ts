@@ -101,14 +101,20 @@ export class RemoteClient {
     throw new RemoteFailure(true, 'remote answered a stream request with a non-stream result');
   }
 
-  /** The strictly parsed, size-bounded JSON body of a response. */
+  /**
+   * The strictly parsed, size-bounded JSON body of a response. A reply Baton
+   * cannot read — too large, too deep, not strict JSON — came after the
+   * request was transmitted: the effect may have run, so it is a transmitted
+   * RemoteFailure (uncertain, followed with Baton's task id), never a
+   * refusal of the caller's request (issue #25 item 17).
+   */
   private async readJson(res: Dispatcher.ResponseData, signal?: AbortSignal): Promise<JsonValue> {
     const text = await readLimited(res.body, this.limits.maxResponseBytes, signal);
     try {
       return parseStrictJson(text, { maxBytes: this.limits.maxResponseBytes });
     } catch (cause) {
-      if (cause instanceof BatonError && cause.code === 'limit_exceeded') throw cause;
-      throw new RemoteFailure(true, 'remote answered with malformed JSON', { cause });
+      const bound = cause instanceof BatonError && cause.code === 'limit_exceeded';
+      throw new RemoteFailure(true, bound ? 'remote answer exceeds what Baton reads' : 'remote answered with malformed JSON', { cause });
     }
   }
 
@@ -171,12 +177,12 @@ async function readLimited(body: Dispatcher.ResponseData['body'], max: number, s
       size += (chunk as Buffer).length;
       if (size > max) {
         body.destroy();
-        throw limitExceeded('remote response exceeds the size bound', { max });
+        throw new RemoteFailure(true, 'remote answer exceeds what Baton reads', { cause: limitExceeded('remote response exceeds the size bound', { max }) });
       }
       chunks.push(chunk as Buffer);
     }
   } catch (err) {
-    if (err instanceof BatonError) throw err;
+    if (err instanceof RemoteFailure) throw err;
     if (signal?.aborted) throw abortFailure(signal);
     throw new RemoteFailure(true, (err as { code?: string }).code ?? 'response interrupted', { cause: err });
   }

@@ -7,7 +7,9 @@
 import type { AgentCard } from '@a2a-js/sdk';
 import { jsonRpcHandler, restHandler, type UserBuilder } from '@a2a-js/sdk/server/express';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { BatonError, limitExceeded } from '../errors.ts';
+import { BatonError } from '../errors.ts';
+import { retryAfter, type AuthThrottle } from '../http/auth-throttle.ts';
+import { bodyTooLarge, noSuchRoute } from '../http/error-map.ts';
 import { serveDocument } from '../http/well-known.ts';
 import type { Logger } from '../log.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
@@ -15,6 +17,7 @@ import { binding, ParseError, restStatusNames, sendA2AError, type Binding } from
 import { BatonA2AHandler, type RequestFacts } from './a2a-handler.ts';
 import type { Caller, CallerAuthenticator } from './callers.ts';
 import { bindCallerSignal } from './caller-scope.ts';
+import { BASE64 } from './path/validate.ts';
 import type { DelegateeRegistry } from './delegatees.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { ProxyCards } from './proxy-card.ts';
@@ -37,6 +40,8 @@ export interface GatewayRouterDeps {
   maxBodyBytes?: number;
   /** Integrators' webhooks (A2A push-config operations); absent when push is disabled. */
   push?: PushRegistry;
+  /** Refuses a source after too many failed credentials (src/http/auth-throttle.ts). */
+  throttle?: AuthThrottle;
 }
 
 export function gatewayRouter(deps: GatewayRouterDeps): Router {
@@ -52,8 +57,8 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
   // v0.3 callers go through the SDK's compatibility layer (A2A-Version 0.3, or none: A2A §3.6.1) into the same handler.
   const legacyCompat = { enabled: true };
   const mountOn = (on: Router, base: string, handler: BatonA2AHandler, delegatee?: string) => {
-    on.use(`${base}/a2a/jsonrpc`, requestSpan('jsonrpc', delegatee), inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
-    on.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, restHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+    on.use(`${base}/a2a/jsonrpc`, requestSpan('jsonrpc', delegatee), inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), legacyFileBytes('jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+    on.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), legacyFileBytes('rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, legacyRoutesOnly, restHandler({ requestHandler: handler, userBuilder, legacyCompat }), noRoute);
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
   mountOn(router, '', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
@@ -83,6 +88,22 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
   return router;
 }
 
+/**
+ * A2A §3.6.1: a request without `A2A-Version` is a v0.3 request, on both
+ * bindings. The SDK routes JSON-RPC so; on HTTP+JSON it would fall through
+ * from the v0.3 routes (`/v1/…`) to the v1.0 ones and serve a header-less
+ * request as v1.0. Here it finds only v0.3's routes.
+ */
+function legacyRoutesOnly(req: Request, res: Response, next: NextFunction): void {
+  if (!isLegacyRequest(req) || req.path.startsWith('/v1/')) return next();
+  sendA2AError(res, noSuchRoute('no A2A v0.3 route serves this path: a request without A2A-Version is A2A 0.3 (A2A §3.6.1); send A2A-Version: 1.0 for the v1.0 binding'), 'rest');
+}
+
+/** A path under the HTTP+JSON binding that no route serves: a google.rpc.Status like every other error there (A2A §11.6). */
+function noRoute(_req: Request, res: Response): void {
+  sendA2AError(res, noSuchRoute('no A2A route serves this path'), 'rest');
+}
+
 /** Everything downstream (the SDK and Baton's handler) runs knowing its binding, for error mapping. */
 function inBinding(transport: Binding) {
   return (_req: Request, _res: Response, next: NextFunction) => binding.run(transport, next);
@@ -91,6 +112,11 @@ function inBinding(transport: Binding) {
 /** Verifies the caller's credentials before any A2A processing; 401 without them. */
 function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFacts>, transport: Binding) {
   return async (req: Request, res: Response, next: NextFunction) => {
+    const throttled = deps.throttle?.refusal(req);
+    if (throttled) {
+      res.setHeader('Retry-After', retryAfter(throttled));
+      return sendA2AError(res, throttled, transport);
+    }
     try {
       const request = trace.getActiveSpan();
       const caller = await inSpan('baton.authenticate', { 'baton.binding': transport }, async (span) => {
@@ -102,8 +128,10 @@ function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFac
       facts.set(req.headers, { caller });
       next();
     } catch (err) {
-      // A refused credential is 401; a failure behind the check (e.g. the store) keeps its own code.
-      sendA2AError(res, err instanceof BatonError ? err : new BatonError('authentication_required', 'credentials were not accepted'), transport);
+      // A refused credential is 401 (and counted against its source); a failure behind the check (e.g. the store) keeps its own code.
+      const e = err instanceof BatonError ? err : new BatonError('authentication_required', 'credentials were not accepted');
+      if (e.code === 'authentication_required') deps.throttle?.failed(req);
+      sendA2AError(res, e, transport);
     }
   };
 }
@@ -133,10 +161,36 @@ function strictBody(limit: number, transport: Binding) {
   };
   const tooLarge = (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if ((err as { status?: number }).status !== 413) return next(err);
-    sendA2AError(res, limitExceeded('request body exceeds the size bound', { max: limit }), transport);
+    // 413 on HTTP+JSON (src/http/error-map.ts bodyTooLarge); JSON-RPC errors travel in a 200 with -32055.
+    sendA2AError(res, bodyTooLarge(limit), transport);
   };
   return [raw, tooLarge, parse] as const;
 }
+
+/**
+ * A2A v0.3 file parts carry their bytes as base64 (`file.bytes`; ProtoJSON
+ * `fileWithBytes` on HTTP+JSON). The SDK's v0.3 layer decodes whatever it is
+ * given, silently dropping what is not base64, so altered bytes would be
+ * forwarded where v1.0 (`raw`, src/gateway/path/validate.ts) refuses them:
+ * refused here the same way (issue #25 item 19).
+ */
+function legacyFileBytes(transport: Binding) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!isLegacyRequest(req)) return next();
+    const body = req.body as Json | undefined;
+    const message = ((transport === 'jsonrpc' ? (body?.params as Json | undefined) : body)?.message ?? undefined) as Json | undefined;
+    const parts = [message?.parts, message?.content].flatMap((p) => (Array.isArray(p) ? p : []));
+    const bad = parts.some((p) => {
+      const file = p && typeof p === 'object' && !Array.isArray(p) ? (p.file as Json | undefined) : undefined;
+      const bytes = file && typeof file === 'object' && !Array.isArray(file) ? (file.bytes ?? file.fileWithBytes) : undefined;
+      return bytes !== undefined && (typeof bytes !== 'string' || !BASE64.test(bytes));
+    });
+    if (!bad) return next();
+    sendA2AError(res, new BatonError('invalid_request', 'file bytes must be base64 (A2A v0.3 FileWithBytes)'), transport, transport === 'jsonrpc' ? rpcId(body) : null);
+  };
+}
+
+const rpcId = (body: Json | undefined): string | number | null => (typeof body?.id === 'string' || typeof body?.id === 'number' ? body.id : null);
 
 /**
  * Keeps the raw params so forwarding preserves fields the SDK's codecs would

@@ -11,7 +11,10 @@ export interface SseEvent {
   data: string;
 }
 
-export async function* parseSse(body: AsyncIterable<Uint8Array | string>, maxEventBytes = 4 * 1024 * 1024): AsyncGenerator<SseEvent> {
+/** The default bound of one event's data (also the strict parser's bound for it, src/gateway/wire.ts). */
+export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
+
+export async function* parseSse(body: AsyncIterable<Uint8Array | string>, maxEventBytes = MAX_EVENT_BYTES): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let buf = '';
   let data: string[] = [];

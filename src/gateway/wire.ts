@@ -4,17 +4,24 @@
  * transport failure. Task-view helpers live in src/attempts/task-view.ts.
  */
 import { BatonError, invalidRequest } from '../errors.ts';
-import type { JsonValue } from '../records/strict-json.ts';
+import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
 import { RemoteFailure, RemoteRpcError } from './remote.ts';
+import { MAX_EVENT_BYTES } from './sse.ts';
 
 type Json = { [key: string]: JsonValue };
 
+/**
+ * One SSE event's JSON-RPC envelope, read by the strict parser like every
+ * other byte a delegatee sends (DESIGN "Strict JSON at every edge"): a
+ * duplicate key or a lone surrogate would let Baton and the caller read the
+ * same event two ways (issue #25 item 7).
+ */
 export function parseEnvelope(data: string): Json {
   try {
-    const v = JSON.parse(data) as unknown;
+    const v = parseStrictJson(data, { maxBytes: MAX_EVENT_BYTES });
     if (v && typeof v === 'object' && !Array.isArray(v)) return v as Json;
-  } catch {
-    // fall through
+  } catch (cause) {
+    throw new RemoteFailure(true, 'stream event is not strict JSON', { cause });
   }
   throw new RemoteFailure(true, 'stream event is not JSON-RPC');
 }

@@ -101,8 +101,9 @@ function line(req: IncomingMessage, res: ServerResponse, latency: number | undef
   const binding = bindingOf(path);
   const kept = bodies.get(res);
   const code = kept && kept.size > 0 && kept.size <= MAX_CAPTURE ? errorCodeOf(Buffer.concat(kept.chunks), res.statusCode) : undefined;
+  // No request_id here: pino-http already binds it (customAttributeKeys) to the line's logger, and a
+  // second copy would make every line a JSON object with a duplicate key (issue #25 item 9).
   return {
-    request_id: (req as { id?: unknown }).id,
     ...(callers.has(req.headers) ? { caller: callers.get(req.headers) } : {}),
     ...(/^\/agents\/([^/]+)\//.exec(path) ? { delegatee: /^\/agents\/([^/]+)\//.exec(path)![1] } : {}),
     binding,

@@ -3,12 +3,11 @@
  * capability. The forwarding hot path is mounted separately on purpose (see
  * STYLE.md): no body parser or middleware stack runs before it.
  */
-import express, { type ErrorRequestHandler, type Router } from 'express';
-import { BatonError, invalidRequest, limitExceeded } from '../errors.ts';
+import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/port.ts';
 import { accessLog, type AccessLine } from './access-log.ts';
-import { errorBody, toBatonError, WIRE_CODES } from './error-map.ts';
+import { fromHttpError, noSuchRoute, sendHttpError, toBatonError } from './error-map.ts';
 
 export interface AppDeps {
   store: Store;
@@ -22,6 +21,8 @@ export interface AppDeps {
   routers?: Router[];
   /** Sees each request's access-log line once it is answered (request metrics). */
   observe?: (line: AccessLine) => void;
+  /** Runs before every route, health included (the operator listener's Host check). */
+  guard?: RequestHandler;
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -29,6 +30,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false); // routers that cache set their own strong ETags
   app.use(accessLog(deps.logger, deps.observe));
+  if (deps.guard) app.use(deps.guard);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -48,7 +50,7 @@ export function createApp(deps: AppDeps): express.Express {
   for (const router of deps.routers ?? []) app.use(router);
 
   app.use((_req, res) => {
-    res.status(404).json({ error: { code: 'invalid_request', message: 'no such route', details: {} } });
+    sendHttpError(res, noSuchRoute());
   });
   app.use(errorHandler(deps.logger));
   return app;
@@ -56,20 +58,8 @@ export function createApp(deps: AppDeps): express.Express {
 
 function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, _req, res, _next) => {
-    const e = fromExpress(err);
+    const e = fromHttpError(err);
     if (e.code === 'storage_error') logger.error({ err: e.cause ?? e }, 'request failed');
-    // An oversize body is limit_exceeded, but on HTTP it is 413 (RFC 9110 §15.5.14): 429 would tell the sender to retry the same bytes.
-    res.status(tooLarge(err) ? 413 : WIRE_CODES[e.code].http).json(errorBody(e));
+    sendHttpError(res, e);
   };
-}
-
-const tooLarge = (err: unknown): boolean => (err as { status?: unknown } | undefined)?.status === 413 && !(err instanceof BatonError);
-
-// Body-parser failures carry a status and a `type`; give them our vocabulary.
-function fromExpress(err: unknown): BatonError {
-  const status = (err as { status?: unknown })?.status;
-  if (err instanceof BatonError || typeof status !== 'number') return toBatonError(err);
-  if (status === 413) return limitExceeded('request body exceeds the size bound');
-  if (status >= 400 && status < 500) return invalidRequest('request body is malformed');
-  return toBatonError(err);
 }

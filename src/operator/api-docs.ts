@@ -13,7 +13,9 @@ export function apiDocsRouter(): Router {
   router.get('/admin/openapi.json', (_req, res) => void res.type('application/json').setHeader('Cache-Control', 'no-cache').send(doc));
   router.get('/admin/docs', (_req, res) => {
     // Inline script and style only; nothing may be loaded from elsewhere.
-    res.setHeader('Content-Security-Policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'");
+    // Operators type their key here: no other site may frame it (clickjacking; issue #25 item 19).
+    res.setHeader('Content-Security-Policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+    res.setHeader('X-Frame-Options', 'DENY');
     res.type('text/html').send(PAGE);
   });
   return router;

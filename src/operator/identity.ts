@@ -15,5 +15,10 @@ export const AdminConfig = z.strictObject({
   port: z.coerce.number().int().min(0).max(65535).default(8081),
   /** Escalations are also delivered here (signed, through the push outbox). */
   webhookUrl: z.url().optional(),
+  /**
+   * Host names (without port) the operator listener answers besides loopback
+   * names and `host` itself: a DNS-rebinding page names its own host (issue #25 item 19).
+   */
+  allowedHosts: z.array(z.string().min(1).max(253)).max(64).default([]),
 });
 

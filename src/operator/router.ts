@@ -8,9 +8,10 @@ import { operatorActorRef } from '../contracts/identities.ts';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { z } from 'zod';
-import { BatonError, invalidRequest, unsupported, type ErrorCode } from '../errors.ts';
+import { BatonError, invalidRequest, unsupported } from '../errors.ts';
 import { noteCaller } from '../http/access-log.ts';
-import { errorBody, toBatonError, WIRE_CODES } from '../http/error-map.ts';
+import { retryAfter, type AuthThrottle } from '../http/auth-throttle.ts';
+import { noSuchRoute, sendHttpError, toBatonError } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import { parseStrictJson } from '../records/strict-json.ts';
@@ -26,7 +27,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   return r.data;
 }
 
-export function operatorRouter(deps: { service: OperatorService; live?: LiveConfig; operators: readonly OperatorConfig[]; logger: Logger }): Router {
+export function operatorRouter(deps: { service: OperatorService; live?: LiveConfig; operators: readonly OperatorConfig[]; logger: Logger; throttle?: AuthThrottle }): Router {
   const router = Router();
   // The API's description and its reference page need no key: they describe routes, never data (README "Operating Baton").
   router.use(apiDocsRouter());
@@ -34,13 +35,18 @@ export function operatorRouter(deps: { service: OperatorService; live?: LiveConf
   const who = new WeakMap<Request, ActorRef>();
 
   router.use((req: Request, res: Response, next: NextFunction) => {
+    const throttled = deps.throttle?.refusal(req);
+    if (throttled) {
+      res.setHeader('Retry-After', retryAfter(throttled));
+      return void sendHttpError(res, throttled);
+    }
     const presented = req.get('x-api-key') ?? /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
     const digest = presented === undefined ? undefined : createHash('sha256').update(presented).digest();
     const match = digest && keys.find((k) => k.digest.length === digest.length && timingSafeEqual(k.digest, digest));
     if (!match) {
-      res.status(401).setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
-      res.json(errorBody(new BatonError('authentication_required', keys.length === 0 ? 'no operators are configured' : 'operator credentials required')));
-      return;
+      deps.throttle?.failed(req);
+      res.setHeader('WWW-Authenticate', 'ApiKey header="X-API-Key"');
+      return void sendHttpError(res, new BatonError('authentication_required', keys.length === 0 ? 'no operators are configured' : 'operator credentials required'));
     }
     who.set(req, operatorActorRef(match.id));
     noteCaller(req.headers, match.id);
@@ -65,7 +71,7 @@ export function operatorRouter(deps: { service: OperatorService; live?: LiveConf
       } catch (err) {
         const e = toBatonError(err);
         if (e.code === 'storage_error') deps.logger.error({ err: e.cause ?? e, route: path }, 'operator action failed');
-        res.status(WIRE_CODES[e.code as ErrorCode].http).json(errorBody(e));
+        sendHttpError(res, e);
       }
     });
   };
@@ -148,6 +154,6 @@ export function operatorRouter(deps: { service: OperatorService; live?: LiveConf
     const b = parse(bodies.refresh, req.body);
     return { cards: await live().refreshCards(b.delegatee) };
   });
-  router.use((_req: Request, res: Response) => void res.status(404).json(errorBody(invalidRequest('no such operator route'))));
+  router.use((_req: Request, res: Response) => void sendHttpError(res, noSuchRoute('no such operator route')));
   return router;
 }

@@ -18,6 +18,7 @@ import { BatonError } from '../errors.ts';
 import type { AttemptBody } from '../attempts/record.ts';
 import { attemptOf } from '../gateway/attempts.ts';
 import type { DelegateeConfig } from '../gateway/delegatees.ts';
+import { sendHttpError, toBatonError } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
 import type { SealedRecord } from '../records/envelope.ts';
 import { ALLOWED_ALGS } from '../records/signature.ts';
@@ -79,16 +80,12 @@ export class InboundWebhooks {
         const verdict = await this.accept(String(req.params.taskId), req);
         res.status(verdict.status).json(verdict.body);
       } catch (err) {
+        // Rendered by the one renderer of Baton's HTTP routes (src/http/error-map.ts): the ADR-0014 table's status, not a local one.
         const taskId = String(req.params.taskId).slice(0, 80);
-        if (!(err instanceof BatonError)) {
-          // A bug or an unexpected failure, not the sender's fault: say so, and keep the details in our log.
-          this.deps.logger.error({ task_id: taskId, err: err instanceof Error ? err.message : String(err) }, 'push inbound: unexpected failure');
-          res.status(500).json({ error: { code: 'internal', message: 'notification could not be processed' } });
-          return;
-        }
-        const status = err.code === 'authentication_required' ? 401 : err.code === 'invalid_request' ? 400 : 503;
-        if (status !== 400) this.deps.logger.warn({ code: err.code, task_id: taskId }, `push inbound: ${err.message}`);
-        res.status(status).json({ error: { code: err.code, message: err.message } });
+        const e = toBatonError(err);
+        if (e.code === 'storage_error') this.deps.logger.error({ task_id: taskId, err: err instanceof Error ? err.message : String(err) }, 'push inbound: unexpected failure');
+        else if (e.code !== 'invalid_request') this.deps.logger.warn({ code: e.code, task_id: taskId }, `push inbound: ${e.message}`);
+        sendHttpError(res, e);
       }
     });
     return router;

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { classify } from '../../src/gateway/path/classify.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBatonError } from '../../src/errors.ts';
 import { RemoteClient, RemoteFailure, RemoteRpcError } from '../../src/gateway/remote.ts';
@@ -69,8 +70,12 @@ describe('RemoteClient', () => {
     expect((err as RemoteFailure).transmitted).toBe(true);
   });
 
-  it('bounds the response size', async () => {
-    expect(isBatonError(await failure(remote.call(`${base}/big`, 'GetTask', {})), 'limit_exceeded')).toBe(true);
+  it('bounds the response size: an answer too large to read was transmitted, so its effect is uncertain (issue #25 item 17)', async () => {
+    const err = await failure(remote.call(`${base}/big`, 'SendMessage', {}));
+    expect(err).toBeInstanceOf(RemoteFailure);
+    expect((err as RemoteFailure).transmitted).toBe(true);
+    expect(isBatonError((err as RemoteFailure).cause, 'limit_exceeded')).toBe(true);
+    expect(classify(err).kind).toBe('uncertain');
   });
 
   it('surfaces the remote JSON-RPC error with its code, for calls and for streams', async () => {

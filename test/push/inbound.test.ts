@@ -5,6 +5,7 @@ import express from 'express';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseJwks } from '../../src/cards/jwks.ts';
+import { BatonError } from '../../src/errors.ts';
 import { TrustStore } from '../../src/cards/trust-store.ts';
 import { DelegateeConfig } from '../../src/gateway/delegatees.ts';
 import { InboundWebhooks } from '../../src/push/inbound.ts';
@@ -20,7 +21,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(inboundAuth: 'token' | 'token+jwt' = 'token', opts: { broken?: boolean } = {}) {
+async function setup(inboundAuth: 'token' | 'token+jwt' = 'token', opts: { broken?: boolean; throws?: BatonError } = {}) {
   const w = await world();
   const box = new SecretBox(Buffer.alloc(32, 5));
   const { privateKey, publicKey } = await generateKeyPair('ES256');
@@ -51,6 +52,7 @@ async function setup(inboundAuth: 'token' | 'token+jwt' = 'token', opts: { broke
     logger: createLogger({ level: 'info', destination }),
     delegatee: (id) => {
       if (opts.broken) throw new TypeError('a bug in the delegatee registry');
+      if (opts.throws) throw opts.throws;
       return id === 'alice' ? DelegateeConfig.parse({ id: 'alice', cardUrl: `${CARD_ORIGIN}/.well-known/agent-card.json`, inboundAuth }) : undefined;
     },
     refresh: async (id) => {
@@ -178,7 +180,19 @@ describe("Baton's inbound webhook", () => {
     const s = await setup('token', { broken: true });
     const res = await s.post(s.completed, { 'x-a2a-notification-token': s.reg.token });
     expect(res.status).toBe(500);
-    expect(JSON.stringify(await res.json())).not.toContain('a bug in the delegatee registry');
+    const body = await res.json();
+    expect(JSON.stringify(body)).not.toContain('a bug in the delegatee registry');
+    // ADR-0014's vocabulary (issue #25 item 12: it was `internal`, a code outside it).
+    expect(body).toMatchObject({ error: { code: 'storage_error' } });
     expect(s.logged.some((l) => l.level === 50 && l.msg === 'push inbound: unexpected failure')).toBe(true);
+  });
+
+  it('renders every refusal through the one HTTP renderer: the ADR-0014 table decides the status (issue #25 item 12)', async () => {
+    for (const [code, status] of [['context_invalidated', 409], ['deny', 403], ['limit_exceeded', 429], ['unavailable', 503]] as const) {
+      const s = await setup('token', { throws: new BatonError(code, 'refused for the test') });
+      const res = await s.post(s.completed, { 'x-a2a-notification-token': s.reg.token });
+      expect([code, res.status]).toEqual([code, status]);
+      expect(await res.json()).toMatchObject({ error: { code } });
+    }
   });
 });

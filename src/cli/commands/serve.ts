@@ -1,6 +1,7 @@
 /** `baton serve`: run the gateway until SIGINT/SIGTERM. */
 import type { Command } from 'commander';
 import { startGateway } from '../../main.ts';
+import { routeConsole } from '../../http/sdk-console.ts';
 import { renderProblems } from '../config/problems.ts';
 import { checkKeys } from '../config/key-checks.ts';
 import { checkStatic } from '../config/static-checks.ts';
@@ -44,6 +45,8 @@ export function register(program: Command, ctx: CliContext): void {
         return r;
       };
       const gw = await startGateway(config, { reread });
+      // The SDK's console output becomes structured log lines (src/http/sdk-console.ts); the process is ours now.
+      routeConsole(gw.logger);
       // SIGTERM/SIGINT drain (see Gateway.close): bounded by shutdown.drainMs, plus a hard stop in case closing itself hangs.
       const stop = async (signal: string) => {
         gw.logger.info({ signal, drainMs: config.shutdown.drainMs }, 'shutting down: draining');

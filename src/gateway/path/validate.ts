@@ -8,16 +8,29 @@
  */
 import { z } from 'zod';
 import { invalidRequest } from '../../errors.ts';
+import { RECORD_LIMITS } from '../../records/limits.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
 
+/**
+ * Nesting allowed in the params Baton forwards. The delegatee's reply carries
+ * the same values a few levels deeper (params.message.metadata is
+ * result.task.history[].metadata; a part's data sits three levels lower in a
+ * task or a status event), and Baton reads that reply with the record bound
+ * (RECORD_LIMITS.maxDepth): whatever passes here must still be readable when
+ * echoed, or the effect runs and its answer cannot be read (issue #25 item 17).
+ */
+export const MAX_PARAMS_DEPTH = RECORD_LIMITS.maxDepth - 8;
+
 const Id = z.string().min(1).max(2048);
+/** Base64, standard or URL-safe alphabet (ProtoJSON accepts both for `bytes`). */
+export const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const Metadata = z.record(z.string().max(2048), z.unknown());
 
 /** Exactly one content member per part (A2A §6.5: `oneof content`). */
 const Part = z
   .looseObject({
     text: z.string().max(1_000_000).optional(),
-    raw: z.string().regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'raw must be base64').max(4_000_000).optional(),
+    raw: z.string().regex(BASE64, 'raw must be base64').max(4_000_000).optional(),
     url: z.string().min(1).max(8192).optional(),
     data: z.unknown().optional(),
     mediaType: z.string().max(256).optional(),
@@ -65,6 +78,7 @@ export interface ValidSend {
 
 /** Validates, then hands back the original values — never a re-serialised copy. */
 export function validateSend(params: Json): ValidSend {
+  if (depthOf(params) > MAX_PARAMS_DEPTH) throw invalidRequest(`SendMessage request nests deeper than ${MAX_PARAMS_DEPTH} levels`, { max_depth: MAX_PARAMS_DEPTH });
   // The SDK codec fills absent ids with "": an empty taskId/contextId means "none" (A2A §6.1 optional fields).
   const message = params.message as Json | undefined;
   const cleaned = message && typeof message === 'object' && !Array.isArray(message) ? dropEmpty(message, ['taskId', 'contextId']) : message;
@@ -87,4 +101,12 @@ function dropEmpty(message: Json, keys: readonly string[]): Json {
   const out = { ...message };
   for (const k of keys) if (out[k] === '' || out[k] === null) delete out[k];
   return out;
+}
+
+/** Nesting of arrays and objects (a scalar is 0); the edge parser already bounded it, so recursion is shallow. */
+function depthOf(v: JsonValue | undefined): number {
+  if (typeof v !== 'object' || v === null) return 0;
+  let deepest = 0;
+  for (const child of Array.isArray(v) ? v : Object.values(v)) deepest = Math.max(deepest, depthOf(child));
+  return deepest + 1;
 }

@@ -1,0 +1,31 @@
+/**
+ * The operator listener answers only requests addressed to it by a name it
+ * knows (issue #25 item 19): a DNS-rebinding page resolves its own host
+ * name to 127.0.0.1 and could otherwise read `/metrics` or `/readyz` from
+ * the operator's browser. Loopback names, the configured `admin.host` (when
+ * it is not a wildcard) and `admin.allowedHosts` are accepted; anything
+ * else is refused as `deny` (403) before any route runs.
+ */
+import type { RequestHandler } from 'express';
+import { deny } from '../errors.ts';
+import { sendHttpError } from './error-map.ts';
+
+const LOOPBACK = ['localhost', '127.0.0.1', '::1'];
+const WILDCARDS = new Set(['0.0.0.0', '::', '']);
+
+/** Express middleware refusing a request whose Host header names none of `host`, `allowed` or loopback. */
+export function hostCheck(host: string, allowed: readonly string[]): RequestHandler {
+  const names = new Set([...LOOPBACK, ...(WILDCARDS.has(host) ? [] : [host]), ...allowed].map((n) => n.toLowerCase()));
+  return (req, res, next) => {
+    if (names.has(hostName(req.headers.host ?? ''))) return next();
+    sendHttpError(res, deny('this listener does not answer for that host name; add it to admin.allowedHosts', { rule: 'host' }));
+  };
+}
+
+/** The host part of a Host header (RFC 9110 §7.2): `[v6]:port`, `name:port` or `name`. */
+function hostName(header: string): string {
+  const h = header.trim().toLowerCase();
+  if (h.startsWith('[')) return h.slice(1, h.indexOf(']') > 0 ? h.indexOf(']') : undefined);
+  const colon = h.lastIndexOf(':');
+  return colon >= 0 && h.indexOf(':') === colon ? h.slice(0, colon) : h;
+}
