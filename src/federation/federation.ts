@@ -44,6 +44,8 @@ export interface UpstreamLink {
   auth?: { header: string; env: string; scheme?: string | undefined } | undefined;
   /** How old a statement may be when an effect is admitted (0: fetched for this effect). */
   maxStalenessMs: number;
+  /** Organisations above it whose contracts it presents (three hops): their heads, too, come only through its statements. */
+  ancestors?: readonly string[] | undefined;
 }
 
 /** A downstream gateway on its own store, told of control changes on delegations issued to it. */
@@ -70,20 +72,29 @@ export interface FederationDeps {
   servedStalenessMs: number;
   timeoutMs: number;
   fetch?: typeof fetch;
+  /** Hands a breaker a notice tripped to the operator (an escalation: visible, and resettable by them). */
+  escalate?: (delegationId: string, reasons: string[]) => Promise<unknown>;
 }
 
 export class Federation {
   private readonly byActor: Map<string, UpstreamLink>;
+  /** Issuers whose delegation streams live only in an upstream's store: every upstream and the organisations above it. */
+  private readonly remoteIssuers: Set<string>;
   private readonly keys = new Map<string, Promise<KeySet>>();
   private readonly cache = new Map<string, HeadStatement>();
 
   constructor(private readonly deps: FederationDeps) {
     this.byActor = new Map(deps.upstreams.map((u) => [u.actorObjectId, u]));
+    this.remoteIssuers = new Set(deps.upstreams.flatMap((u) => [u.actorObjectId, ...(u.ancestors ?? [])]));
   }
 
-  /** Is `actor` an upstream whose streams live only in its own store? */
+  /**
+   * Is `actor` an organisation whose streams live only in its own store — an
+   * upstream, or one above it (three hops: A's contracts at C have no stream
+   * at C; their heads reach C only through B's statements, issue #25)?
+   */
   isRemoteIssuer(actor: string): boolean {
-    return this.byActor.has(actor);
+    return this.remoteIssuers.has(actor);
   }
 
   /** The remote/local split of a chain imported from a federated upstream; undefined otherwise. */
