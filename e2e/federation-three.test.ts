@@ -7,6 +7,7 @@
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partsText } from './agents/card.ts';
+import { expectBatonCode } from './gateway/errors.ts';
 import { send } from './federation-suite.ts';
 import { startFederation, type Federation } from './gateway/federation.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
@@ -112,3 +113,21 @@ describe('three organisations on three stores: A → B → C → agent', () => {
     }
   }, 90_000);
 });
+
+describe('three organisations, A\'s preset without delegationDepth (the default, 1 hop below A)', () => {
+  let fed: Federation;
+  beforeAll(async () => {
+    fed = await startFederation({ hops: 3, presetA: { delegationDepth: undefined } });
+  }, 240_000);
+  afterAll(async () => fed?.close());
+
+  it('B refuses to mint for C, and A\'s caller is told why: deny, wider than its parent on subdelegation', async () => {
+    const client = await fed.client();
+    const err = await expectBatonCode(client.sendMessage(send('too deep')), 'deny');
+    const info = ((err as { data?: unknown }).data as Array<{ domain?: string; metadata?: Record<string, string> }>).find((d) => d.domain === 'baton')!;
+    expect(info.metadata).toMatchObject({ baton: 'deny', widerOn: 'subdelegation' });
+    expect(err.message).toMatch(/wider_on subdelegation/);
+    expect((await fed.agent.log()).counts.SendMessage ?? 0).toBe(0);
+  });
+});
+
