@@ -16,7 +16,7 @@ import { parseJwks, type KeySet } from '../cards/jwks.ts';
 import { loadChain } from '../contracts/attestation-chain.ts';
 import { parseContract, type DelegationContract } from '../contracts/model.ts';
 import type { ControlScopeRef } from '../control/scope.ts';
-import { contextInvalidated, invalidRequest, isBatonError, unavailable } from '../errors.ts';
+import { contextInvalidated, deny, invalidRequest, isBatonError, unavailable } from '../errors.ts';
 import type { Keyring } from '../keys/keyring.ts';
 import { canonicalText } from '../records/canonical.ts';
 import { refOf } from '../records/envelope.ts';
@@ -205,22 +205,43 @@ export class Federation {
     const n = parsed.data;
     const age = this.deps.clock.now().getTime() - Date.parse(n.issued_at);
     if (n.iss !== up.actorObjectId || n.aud !== this.deps.self || age > NOTICE_MAX_AGE_MS) throw contextInvalidated('control notice is stale or addressed elsewhere', { reason: 'stale' });
+    const scope = await this.issuedBy(up.actorObjectId, n.subject);
     this.cache.delete(n.subject);
-    const node = await this.deps.store.ledger.node(n.subject);
     const blocked = n.heads.filter((h) => h.state !== 'active');
-    if (!node || blocked.length === 0) return 0;
+    if (blocked.length === 0) return 0;
     const first = blocked[0]!;
-    await this.deps.store.control.appendControl({
+    // Already blocked here (tripped, revoked, suspended): nothing to trip, nothing new to escalate.
+    const before = await this.deps.store.control.head(scope);
+    if (!before || before.state !== 'active') return 0;
+    const reason = `upstream ${up.actorObjectId}: ${first.scope.scope_kind} ${first.state}`.slice(0, 2048);
+    const event = await this.deps.store.control.appendControl({
       event_type: 'rw003.circuit_breaker.tripped',
-      control_scope_ref: { space_id: node.space_id, scope_kind: 'delegation', scope_id: n.subject },
+      control_scope_ref: scope,
       actor_ref: this.deps.actorRef,
-      idempotency_key: `notice:${n.subject}:${first.boundary?.event_id ?? first.state}`,
-      payload: { action: 'trip', trigger: 'revocation', reason: `upstream ${up.actorObjectId}: ${first.scope.scope_kind} ${first.state}`.slice(0, 2048) },
+      idempotency_key: `notice:${n.subject}:${first.boundary?.event_id ?? first.state}:${before.position}`,
+      payload: { action: 'trip', trigger: 'revocation', reason },
     });
+    // Every trip is the operator's to see and, once the upstream's delegation is usable again, to reset (issue 25 item 13).
+    await this.deps.escalate?.(n.subject, [`control notice from upstream ${up.actorObjectId}`, reason, `tripped at position ${event.position}; reset with: baton breaker reset delegation:${n.subject}`]);
     // Further down (three hops): the children this gateway issued under it hear it now, not only when a sweep stops an attempt.
     const tree = await this.deps.store.ledger.tree(n.subject);
     for (const child of tree?.children ?? []) await this.notifyDownstream(child.node_id).catch(() => false);
     return 1;
+  }
+
+  /**
+   * The local stream of a delegation `upstream` issued to this gateway and
+   * this gateway imported as a root of its ledger. A notice naming anything
+   * else — this gateway's own delegations, another organisation's, one it
+   * never imported — is refused alike, without saying which (issue 25 item 13).
+   */
+  private async issuedBy(upstream: string, subject: string): Promise<ControlScopeRef> {
+    const record = await this.deps.store.getRecord(subject);
+    const contract = record ? parseContract(record) : undefined;
+    const node = contract ? await this.deps.store.ledger.node(subject) : undefined;
+    const ours = contract?.issued_by_actor_ref.object_id === upstream && contract.body.delegatee_agent_ref.actor_ref.object_id === this.deps.self;
+    if (!ours || !node || node.parent_id !== null) throw deny('the notice names no delegation this upstream issued to this gateway');
+    return { space_id: node.space_id, scope_kind: 'delegation', scope_id: subject };
   }
 
   /**
