@@ -9,7 +9,7 @@
  * chain it imported itself, its own upstream's heads, verified and vouched
  * for under its keys (three hops need no key of the first organisation at
  * the third). Consumption receipts (both sides) live here too: they need
- * the same chain split and pinned keys (so a little over 300 lines).
+ * the same chain split and pinned keys; their rules are in receipts.ts.
  */
 import { readFile } from 'node:fs/promises';
 import { parseJwks, type KeySet } from '../cards/jwks.ts';
@@ -25,9 +25,10 @@ import type { ActorRef } from '../records/revision-ref.ts';
 import type { Store } from '../store/port.ts';
 import { HEAD_STATEMENT_TYPE, HeadStatement, remoteFenceHolds, remoteFenceOf, type HeadEntry, type RemoteFenceEntry } from './head-statement.ts';
 import { signJws, verifyJws } from './jws.ts';
-import { CONSUMPTION_JWS_TYP, CONSUMPTION_RECEIPT_TYPE, ConsumptionReceipt, receiptMismatches, settleAgainst, settleWithout, type ConsumptionEvidence } from './consumption.ts';
+import type { ConsumptionEvidence } from './consumption.ts';
 import type { AttemptBody } from '../attempts/record.ts';
 import { localStreamScope, splitChain, type ChainSplit } from './scopes.ts';
+import { settleByReceipt, signedConsumption, type ReceiptContext } from './receipts.ts';
 
 export const HEADS_JWS_TYP = 'baton-control-heads+jws';
 /** A control notice is a head statement pushed by the upstream when a head stops permitting. */
@@ -244,83 +245,18 @@ export class Federation {
     return { space_id: node.space_id, scope_kind: 'delegation', scope_id: subject };
   }
 
-  /**
-   * Downstream side (issue #16 "B's verdict carries a signed consumption
-   * receipt"): for a closed task under a chain imported from a separate-store
-   * upstream, what its newest effect consumed in this ledger, signed with
-   * this gateway's contract keys for that upstream. Undefined while the
-   * effect's reservation is unresolved, and for any other task.
-   */
-  async consumptionReceipt(attempt: AttemptBody): Promise<string | undefined> {
-    if (attempt.state !== 'closed' || !attempt.receipt_ref || !attempt.reservation_id || !attempt.effect_id) return undefined;
-    // No separate-store upstream configured: no chain can split, so GetTask loads no chain to find that out.
-    if (this.byActor.size === 0) return undefined;
-    const contracts = (await loadChain(this.deps.store, attempt.delegation_ref)).map((r) => parseContract(r));
-    const split = this.split(contracts);
-    if (!split) return undefined;
-    const r = await this.deps.store.ledger.reservation(attempt.reservation_id);
-    if (!r || (r.status !== 'settled' && r.status !== 'consumed' && r.status !== 'released')) return undefined;
-    // Baton settles a verified effect at its reserved amounts, or (a hop further down) at what its own downstream's receipt settled.
-    const own = (await this.deps.store.getRecord(attempt.receipt_ref.object_id))?.body as { consumption?: { settled?: unknown } } | undefined;
-    const measured = ConsumptionReceipt.shape.consumed.safeParse(own?.consumption?.settled);
-    const consumed = r.status === 'released' ? Object.fromEntries(Object.keys(r.amounts).map((k) => [k, '0'])) : measured.success ? measured.data : { ...r.amounts };
-    const payload: ConsumptionReceipt = {
-      typ: CONSUMPTION_RECEIPT_TYPE,
-      iss: this.deps.self,
-      aud: split.upstreamActor,
-      subject: contracts[split.upstreamLeaf]!.record_id,
-      task_id: attempt.attempt_id,
-      effect_id: attempt.effect_id,
-      receipt_ref: attempt.receipt_ref,
-      status: r.status,
-      consumed,
-      issued_at: utc(this.deps.clock.now()),
-    };
-    return signJws(this.deps.keyring, CONSUMPTION_JWS_TYP, payload);
+  /** Downstream side: the signed consumption receipt of a closed task under an imported chain (src/federation/receipts.ts). */
+  consumptionReceipt(attempt: AttemptBody): Promise<string | undefined> {
+    return signedConsumption(this.receipts(), attempt);
   }
 
-  /**
-   * Upstream side: the settlement of one effect forwarded to a separate-store
-   * downstream, from the receipt its read-back carried. Verified under the
-   * JWKS pinned for that downstream only; a claim above the reservation is
-   * capped (never a bigger debit) and marked for escalation. Without a
-   * usable receipt — none, unverifiable, naming another task — the
-   * reservation is settled as consumed in full, as without federation
-   * (conservative: the budget never counts less than may have been spent).
-   * Undefined when the delegatee is not a separate-store downstream.
-   */
-  async settleFromReceipt(attempt: AttemptBody, remoteTaskId: string | undefined, jws: unknown, reserved: Readonly<Record<string, string>>): Promise<ConsumptionEvidence | undefined> {
-    if (this.deps.downstreams.length === 0) return undefined;
-    const record = await this.deps.store.getRecord(attempt.delegation_ref.object_id);
-    const leaf = record ? parseContract(record) : undefined;
-    const down = leaf && this.deps.downstreams.find((d) => d.actorObjectId === leaf.body.delegatee_agent_ref.actor_ref.object_id);
-    if (!leaf || !down) return undefined;
-    if (typeof jws !== 'string' || jws.length > 16 * 1024) return settleWithout(reserved, 'missing', 'the read-back carried no consumption receipt');
-    if (!down.contractJwksFile || !remoteTaskId) return settleWithout(reserved, 'refused', 'no pinned keys for this downstream, or no remote task id');
-    const keys = await this.jwksAt(down.contractJwksFile).catch(() => undefined);
-    if (!keys) return settleWithout(reserved, 'refused', 'the pinned keys of this downstream are unreadable');
-    let receipt: ConsumptionReceipt;
-    try {
-      const parsed = ConsumptionReceipt.safeParse(await verifyJws(jws, keys, CONSUMPTION_JWS_TYP));
-      if (!parsed.success) return settleWithout(reserved, 'refused', 'consumption receipt is malformed');
-      receipt = parsed.data;
-    } catch (err) {
-      if (isBatonError(err)) return settleWithout(reserved, 'refused', 'consumption receipt did not verify under the pinned keys');
-      throw err;
-    }
-    const wrong = receiptMismatches(receipt, { iss: down.actorObjectId, aud: this.deps.self, subject: leaf.record_id, task_id: remoteTaskId });
-    if (wrong.length > 0) return settleWithout(reserved, 'refused', `consumption receipt names another ${wrong.join(', ')}`);
-    const { settled, over } = settleAgainst(reserved, receipt.consumed);
-    return {
-      status: over.length > 0 ? 'capped' : 'agreed',
-      settled,
-      ...(over.length > 0 ? { reason: `claimed above the reservation: ${over.join(', ')}` } : {}),
-      jws,
-      claimed: receipt.consumed,
-      downstream: receipt.iss,
-      downstream_receipt_ref: receipt.receipt_ref,
-      downstream_task_id: receipt.task_id,
-    };
+  /** Upstream side: the settlement of one effect by its downstream's receipt (src/federation/receipts.ts). */
+  settleFromReceipt(attempt: AttemptBody, remoteTaskId: string | undefined, jws: unknown, reserved: Readonly<Record<string, string>>): Promise<ConsumptionEvidence | undefined> {
+    return settleByReceipt(this.receipts(), attempt, remoteTaskId, jws, reserved);
+  }
+
+  private receipts(): ReceiptContext {
+    return { ...this.deps, hasUpstreams: this.byActor.size > 0, split: (c) => this.split(c), jwksAt: (f) => this.jwksAt(f) };
   }
 
   private async localHead(scope: ControlScopeRef): Promise<HeadEntry> {
