@@ -8,6 +8,9 @@
  *   lifetime, depth and active roots, whatever A's chain grants.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { CompactSign, exportJWK, generateKeyPair } from 'jose';
 import { join } from 'node:path';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,10 +59,20 @@ function presentAtB(fed: Federation, chain: readonly Link[]): Promise<{ result?:
 
 describe('control notices at B: only for delegations A issued to B; escalated; resettable', () => {
   let fed: Federation;
+  // A second partner of B, org Z: a configured upstream with keys of its own.
+  const zDir = mkdtempSync(join(tmpdir(), 'h3-org-z-'));
+  let zKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
   beforeAll(async () => {
-    fed = await startFederation({ presetA: { maxInvocations: 20 } });
+    const pair = await generateKeyPair('ES256', { extractable: true });
+    zKey = pair.privateKey;
+    writeFileSync(join(zDir, 'z.jwks.json'), JSON.stringify({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'z-1', alg: 'ES256', use: 'sig' }] }));
+    const orgZ = { id: 'org-z', apiKeySha256: 'f'.repeat(64), upstream: { actorObjectId: 'actor_baton_z', contractJwksFile: join(zDir, 'z.jwks.json'), headsUrl: 'http://127.0.0.1:9/federation/v1/heads' } };
+    fed = await startFederation({ presetA: { maxInvocations: 20 }, extraCallers: { 1: [orgZ] } });
   }, 180_000);
-  afterAll(async () => fed?.close());
+  afterAll(async () => {
+    await fed?.close();
+    rmSync(zDir, { recursive: true, force: true });
+  });
 
   /** A notice signed with A's own contract keys (A's operator, or a compromised A, could send exactly this). */
   const noticeFromA = async (subject: string) => {
@@ -79,6 +92,19 @@ describe('control notices at B: only for delegations A issued to B; escalated; r
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('deny');
     expect(await headAtB('space_a', own)).toBe('active');
     expect(((await client.sendMessage(send('after the notice'))) as Task).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('a notice from another partner (Z, genuinely signed with Z\'s pinned keys) naming A\'s delegation to B is refused (deny) and trips nothing', async () => {
+    const client = await fed.client();
+    await client.sendMessage(send('A\'s own work'));
+    const leaf = (await chainAtAgent(fed))[1]!.record_id;
+    const heads = [{ scope: { space_id: 'space_a', scope_kind: 'delegation', scope_id: leaf }, boundary: null, state: 'revoked' }];
+    const payload = { typ: HEAD_STATEMENT_TYPE, iss: 'actor_baton_z', aud: 'actor_baton_b', subject: leaf, issued_at: new Date().toISOString(), max_staleness_ms: 0, heads };
+    const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader({ alg: 'ES256', kid: 'z-1', typ: NOTICE_JWS_TYP }).sign(zKey);
+    const res = await fetch(`${fed.orgs[1]!.url}/federation/v1/notify`, { method: 'POST', headers: { 'content-type': 'application/jose' }, body: jws });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('deny');
+    expect(await headAtB('space_a', leaf)).toBe('active');
   });
 
   it('a genuine notice on A\'s delegation to B trips it, is escalated at B, and B\'s operator resets it with the CLI', async () => {

@@ -55,6 +55,8 @@ export interface FederationOptions {
   /** Org indexes whose store is PostgreSQL (each in its own schema url). */
   pgUrls?: Record<number, string>;
   presetA?: Record<string, unknown>;
+  /** Further callers of org i (e.g. a second upstream organisation). */
+  extraCallers?: Record<number, Array<Record<string, unknown>>>;
   /** Fields of the local preset every org below A clamps imported chains to. */
   presetBelow?: Record<string, unknown>;
   agentStepMs?: number;
@@ -109,6 +111,7 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
         },
       });
     }
+    callers.push(...(opts.extraCallers?.[i] ?? []));
     // The downstream gateway fetches head statements with its own credential.
     if (next) callers.push({ id: `org-${next}-heads`, apiKeySha256: sha256(headsKey(next, name)), downstream: { actorObjectId: `actor_baton_${next}`, notifyUrl: `${urlOf(i + 1)}/federation/v1/notify`, contractJwksFile: join(dir, `${next}.jwks.json`) } });
     const pinned: Record<string, string> = next ? { [urlOf(i + 1)]: join(dir, `${next}.jwks.json`) } : { [agent.url]: join(dir, 'x.jwks.json') };
