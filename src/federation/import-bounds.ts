@@ -8,14 +8,16 @@
  * concurrency), the imported root is counted against that preset's
  * active-root and issuance-rate ceilings, and every import from one upstream
  * is accounted in one owner namespace bound to it, whatever namespace the
- * chain names. Pure.
+ * chain names. Pure, but for {@link localBounds}, which reads the ledger node.
  */
 import { GatewayPresetConfig, INVOCATIONS } from '../contracts/machine-preset.ts';
-import type { DelegationContract } from '../contracts/model.ts';
+import type { DelegationContract, OwnerBinding } from '../contracts/model.ts';
 import type { Preset } from '../contracts/presets.ts';
 import type { TermsRequest } from '../contracts/terms.ts';
-import { invalidRequest } from '../errors.ts';
-import type { PresetIssuance } from '../ledger/types.ts';
+import { invalidRequest, unavailable } from '../errors.ts';
+import type { OpenBudgetRequest, PresetIssuance } from '../ledger/types.ts';
+import type { Clock } from '../records/time.ts';
+import type { Store } from '../store/port.ts';
 
 /** How far in the future an upstream may date its leaf (clock skew), so a lifetime cannot start later. */
 const ISSUED_AT_SKEW_MS = 60_000;
@@ -106,3 +108,28 @@ export function clampedChildTerms(leaf: DelegationContract, bounds: ImportBounds
     subdelegation_policy: { max_remaining_depth: Math.max(0, min(sub.max_remaining_depth - 1, bounds.depth - 1)) },
   };
 }
+
+/**
+ * This gateway's bounds on an imported leaf: the upstream's owner checked,
+ * its root's horizon, namespace and preset counters, and the clamped terms
+ * of the child minted under it. An existing node keeps what it was opened
+ * with (a reload that changes the preset bounds new imports only).
+ */
+export async function localBounds(
+  deps: { store: Store; clock: Clock; owner: OwnerBinding; presets: ReadonlyMap<string, Readonly<Preset>> },
+  caller: { id: string; upstream?: { ownerNamespace?: string; spaceId?: string; preset?: string } | undefined },
+  contracts: readonly DelegationContract[],
+  leaf: DelegationContract,
+): Promise<{ terms: TermsRequest; root: Pick<OpenBudgetRequest, 'not_after' | 'owner_namespace' | 'preset'> }> {
+  const up = caller.upstream ?? {};
+  const preset = up.preset === undefined ? undefined : deps.presets.get(up.preset);
+  // A named preset that is gone (config check and serve refuse it; a reload might not) never widens to the default.
+  if (up.preset !== undefined && !preset) throw unavailable("this upstream's local preset is not configured", { before_transmission: true });
+  const binding = { callerId: caller.id, preset, ownerNamespace: up.ownerNamespace, spaceId: up.spaceId };
+  checkImportedOwner(contracts, { space_id: deps.owner.space_id, namespace: deps.owner.namespace }, binding);
+  const bounds = importBounds(binding);
+  const node = await deps.store.ledger.node(leaf.record_id);
+  const notAfter = node?.not_after ?? importedNotAfter(leaf, bounds, deps.clock.now());
+  return { terms: clampedChildTerms(leaf, bounds, notAfter), root: { not_after: notAfter, owner_namespace: node?.owner_namespace ?? bounds.namespace, preset: bounds.issuance } };
+}
+

@@ -32,8 +32,7 @@ import type { Store } from '../store/port.ts';
 import type { OpenBudgetRequest, PresetIssuance } from '../ledger/types.ts';
 import type { Federation } from '../federation/federation.ts';
 import type { Caller } from './callers.ts';
-import type { TermsRequest } from '../contracts/terms.ts';
-import { checkImportedOwner, clampedChildTerms, importBounds, importedNotAfter } from '../federation/import-bounds.ts';
+import { localBounds } from '../federation/import-bounds.ts';
 
 /**
  * Issuance counters handed to the contract issuer: the preset's limits are
@@ -180,7 +179,7 @@ export class DelegationAuthority {
     const split = this.deps.federation?.split(contracts);
     // Separate stores: the imported leaf is this ledger's root, so its ceilings (never the upstream root's) bound every effect here,
     // clamped to this gateway's own bounds for that upstream (issue 25 item 14).
-    const local = split ? await this.localBounds(caller, contracts, contracts[split.upstreamLeaf]!) : undefined;
+    const local = split ? await localBounds(this.deps, caller, contracts, contracts[split.upstreamLeaf]!) : undefined;
     const rootId = split ? contracts[split.upstreamLeaf]!.record_id : contracts[0]!.record_id;
     // Idempotent import (issue #16): the child for one upstream leaf revision and one delegatee has one id,
     // so a retried request reuses it, and a concurrent duplicate cannot open a second one (its node conflicts).
@@ -271,22 +270,6 @@ export class DelegationAuthority {
       ...(preset ? { preset } : {}),
       at: utc(this.deps.clock.now()),
     };
-  }
-
-  /**
-   * This gateway's bounds on an imported leaf: the upstream's owner checked,
-   * its root's horizon, namespace and preset counters, and the clamped terms
-   * of the child minted under it. An existing node keeps what it was opened
-   * with (a reload that changes the preset bounds new imports only).
-   */
-  private async localBounds(caller: Caller, contracts: readonly DelegationContract[], leaf: DelegationContract): Promise<{ terms: TermsRequest; root: Pick<OpenBudgetRequest, 'not_after' | 'owner_namespace' | 'preset'> }> {
-    const up = caller.upstream!;
-    const binding = { callerId: caller.id, preset: up.preset === undefined ? undefined : this.deps.presets.get(up.preset), ownerNamespace: up.ownerNamespace, spaceId: up.spaceId };
-    checkImportedOwner(contracts, { space_id: this.deps.owner.space_id, namespace: this.deps.owner.namespace }, binding);
-    const bounds = importBounds(binding);
-    const node = await this.deps.store.ledger.node(leaf.record_id);
-    const notAfter = node?.not_after ?? importedNotAfter(leaf, bounds, this.deps.clock.now());
-    return { terms: clampedChildTerms(leaf, bounds, notAfter), root: { not_after: notAfter, owner_namespace: node?.owner_namespace ?? bounds.namespace, preset: bounds.issuance } };
   }
 
   /** An upstream leaf opened as a root of this ledger (separate stores): same node id and ceilings, no parent here. */
