@@ -7,6 +7,7 @@
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partsText } from './agents/card.ts';
+import { expectBatonCode } from './gateway/errors.ts';
 import { send } from './federation-suite.ts';
 import { startFederation, type Federation } from './gateway/federation.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
@@ -74,6 +75,26 @@ describe('three organisations on three stores: A → B → C → agent', () => {
     expect(atB.consumption).toMatchObject({ status: 'agreed', downstream: 'actor_baton_c' });
   });
 
+  it('a follow-up turn at A on an INPUT_REQUIRED task crosses both boundaries: C fences A\'s contracts through B\'s statement, never as revoked', async () => {
+    const client = await fed.client();
+    const first = (await client.sendMessage(send('ask me across three'))) as Task;
+    expect(first.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const done = (await client.sendMessage(send('second turn', { taskId: first.id, contextId: first.contextId }))) as Task;
+    expect(done.id).toBe(first.id);
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(partsText(done.artifacts[0]!.parts)).toBe('nrut dnoces');
+    const chain = await chainAtAgent();
+    const c = await fed.orgs[2]!.store();
+    try {
+      // Every turn at C was admitted and verified under the same imported leaf.
+      const tree = (await c.ledger.tree(chain[2]!.record_id))!;
+      expect(tree.children).toHaveLength(1);
+      expect(tree.balances.find((b) => b.dimension === 'invocations')).toMatchObject({ reserved: '0' });
+    } finally {
+      await c.close();
+    }
+  }, 90_000);
+
   it('revoking A\'s root while C\'s agent works: the notice travels A → B → C, the agent\'s task is cancelled, nobody reports success', async () => {
     const client = await fed.client();
     const run = await streamActingAtWorking(client, send('slow across three'), async (root) => {
@@ -92,3 +113,21 @@ describe('three organisations on three stores: A → B → C → agent', () => {
     }
   }, 90_000);
 });
+
+describe('three organisations, A\'s preset without delegationDepth (the default, 1 hop below A)', () => {
+  let fed: Federation;
+  beforeAll(async () => {
+    fed = await startFederation({ hops: 3, presetA: { delegationDepth: undefined } });
+  }, 240_000);
+  afterAll(async () => fed?.close());
+
+  it('B refuses to mint for C, and A\'s caller is told why: deny, wider than its parent on subdelegation', async () => {
+    const client = await fed.client();
+    const err = await expectBatonCode(client.sendMessage(send('too deep')), 'deny');
+    const info = ((err as { data?: unknown }).data as Array<{ domain?: string; metadata?: Record<string, string> }>).find((d) => d.domain === 'baton')!;
+    expect(info.metadata).toMatchObject({ baton: 'deny', widerOn: 'subdelegation' });
+    expect(err.message).toMatch(/wider_on subdelegation/);
+    expect((await fed.agent.log()).counts.SendMessage ?? 0).toBe(0);
+  });
+});
+

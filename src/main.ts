@@ -191,7 +191,9 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust, history: storeCardHistory(store.meta) }), store, spaceId: config.spaceId, announcer: gateway.actor_ref, onCardProblem });
   const presetOf = (p: GatewayPresetConfig) => buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId });
   const presets = new Map(config.presets.map((p) => [p.id, presetOf(p)]));
-  const federation = federationOf(config, { store, keyring, self: gateway.actor_ref.object_id, actorRef: gateway.actor_ref });
+  // A notice's trip is escalated like any breaker (escalations exist before the first notice can arrive).
+  const escalate = (delegation_id: string, reasons: string[]) => escalations.raise('breaker_tripped', { delegation_id, scope: `delegation:${delegation_id}` }, reasons);
+  const federation = federationOf(config, { store, keyring, self: gateway.actor_ref.object_id, actorRef: gateway.actor_ref, escalate });
   const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets, federation });
   const cards = new ProxyCards({ delegatees, keyring, publicUrl: () => publicUrl, identity: own.params, push: config.push.enabled });
   // Push and dispatcher refer to each other (a verified outcome feeds the outbox; a notification triggers a re-read).

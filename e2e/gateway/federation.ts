@@ -55,6 +55,10 @@ export interface FederationOptions {
   /** Org indexes whose store is PostgreSQL (each in its own schema url). */
   pgUrls?: Record<number, string>;
   presetA?: Record<string, unknown>;
+  /** Further callers of org i (e.g. a second upstream organisation). */
+  extraCallers?: Record<number, Array<Record<string, unknown>>>;
+  /** Fields of the local preset every org below A clamps imported chains to. */
+  presetBelow?: Record<string, unknown>;
   agentStepMs?: number;
   /** Extra fields on the upstream entry of org i (i ≥ 1). */
   upstream?: Record<string, unknown>;
@@ -97,12 +101,17 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
           actorObjectId: `actor_baton_${prev}`,
           contractJwksFile: join(dir, `${prev}.jwks.json`),
           headsUrl: `${proxies[name]!.url}/federation/v1/heads`,
+          // The owner whose chains this upstream presents (always org a's: the root's), and the local bounds they are clamped to.
+          ownerNamespace: 'org_a',
+          spaceId: 'space_a',
+          preset: 'from-upstream',
           ...(i > 1 ? { ancestors: names.slice(0, i - 1).map((n) => ({ actorObjectId: `actor_baton_${n}`, contractJwksFile: join(dir, `${n}.jwks.json`) })) } : {}),
           auth: { header: 'x-api-key', env: `E2E_HEADS_${name.toUpperCase()}` },
           ...opts.upstream,
         },
       });
     }
+    callers.push(...(opts.extraCallers?.[i] ?? []));
     // The downstream gateway fetches head statements with its own credential.
     if (next) callers.push({ id: `org-${next}-heads`, apiKeySha256: sha256(headsKey(next, name)), downstream: { actorObjectId: `actor_baton_${next}`, notifyUrl: `${urlOf(i + 1)}/federation/v1/notify`, contractJwksFile: join(dir, `${next}.jwks.json`) } });
     const pinned: Record<string, string> = next ? { [urlOf(i + 1)]: join(dir, `${next}.jwks.json`) } : { [agent.url]: join(dir, 'x.jwks.json') };
@@ -125,7 +134,8 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
         trust: { pinnedJwks: pinned, jkuAllowedOrigins: [] },
         delegatees: [delegatee],
         callers,
-        ...(i === 0 ? { presets: [{ id: 'standard', maxInvocations: 5, delegationDepth: 3, ...opts.presetA }] } : {}),
+        // Below A, the chain is clamped to a local preset: its depth must leave room for the hops still below (issue 25).
+        presets: i === 0 ? [{ id: 'standard', maxInvocations: 5, delegationDepth: 3, ...opts.presetA }] : [{ id: 'from-upstream', delegationDepth: hops - i, ...opts.presetBelow }],
       }),
     );
     // Three gateways and an agent start on a shared, loaded machine: allow each one a minute to come up.

@@ -39,7 +39,8 @@ export function attenuate(ceiling: Terms, request: TermsRequest, level: Attenuat
 /** The deny error for a failed proof; details.failures lists every dimension. */
 export function attenuationDenied(failures: readonly AttenuationFailure[], extra: Record<string, unknown> = {}): BatonError {
   const dims = [...new Set(failures.map((f) => f.dimension))];
-  return deny(`requested authority is wider than its parent on: ${dims.join(', ')}`, { failures, ...extra });
+  // `wider_on` is a plain value, so it reaches the caller's ErrorInfo, through every hop (issue 25).
+  return deny(`requested authority is wider than its parent on: ${dims.join(', ')}`, { failures, wider_on: dims.join(','), ...extra });
 }
 
 /** Every dimension on which `child` is not within `parent`; empty when it is. */

@@ -9,14 +9,14 @@
  * chain it imported itself, its own upstream's heads, verified and vouched
  * for under its keys (three hops need no key of the first organisation at
  * the third). Consumption receipts (both sides) live here too: they need
- * the same chain split and pinned keys (so a little over 300 lines).
+ * the same chain split and pinned keys; their rules are in receipts.ts.
  */
 import { readFile } from 'node:fs/promises';
 import { parseJwks, type KeySet } from '../cards/jwks.ts';
 import { loadChain } from '../contracts/attestation-chain.ts';
 import { parseContract, type DelegationContract } from '../contracts/model.ts';
 import type { ControlScopeRef } from '../control/scope.ts';
-import { contextInvalidated, invalidRequest, isBatonError, unavailable } from '../errors.ts';
+import { contextInvalidated, deny, invalidRequest, isBatonError, unavailable } from '../errors.ts';
 import type { Keyring } from '../keys/keyring.ts';
 import { canonicalText } from '../records/canonical.ts';
 import { refOf } from '../records/envelope.ts';
@@ -25,9 +25,10 @@ import type { ActorRef } from '../records/revision-ref.ts';
 import type { Store } from '../store/port.ts';
 import { HEAD_STATEMENT_TYPE, HeadStatement, remoteFenceHolds, remoteFenceOf, type HeadEntry, type RemoteFenceEntry } from './head-statement.ts';
 import { signJws, verifyJws } from './jws.ts';
-import { CONSUMPTION_JWS_TYP, CONSUMPTION_RECEIPT_TYPE, ConsumptionReceipt, receiptMismatches, settleAgainst, settleWithout, type ConsumptionEvidence } from './consumption.ts';
+import type { ConsumptionEvidence } from './consumption.ts';
 import type { AttemptBody } from '../attempts/record.ts';
 import { localStreamScope, splitChain, type ChainSplit } from './scopes.ts';
+import { settleByReceipt, signedConsumption, type ReceiptContext } from './receipts.ts';
 
 export const HEADS_JWS_TYP = 'baton-control-heads+jws';
 /** A control notice is a head statement pushed by the upstream when a head stops permitting. */
@@ -44,6 +45,8 @@ export interface UpstreamLink {
   auth?: { header: string; env: string; scheme?: string | undefined } | undefined;
   /** How old a statement may be when an effect is admitted (0: fetched for this effect). */
   maxStalenessMs: number;
+  /** Organisations above it whose contracts it presents (three hops): their heads, too, come only through its statements. */
+  ancestors?: readonly string[] | undefined;
 }
 
 /** A downstream gateway on its own store, told of control changes on delegations issued to it. */
@@ -70,20 +73,29 @@ export interface FederationDeps {
   servedStalenessMs: number;
   timeoutMs: number;
   fetch?: typeof fetch;
+  /** Hands a breaker a notice tripped to the operator (an escalation: visible, and resettable by them). */
+  escalate?: (delegationId: string, reasons: string[]) => Promise<unknown>;
 }
 
 export class Federation {
   private readonly byActor: Map<string, UpstreamLink>;
+  /** Issuers whose delegation streams live only in an upstream's store: every upstream and the organisations above it. */
+  private readonly remoteIssuers: Set<string>;
   private readonly keys = new Map<string, Promise<KeySet>>();
   private readonly cache = new Map<string, HeadStatement>();
 
   constructor(private readonly deps: FederationDeps) {
     this.byActor = new Map(deps.upstreams.map((u) => [u.actorObjectId, u]));
+    this.remoteIssuers = new Set(deps.upstreams.flatMap((u) => [u.actorObjectId, ...(u.ancestors ?? [])]));
   }
 
-  /** Is `actor` an upstream whose streams live only in its own store? */
+  /**
+   * Is `actor` an organisation whose streams live only in its own store — an
+   * upstream, or one above it (three hops: A's contracts at C have no stream
+   * at C; their heads reach C only through B's statements, issue #25)?
+   */
   isRemoteIssuer(actor: string): boolean {
-    return this.byActor.has(actor);
+    return this.remoteIssuers.has(actor);
   }
 
   /** The remote/local split of a chain imported from a federated upstream; undefined otherwise. */
@@ -194,18 +206,24 @@ export class Federation {
     const n = parsed.data;
     const age = this.deps.clock.now().getTime() - Date.parse(n.issued_at);
     if (n.iss !== up.actorObjectId || n.aud !== this.deps.self || age > NOTICE_MAX_AGE_MS) throw contextInvalidated('control notice is stale or addressed elsewhere', { reason: 'stale' });
+    const scope = await this.issuedBy(up.actorObjectId, n.subject);
     this.cache.delete(n.subject);
-    const node = await this.deps.store.ledger.node(n.subject);
     const blocked = n.heads.filter((h) => h.state !== 'active');
-    if (!node || blocked.length === 0) return 0;
+    if (blocked.length === 0) return 0;
     const first = blocked[0]!;
-    await this.deps.store.control.appendControl({
+    // Already blocked here (tripped, revoked, suspended): nothing to trip, nothing new to escalate.
+    const before = await this.deps.store.control.head(scope);
+    if (!before || before.state !== 'active') return 0;
+    const reason = `upstream ${up.actorObjectId}: ${first.scope.scope_kind} ${first.state}`.slice(0, 2048);
+    const event = await this.deps.store.control.appendControl({
       event_type: 'rw003.circuit_breaker.tripped',
-      control_scope_ref: { space_id: node.space_id, scope_kind: 'delegation', scope_id: n.subject },
+      control_scope_ref: scope,
       actor_ref: this.deps.actorRef,
-      idempotency_key: `notice:${n.subject}:${first.boundary?.event_id ?? first.state}`,
-      payload: { action: 'trip', trigger: 'revocation', reason: `upstream ${up.actorObjectId}: ${first.scope.scope_kind} ${first.state}`.slice(0, 2048) },
+      idempotency_key: `notice:${n.subject}:${first.boundary?.event_id ?? first.state}:${before.position}`,
+      payload: { action: 'trip', trigger: 'revocation', reason },
     });
+    // Every trip is the operator's to see and, once the upstream's delegation is usable again, to reset (issue 25 item 13).
+    await this.deps.escalate?.(n.subject, [`control notice from upstream ${up.actorObjectId}`, reason, `tripped at position ${event.position}; reset with: baton breaker reset delegation:${n.subject}`]);
     // Further down (three hops): the children this gateway issued under it hear it now, not only when a sweep stops an attempt.
     const tree = await this.deps.store.ledger.tree(n.subject);
     for (const child of tree?.children ?? []) await this.notifyDownstream(child.node_id).catch(() => false);
@@ -213,82 +231,32 @@ export class Federation {
   }
 
   /**
-   * Downstream side (issue #16 "B's verdict carries a signed consumption
-   * receipt"): for a closed task under a chain imported from a separate-store
-   * upstream, what its newest effect consumed in this ledger, signed with
-   * this gateway's contract keys for that upstream. Undefined while the
-   * effect's reservation is unresolved, and for any other task.
+   * The local stream of a delegation `upstream` issued to this gateway and
+   * this gateway imported as a root of its ledger. A notice naming anything
+   * else — this gateway's own delegations, another organisation's, one it
+   * never imported — is refused alike, without saying which (issue 25 item 13).
    */
-  async consumptionReceipt(attempt: AttemptBody): Promise<string | undefined> {
-    if (attempt.state !== 'closed' || !attempt.receipt_ref || !attempt.reservation_id || !attempt.effect_id) return undefined;
-    // No separate-store upstream configured: no chain can split, so GetTask loads no chain to find that out.
-    if (this.byActor.size === 0) return undefined;
-    const contracts = (await loadChain(this.deps.store, attempt.delegation_ref)).map((r) => parseContract(r));
-    const split = this.split(contracts);
-    if (!split) return undefined;
-    const r = await this.deps.store.ledger.reservation(attempt.reservation_id);
-    if (!r || (r.status !== 'settled' && r.status !== 'consumed' && r.status !== 'released')) return undefined;
-    // Baton settles a verified effect at its reserved amounts, or (a hop further down) at what its own downstream's receipt settled.
-    const own = (await this.deps.store.getRecord(attempt.receipt_ref.object_id))?.body as { consumption?: { settled?: unknown } } | undefined;
-    const measured = ConsumptionReceipt.shape.consumed.safeParse(own?.consumption?.settled);
-    const consumed = r.status === 'released' ? Object.fromEntries(Object.keys(r.amounts).map((k) => [k, '0'])) : measured.success ? measured.data : { ...r.amounts };
-    const payload: ConsumptionReceipt = {
-      typ: CONSUMPTION_RECEIPT_TYPE,
-      iss: this.deps.self,
-      aud: split.upstreamActor,
-      subject: contracts[split.upstreamLeaf]!.record_id,
-      task_id: attempt.attempt_id,
-      effect_id: attempt.effect_id,
-      receipt_ref: attempt.receipt_ref,
-      status: r.status,
-      consumed,
-      issued_at: utc(this.deps.clock.now()),
-    };
-    return signJws(this.deps.keyring, CONSUMPTION_JWS_TYP, payload);
+  private async issuedBy(upstream: string, subject: string): Promise<ControlScopeRef> {
+    const record = await this.deps.store.getRecord(subject);
+    const contract = record ? parseContract(record) : undefined;
+    const node = contract ? await this.deps.store.ledger.node(subject) : undefined;
+    const ours = contract?.issued_by_actor_ref.object_id === upstream && contract.body.delegatee_agent_ref.actor_ref.object_id === this.deps.self;
+    if (!ours || !node || node.parent_id !== null) throw deny('the notice names no delegation this upstream issued to this gateway');
+    return { space_id: node.space_id, scope_kind: 'delegation', scope_id: subject };
   }
 
-  /**
-   * Upstream side: the settlement of one effect forwarded to a separate-store
-   * downstream, from the receipt its read-back carried. Verified under the
-   * JWKS pinned for that downstream only; a claim above the reservation is
-   * capped (never a bigger debit) and marked for escalation. Without a
-   * usable receipt — none, unverifiable, naming another task — the
-   * reservation is settled as consumed in full, as without federation
-   * (conservative: the budget never counts less than may have been spent).
-   * Undefined when the delegatee is not a separate-store downstream.
-   */
-  async settleFromReceipt(attempt: AttemptBody, remoteTaskId: string | undefined, jws: unknown, reserved: Readonly<Record<string, string>>): Promise<ConsumptionEvidence | undefined> {
-    if (this.deps.downstreams.length === 0) return undefined;
-    const record = await this.deps.store.getRecord(attempt.delegation_ref.object_id);
-    const leaf = record ? parseContract(record) : undefined;
-    const down = leaf && this.deps.downstreams.find((d) => d.actorObjectId === leaf.body.delegatee_agent_ref.actor_ref.object_id);
-    if (!leaf || !down) return undefined;
-    if (typeof jws !== 'string' || jws.length > 16 * 1024) return settleWithout(reserved, 'missing', 'the read-back carried no consumption receipt');
-    if (!down.contractJwksFile || !remoteTaskId) return settleWithout(reserved, 'refused', 'no pinned keys for this downstream, or no remote task id');
-    const keys = await this.jwksAt(down.contractJwksFile).catch(() => undefined);
-    if (!keys) return settleWithout(reserved, 'refused', 'the pinned keys of this downstream are unreadable');
-    let receipt: ConsumptionReceipt;
-    try {
-      const parsed = ConsumptionReceipt.safeParse(await verifyJws(jws, keys, CONSUMPTION_JWS_TYP));
-      if (!parsed.success) return settleWithout(reserved, 'refused', 'consumption receipt is malformed');
-      receipt = parsed.data;
-    } catch (err) {
-      if (isBatonError(err)) return settleWithout(reserved, 'refused', 'consumption receipt did not verify under the pinned keys');
-      throw err;
-    }
-    const wrong = receiptMismatches(receipt, { iss: down.actorObjectId, aud: this.deps.self, subject: leaf.record_id, task_id: remoteTaskId });
-    if (wrong.length > 0) return settleWithout(reserved, 'refused', `consumption receipt names another ${wrong.join(', ')}`);
-    const { settled, over } = settleAgainst(reserved, receipt.consumed);
-    return {
-      status: over.length > 0 ? 'capped' : 'agreed',
-      settled,
-      ...(over.length > 0 ? { reason: `claimed above the reservation: ${over.join(', ')}` } : {}),
-      jws,
-      claimed: receipt.consumed,
-      downstream: receipt.iss,
-      downstream_receipt_ref: receipt.receipt_ref,
-      downstream_task_id: receipt.task_id,
-    };
+  /** Downstream side: the signed consumption receipt of a closed task under an imported chain (src/federation/receipts.ts). */
+  consumptionReceipt(attempt: AttemptBody): Promise<string | undefined> {
+    return signedConsumption(this.receipts(), attempt);
+  }
+
+  /** Upstream side: the settlement of one effect by its downstream's receipt (src/federation/receipts.ts). */
+  settleFromReceipt(attempt: AttemptBody, remoteTaskId: string | undefined, jws: unknown, reserved: Readonly<Record<string, string>>): Promise<ConsumptionEvidence | undefined> {
+    return settleByReceipt(this.receipts(), attempt, remoteTaskId, jws, reserved);
+  }
+
+  private receipts(): ReceiptContext {
+    return { ...this.deps, hasUpstreams: this.byActor.size > 0, split: (c) => this.split(c), jwksAt: (f) => this.jwksAt(f) };
   }
 
   private async localHead(scope: ControlScopeRef): Promise<HeadEntry> {

@@ -87,10 +87,30 @@ const camel = (k: string) => k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUp
  */
 function relayed(err: RemoteRpcError, transport: Binding | undefined): Error {
   const batonCode = batonCodeOf(err.data);
-  if (batonCode) return toA2AError(new BatonError(batonCode, `the delegatee refused the request (${batonCode.toUpperCase()})`), transport);
+  if (batonCode) {
+    const why = relayedReasons(err.data);
+    const said = Object.entries(why).map(([k, v]) => `${k} ${v}`).join('; ');
+    return toA2AError(new BatonError(batonCode, `the delegatee refused the request (${batonCode.toUpperCase()})${said ? `: ${said}` : ''}`, why), transport);
+  }
   const message = `the delegatee refused the request (A2A error ${err.code})`;
   if (!A2A_CODES.has(err.code)) return toA2AError(new BatonError('unavailable', message, { remote_code: err.code }), transport);
   return fromJsonRpcErrorResponse({ jsonrpc: '2.0', id: null, error: { code: err.code, message } } as never) as unknown as Error;
+}
+
+/**
+ * The reasons a downstream Baton's ErrorInfo names that are vocabulary, not
+ * identifiers: `reason` (e.g. revoked, stale) and `widerOn` (the dimensions
+ * a child could not narrow, e.g. subdelegation). Relayed so the caller learns
+ * why, hop after hop (issue 25); any other metadata may name downstream ids.
+ */
+function relayedReasons(data: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  const info = (Array.isArray(data) ? (data as Array<{ domain?: unknown; metadata?: Record<string, unknown> }>) : []).find((d) => d?.domain === 'baton');
+  for (const [key, detail] of [['reason', 'reason'], ['widerOn', 'wider_on']] as const) {
+    const v = info?.metadata?.[key];
+    if (typeof v === 'string' && /^[a-z_]{1,64}(,[a-z_]{1,64}){0,15}$/.test(v)) out[detail] = v;
+  }
+  return out;
 }
 
 /** The A2A and JSON-RPC error codes a delegatee may answer with meaningfully (an internal error is not one). */

@@ -32,6 +32,7 @@ import type { Store } from '../store/port.ts';
 import type { OpenBudgetRequest, PresetIssuance } from '../ledger/types.ts';
 import type { Federation } from '../federation/federation.ts';
 import type { Caller } from './callers.ts';
+import { localBounds } from '../federation/import-bounds.ts';
 
 /**
  * Issuance counters handed to the contract issuer: the preset's limits are
@@ -179,7 +180,9 @@ export class DelegationAuthority {
     }
     const objective = { text: objectiveText.slice(0, 2000) || 'A2A task', type: chain.leaf.body.objective.type };
     const split = this.deps.federation?.split(contracts);
-    // Separate stores: the imported leaf is this ledger's root, so its ceilings (never the upstream root's) bound every effect here.
+    // Separate stores: the imported leaf is this ledger's root, so its ceilings (never the upstream root's) bound every effect here,
+    // clamped to this gateway's own bounds for that upstream (issue 25 item 14).
+    const local = split ? await localBounds(this.deps, caller, contracts, contracts[split.upstreamLeaf]!) : undefined;
     const rootId = split ? contracts[split.upstreamLeaf]!.record_id : contracts[0]!.record_id;
     // Idempotent import (issue #16): the child for one upstream leaf revision and one delegatee has one id,
     // so a retried request reuses it, and a concurrent duplicate cannot open a second one (its node conflicts).
@@ -190,15 +193,15 @@ export class DelegationAuthority {
       : (
           await mintChild(
             chain,
-            { delegatee, objective, input_revisions: [] },
+            { delegatee, objective, input_revisions: [], ...(local ? { terms: local.terms } : {}) },
             self.actor_ref,
             { clock: this.deps.clock, ids: { next: (p) => (p === 'dlg' ? childId : this.deps.ids.next(p)) }, signer: this.signer(self.actor_ref), registry: defaultScopeRegistry, countDescendants: async () => this.descendants(rootId) },
           )
         ).contract;
     const all = [...contracts, child];
     const keys = this.either(resolveSignerKey);
-    const budgets = split
-      ? [this.importedRoot(contracts[split.upstreamLeaf]!, caller.actor), this.budgetOf(child)]
+    const budgets = local
+      ? [{ ...this.importedRoot(contracts[split!.upstreamLeaf]!, caller.actor), ...local.root }, { ...this.budgetOf(child), owner_namespace: local.root.owner_namespace }]
       : [...contracts.map((c) => this.budgetOf(c, caller.actor)), this.budgetOf(child)];
     return {
       contracts: all,

@@ -44,6 +44,19 @@ export const CallerConfig = z.strictObject({
        * only through this upstream's signed statements.
        */
       ancestors: z.array(z.strictObject({ actorObjectId: Identifier, contractJwksFile: z.string().min(1) })).max(4).optional(),
+      /**
+       * Separate stores (issue 25): the owner this upstream speaks for. Set, its chains must name
+       * exactly it; every import from it is accounted in one ledger namespace (this one, or
+       * `upstream:<caller id>`), so a fresh namespace per request gains no fresh capacity.
+       */
+      ownerNamespace: Identifier.optional(),
+      /**
+       * The local preset an imported chain is clamped to (lifetime, invocations, depth below this
+       * gateway, active roots, issuance rate); unset, the default preset's values. It never lets the
+       * upstream issue roots of its own here (that is the caller's `preset`).
+       */
+      preset: Identifier.optional(),
+      spaceId: Identifier.optional(),
       /** How old a head statement may be at admission; 0 fetches one for every effect. */
       maxStalenessMs: z.number().int().nonnegative().max(60_000).default(0),
     })
@@ -76,7 +89,7 @@ export interface Caller {
   actor: ActorRef;
   via: 'api_key' | 'jwt';
   preset?: string;
-  upstream?: { actorObjectId: string; contractJwksFile: string; ancestors?: Array<{ actorObjectId: string; contractJwksFile: string }> };
+  upstream?: { actorObjectId: string; contractJwksFile: string; ancestors?: Array<{ actorObjectId: string; contractJwksFile: string }>; ownerNamespace?: string; spaceId?: string; preset?: string };
   downstream?: { actorObjectId: string };
 }
 
@@ -94,7 +107,7 @@ export function createCallerAuthenticator(callers: readonly CallerConfig[], jwt?
     actor: callerActorRef(c.id),
     via,
     ...(c.preset ? { preset: c.preset } : {}),
-    ...(c.upstream ? { upstream: { actorObjectId: c.upstream.actorObjectId, contractJwksFile: c.upstream.contractJwksFile, ...(c.upstream.ancestors ? { ancestors: c.upstream.ancestors } : {}) } } : {}),
+    ...(c.upstream ? { upstream: upstreamOf(c.upstream) } : {}),
     ...(c.downstream ? { downstream: { actorObjectId: c.downstream.actorObjectId } } : {}),
   });
   const rejected = () => new BatonError('authentication_required', 'credentials were not accepted');
@@ -131,4 +144,16 @@ export function createCallerAuthenticator(callers: readonly CallerConfig[], jwt?
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
+}
+
+/** The caller's view of an upstream entry: keys, ancestors and the owner it is bound to (never its credential). */
+function upstreamOf(u: NonNullable<CallerConfig['upstream']>): NonNullable<Caller['upstream']> {
+  return {
+    actorObjectId: u.actorObjectId,
+    contractJwksFile: u.contractJwksFile,
+    ...(u.ancestors ? { ancestors: u.ancestors } : {}),
+    ...(u.ownerNamespace ? { ownerNamespace: u.ownerNamespace } : {}),
+    ...(u.spaceId ? { spaceId: u.spaceId } : {}),
+    ...(u.preset ? { preset: u.preset } : {}),
+  };
 }

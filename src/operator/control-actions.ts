@@ -29,12 +29,20 @@ export interface ControlActionDeps extends Pick<OperatorDeps, 'store' | 'escalat
 export class ControlActions {
   constructor(private readonly deps: ControlActionDeps) {}
 
-  private scope(kind: ScopeKind, id: string): ControlScopeRef {
-    return scopeIn(this.deps.spaceId, kind, id);
+  /**
+   * The stream an action appends to. A delegation's stream lives in its
+   * owner's space: for one imported from a separate-store upstream that is
+   * the upstream's (its node here says so), so its operator can still revoke,
+   * suspend, trip and reset it (issue 25 item 13).
+   */
+  private async scope(kind: ScopeKind, id: string): Promise<ControlScopeRef> {
+    const node = kind === 'delegation' ? await this.deps.store.ledger.node(id) : undefined;
+    return scopeIn(node?.space_id ?? this.deps.spaceId, kind, id);
   }
 
   /** Appends to an existing authority stream only: an operator cannot conjure a scope into being. */
-  private async append(scope: ControlScopeRef, event_type: EventType, by: ActorRef, payload: Record<string, unknown>, extra: Partial<{ produced_records: ReturnType<typeof refOf>[]; evidence: ReturnType<typeof refOf>[] }> = {}): Promise<ControlEvent> {
+  private async append(at: ControlScopeRef | Promise<ControlScopeRef>, event_type: EventType, by: ActorRef, payload: Record<string, unknown>, extra: Partial<{ produced_records: ReturnType<typeof refOf>[]; evidence: ReturnType<typeof refOf>[] }> = {}): Promise<ControlEvent> {
+    const scope = await at;
     if (!(await this.deps.store.control.head(scope))) throw invalidRequest(`no such ${scope.scope_kind} in this space`, { [scope.scope_kind]: scope.scope_id.slice(0, 128) });
     return this.deps.store.control.appendControl({ event_type, control_scope_ref: scope, actor_ref: by, payload, ...extra });
   }
@@ -84,7 +92,7 @@ export class ControlActions {
   async tripBreaker(kind: ScopeKind, id: string, trigger: BreakerTrigger, reason: string, by: ActorRef): Promise<{ event: ControlEvent; checkpoints: string[] }> {
     if (!(BREAKER_TRIGGERS as readonly string[]).includes(trigger)) throw invalidRequest('unknown breaker trigger', { trigger, allowed: BREAKER_TRIGGERS });
     if (kind === 'attempt') throw invalidRequest('breakers guard authority scopes, not attempts');
-    const scope = this.scope(kind, id);
+    const scope = await this.scope(kind, id);
     const event = await this.append(scope, 'rw003.circuit_breaker.tripped', by, { action: 'trip', trigger, reason: reason.slice(0, 2048) });
     const key = streamKey(streamOf(scope));
     const checkpoints: string[] = [];
@@ -98,8 +106,9 @@ export class ControlActions {
 
   async resetBreaker(kind: ScopeKind, id: string, reason: string, by: ActorRef): Promise<ControlEvent> {
     // A reset moves the head too: on a scope that is not tripped it would only invalidate running work.
-    const head = await this.deps.store.control.head(this.scope(kind, id));
+    const scope = await this.scope(kind, id);
+    const head = await this.deps.store.control.head(scope);
     if (head && head.state !== 'tripped') throw invalidRequest('this breaker is not tripped', { scope: `${kind}:${id.slice(0, 128)}`, state: head.state });
-    return this.append(this.scope(kind, id), 'rw003.circuit_breaker.tripped', by, { action: 'reset', reason: reason.slice(0, 2048) });
+    return this.append(scope, 'rw003.circuit_breaker.tripped', by, { action: 'reset', reason: reason.slice(0, 2048) });
   }
 }

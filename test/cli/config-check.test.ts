@@ -159,6 +159,15 @@ describe('baton config check', () => {
     ]);
   });
 
+  it('names an upstream\'s local preset that is not defined (issue 25: the bounds its chains are clamped to)', async () => {
+    const r = await check('upstream.yaml', [
+      'port: 0',
+      'callers:', '  - id: org-a', `    apiKeySha256: ${'a'.repeat(64)}`, '    upstream:', '      actorObjectId: actor_baton_a', '      contractJwksFile: ./a.jwks.json', '      preset: nope',
+    ], '--offline');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('error   callers[0].upstream.preset: preset "nope" is not defined\n        hint: define it under presets, or use one of: standard');
+  });
+
   it('names unknown keys and schema errors by path', async () => {
     const r = await check('schema.yaml', ['port: 0', 'colour: blue', 'push:', '  maxAttempts: 0']);
     expect(r.code).toBe(1);

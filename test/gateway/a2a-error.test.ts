@@ -59,6 +59,12 @@ describe('a downstream Baton’s refusal', () => {
     const r = renderA2AError(new RemoteRpcError(-32055, 'budget exhausted on dlg_downstream', data), 'rest');
     expect(r).toEqual({ status: 429, contentType: 'application/a2a+json', body: { error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: 'the delegatee refused the request (LIMIT_EXCEEDED)', details: [{ '@type': INFO, reason: 'LIMIT_EXCEEDED', domain: 'baton', metadata: { baton: 'limit_exceeded' } }] } } });
   });
+
+  it('relays why (reason, widerOn) when they are vocabulary, never an identifier-shaped value or other metadata (issue 25)', () => {
+    const data = [{ '@type': INFO, reason: 'DENY', domain: 'baton', metadata: { baton: 'deny', widerOn: 'subdelegation,expiry', reason: 'dlg-7Q2', node_id: 'dlg_downstream' } }];
+    const r = renderA2AError(new RemoteRpcError(-32055, 'wider than dlg_downstream', data), 'jsonrpc', 1);
+    expect(r.body).toEqual({ jsonrpc: '2.0', id: 1, error: { code: expect.any(Number), message: 'the delegatee refused the request (DENY): wider_on subdelegation,expiry', data: [{ '@type': INFO, reason: 'DENY', domain: 'baton', metadata: { baton: 'deny', widerOn: 'subdelegation,expiry' } }] } });
+  });
 });
 
 describe('faults that are no A2A or Baton error', () => {

@@ -24,7 +24,9 @@ export function register(program: Command, ctx: CliContext): void {
     .action(async (delegation: string, opts: { reason: string }) => {
       const config = ctx.config();
       await withStore(ctx, async (store) => {
-        const scope = { space_id: config.spaceId, scope_kind: 'delegation' as const, scope_id: delegation };
+        // An imported delegation's stream is in its upstream owner's space (its ledger node says which).
+        const space_id = (await store.ledger.node(delegation))?.space_id ?? config.spaceId;
+        const scope = { space_id, scope_kind: 'delegation' as const, scope_id: delegation };
         if (!(await store.control.head(scope))) throw invalidRequest('no such delegation in this space', { delegation });
         const event = await store.control.appendControl({
           event_type: 'rw003.delegation.revoked',

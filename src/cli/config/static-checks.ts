@@ -39,11 +39,11 @@ function duplicateIds(c: Config): Problem[] {
 
 function missingPresets(c: Config): Problem[] {
   const ids = new Set(c.presets.map((p) => p.id));
-  return c.callers.flatMap((caller, i) =>
-    caller.preset !== undefined && !ids.has(caller.preset)
-      ? [error(`callers[${i}].preset`, `preset "${caller.preset}" is not defined`, `define it under presets, or use one of: ${[...ids].join(', ')}`)]
-      : [],
-  );
+  const named = c.callers.flatMap((caller, i) => [
+    [`callers[${i}].preset`, caller.preset],
+    [`callers[${i}].upstream.preset`, caller.upstream?.preset],
+  ]);
+  return named.flatMap(([at, id]) => (id !== undefined && !ids.has(id) ? [error(at!, `preset "${id}" is not defined`, `define it under presets, or use one of: ${[...ids].join(', ')}`)] : []));
 }
 
 function cardUrls(c: Config): Problem[] {
