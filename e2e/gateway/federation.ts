@@ -58,6 +58,8 @@ export interface FederationOptions {
   agentStepMs?: number;
   /** Extra fields on the upstream entry of org i (i ≥ 1). */
   upstream?: Record<string, unknown>;
+  /** Extra top-level config for every org (e.g. `revocationSweepMs`). */
+  config?: Record<string, unknown>;
 }
 
 export async function startFederation(opts: FederationOptions = {}): Promise<Federation> {
@@ -126,6 +128,7 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
         delegatees: [delegatee],
         callers,
         ...(i === 0 ? { presets: [{ id: 'standard', maxInvocations: 5, delegationDepth: 3, ...opts.presetA }] } : {}),
+        ...opts.config,
       }),
     );
     // Three gateways and an agent start on a shared, loaded machine: allow each one a minute to come up.
