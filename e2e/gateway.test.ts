@@ -16,7 +16,7 @@ const OUTCOME = 'urn:baton:outcome:v2';
 
 const message = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
 const send = (text: string) => ({ tenant: '', message: message(text), configuration: undefined, metadata: undefined });
-const outcomeOf = (t: Task) => (t.metadata?.[OUTCOME] ?? {}) as { outcome: string | null; verified: boolean; attemptId: string; delegationId: string; rootDelegationId?: string };
+const outcomeOf = (t: Task) => (t.metadata?.[OUTCOME] ?? {}) as { outcome: string | null; verified: boolean; attemptId: string; delegationId: string; rootDelegationId?: string; receipt?: { objectId: string } };
 
 /** The newest revision of every attempt Baton recorded for a delegatee. */
 async function attemptsOf(store: ReturnType<World['store']>, delegatee: string): Promise<AttemptBody[]> {
@@ -28,7 +28,7 @@ const TINY_KEY = 'e2e-tiny-key-not-a-secret';
 let world: World;
 beforeAll(async () => {
   world = await startWorld({
-    agents: { honest: { behaviour: 'honest', stepMs: 20 }, liar: { behaviour: 'lying-readback' }, dropper: { behaviour: 'drop-after-accept' }, silent: { behaviour: 'never-answer' } },
+    agents: { honest: { behaviour: 'honest', stepMs: 20 }, liar: { behaviour: 'lying-readback', lieState: 'failed' }, dropper: { behaviour: 'drop-after-accept' }, silent: { behaviour: 'never-answer' } },
     remote: { headersTimeoutMs: 4000, bodyTimeoutMs: 20_000 }, // generous: CI machines are loaded
     // A short follow-up bound so the never-answering agent's effect reaches its `unknown` verdict within the test.
     config: { follow: { maxFollowMs: 8_000, tickMs: 100, pollMaxMs: 500 } },
@@ -219,10 +219,14 @@ describe('outcomes Baton refuses to call success', () => {
     const client = await world.client('liar');
     const task = (await client.sendMessage(send('lie to me'))) as Task;
     expect(task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
-    expect(outcomeOf(task).outcome).toMatch(/^(unknown|partially_applied)$/);
+    // The liar's read-back always says FAILED against the COMPLETED it sent: a state dispute, so `unknown`
+    // (src/attempts/outcome.ts project), never `partially_applied` (same state, other artifacts).
+    expect(outcomeOf(task).outcome).toBe('unknown');
     expect(outcomeOf(task).verified).toBe(false);
     const store = world.store();
     try {
+      const receipt = await store.getRecord(outcomeOf(task).receipt!.objectId);
+      expect(receipt?.body).toMatchObject({ outcome: 'unknown', readback: 'disagreed', fences_current: true, reasons: ['read-back state TASK_STATE_FAILED disagrees with observed TASK_STATE_COMPLETED'] });
       const held = await store.ledger.unresolved(1000);
       expect(held.some((r) => r.chain.includes(outcomeOf(task).delegationId))).toBe(true);
     } finally {

@@ -9,6 +9,7 @@ import { base64url, createRemoteJWKSet, decodeProtectedHeader, flattenedVerify }
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from './harness/process.ts';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
+import { expectRpcCode } from './gateway/errors.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import type { AttemptBody } from '../src/attempts/record.ts';
@@ -60,7 +61,7 @@ async function send(agent: string, text: string, immediately = false) {
     headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'a2a-version': '1.0' },
     body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] }, ...(immediately ? { configuration: { returnImmediately: true } } : {}) } }),
   });
-  return (await res.json()) as { result?: { task: { id: string; status: { state: string }; metadata: Record<string, { outcome: string }> } }; error?: { code: number; message: string } };
+  return (await res.json()) as { result?: { task: { id: string; status: { state: string }; metadata: Record<string, { outcome: string }> } }; error?: { code: number; message: string; data?: unknown[] } };
 }
 type Audit = { attempt: { body: AttemptBody }; events: Array<{ event_type: string; produced_records: unknown[] }> };
 const audit = async (id: string) => (await admin<Audit>('GET', `/admin/attempts/${id}`)).json;
@@ -80,7 +81,7 @@ describe('operator actions, API and CLI', () => {
     expect(stopped.cancel_cause?.cause).toBe('breaker');
     expect(stopped.outcome).toBe('cancelled');
     expect((await audit(running)).events.some((e) => e.event_type === 'rw003.execution.checkpointed')).toBe(true);
-    expect((await send('target', 'blocked?')).error).toBeDefined(); // new effects are blocked
+    expectRpcCode((await send('target', 'blocked?')).error, 'context_invalidated'); // new effects are blocked
     const esc = (await admin<Array<{ body: { kind: string; subject: { scope?: string } } }>>('GET', '/admin/escalations?state=open')).json;
     expect(esc.some((e) => e.body.kind === 'breaker_tripped' && e.body.subject.scope === `agent:${card}`)).toBe(true);
     expect((await admin('POST', `/admin/breakers/agent/${card}/reset`, { reason: 'checked' })).status).toBe(200);
@@ -97,7 +98,7 @@ describe('operator actions, API and CLI', () => {
   it('trip (API) and reset (CLI); unknown triggers and scopes are refused', async () => {
     const card = await cardOf('target');
     expect((await admin('POST', `/admin/breakers/agent/${card}/trip`, { trigger: 'operator', reason: 'drill' })).status).toBe(200);
-    expect((await send('target', 'blocked')).error).toBeDefined();
+    expectRpcCode((await send('target', 'blocked')).error, 'context_invalidated');
     const reset = await batonCli(['breaker', 'reset', `agent:${card}`, '--reason', 'drill over'], env);
     expect(reset.code, reset.stderr).toBe(0);
     expect((await send('target', 'open')).result?.task.status.state).toBe('TASK_STATE_COMPLETED');
@@ -110,7 +111,7 @@ describe('operator actions, API and CLI', () => {
     const card = await cardOf('flaky');
     for (let i = 0; i < 2; i++) expect((await send('flaky', 'please fail')).result?.task.metadata['urn:baton:outcome:v2']?.outcome).toBe('failed');
     await pollUntil(async () => (await admin<Array<{ body: { kind: string; subject: { scope?: string }; reasons: string[] } }>>('GET', '/admin/escalations')).json, (l) => l.some((e) => e.body.subject.scope === `agent:${card}` && e.body.reasons.some((r) => r.includes('repeated_tool_failure'))), { polls: 100, what: 'automatic trip' });
-    expect((await send('flaky', 'now blocked')).error).toBeDefined();
+    expectRpcCode((await send('flaky', 'now blocked')).error, 'context_invalidated');
     await admin('POST', `/admin/breakers/agent/${card}/reset`, { reason: 'fixed upstream' });
     expect((await send('flaky', 'fine')).result?.task.status.state).toBe('TASK_STATE_COMPLETED');
   });
@@ -118,7 +119,7 @@ describe('operator actions, API and CLI', () => {
   it('card lifecycle (API suspend, CLI activate), delegation suspend/resume/revoke/amend (API and CLI)', async () => {
     const card = await cardOf('steady');
     expect((await admin('POST', `/admin/cards/${card}/lifecycle`, { lifecycle: 'suspended', reason: 'operator review' })).status).toBe(200);
-    expect((await send('steady', 'refused')).error).toBeDefined();
+    expectRpcCode((await send('steady', 'refused')).error, 'context_invalidated');
     const act = await batonCli(['card-lifecycle', card, 'active', '--reason', 'review done'], env);
     expect(act.code, act.stderr).toBe(0);
     expect((await send('steady', 'ok')).result?.task.status.state).toBe('TASK_STATE_COMPLETED');

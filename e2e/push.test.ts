@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil, spawnIntegrator, spawnReady, type ReadyProcess, type SpawnedIntegrator } from './harness/process.ts';
 import type { DeliveryRecord } from './integrator/receiver.ts';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
+import { expectRpcCode } from './gateway/errors.ts';
 import { API_KEY, BATON_MAIN, startWorld, type World } from './gateway/world.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
@@ -57,7 +58,7 @@ afterAll(async () => {
 });
 
 let rpcId = 0;
-async function rpc(agent: string, method: string, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
+async function rpc(agent: string, method: string, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown[] } }> {
   const res = await world.fetch(`${world.url}/agents/${agent}/a2a/jsonrpc`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'a2a-version': '1.0' },
@@ -120,7 +121,7 @@ describe('push notifications through Baton', () => {
     expect((await rpc('honest', 'GetTaskPushNotificationConfig', { taskId, id: 'after-the-fact' })).error?.code).toBe(-32001); // TaskNotFoundError
     // Another caller's task id is not found, and a private or plain-http URL would be refused by default policy.
     expect((await rpc('honest', 'CreateTaskPushNotificationConfig', { taskId: 'att_nobody', url: integrator.hookUrl })).error?.code).toBe(-32001);
-    expect((await rpc('honest', 'CreateTaskPushNotificationConfig', { taskId, url: 'https://169.254.169.254/latest/meta-data' })).error).toBeDefined();
+    expectRpcCode((await rpc('honest', 'CreateTaskPushNotificationConfig', { taskId, url: 'https://169.254.169.254/latest/meta-data' })).error, 'deny', { host: '169.254.169.254' });
   });
 
   it("a lying delegatee's pushed 'completed' is re-read and never relayed as succeeded", async () => {

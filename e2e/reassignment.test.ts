@@ -10,6 +10,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from './harness/process.ts';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
+import { expectRpcA2A } from './gateway/errors.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import { sealRecord } from '../src/records/envelope.ts';
@@ -43,7 +44,7 @@ async function rpc(agent: string, method: string, params: Record<string, unknown
     headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'a2a-version': '1.0' },
     body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }),
   });
-  return (await res.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
+  return (await res.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown[] } };
 }
 
 /** A slow task at `agent` that stays WORKING; returns Baton's task id. */
@@ -151,11 +152,15 @@ describe('RW-003 §11.4 mid-execution reassignment', () => {
       await store.close();
     }
 
-    // And at the front door: a follow-up turn on ATT-1 under r1 is refused; no effect reaches beta.
+    // And at the front door: a follow-up turn on ATT-1 is refused — ATT-1 is closed (cancelled for the
+    // reassignment), so it takes no more messages (alpha is dead: a turn that reached it would be unavailable);
+    // no effect reaches beta.
     // (Reads of ATT-2, which Baton follows at beta in the background, may; sends may not.)
     const before = await sendsTo('beta');
-    const follow = await rpc('beta', 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: att1, parts: [{ text: 'continue' }] } });
-    expect(follow.error).toBeDefined();
+    const turn = (agent: string) => rpc(agent, 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: att1, parts: [{ text: 'continue' }] } });
+    expectRpcA2A((await turn('alpha')).error, 'unsupported', 'this task cannot take another message');
+    // At beta's door ATT-1 is no task of that route at all (A2A TaskNotFoundError).
+    expect((await turn('beta')).error).toMatchObject({ code: -32001, data: [{ reason: 'TASK_NOT_FOUND' }] });
     expect(await sendsTo('beta')).toBe(before);
 
     // Cancelling ATT-1's dead agent could not be acknowledged: escalated, visible to the operator.

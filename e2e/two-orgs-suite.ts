@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
-import { expectBatonCode } from './gateway/errors.ts';
+import { expectBatonCode, expectRpcInvalid } from './gateway/errors.ts';
 import { partsText, textPart } from './agents/card.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { computeContentDigest } from '../src/records/envelope.ts';
@@ -83,22 +83,24 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
           method: 'POST',
           headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': A_AT_B_KEY },
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'forged', role: 'ROLE_USER', parts: [{ text: 'x' }], metadata: { [CONTRACT_EXT]: { chain: c } } } } }),
-        }).then((r) => r.json() as Promise<{ error?: { code: number } }>);
+        }).then((r) => r.json() as Promise<{ error?: unknown }>);
       // Widen the root's budget after signing: the digest no longer matches.
       const widened = structuredClone(chain);
       ((widened[0]!.body as { budget_ceilings: Array<{ ceiling: string }> }).budget_ceilings[0]!).ceiling = '1000000';
-      expect((await post(widened)).error?.code).toBe(-32602);
-      // A self-consistent record (fresh id, digest recomputed) whose signature no longer verifies.
-      const resealed = structuredClone(chain.slice(0, 1));
-      const root = resealed[0]! as Record<string, unknown> & { body: Record<string, unknown> };
-      root.record_id = 'dlg_forgedbyupstream';
-      root.body.delegation_id = 'dlg_forgedbyupstream';
-      root.content_digest = computeContentDigest(root);
-      expect((await post(resealed)).error).toBeDefined();
+      expectRpcInvalid((await post(widened)).error, 'record content digest does not match its bytes');
+      // A forged signature and nothing else: A's hop to B gets fresh ids (its digest recomputed), so it is new to B
+      // and names B as delegatee under A's genuine root; only its signature, made over the old id, does not verify.
+      const forged = structuredClone(chain);
+      const hop = forged[1]! as Record<string, unknown> & { body: Record<string, unknown> };
+      hop.record_id = 'dlg_forgedbyupstream';
+      hop.body.delegation_id = 'dlg_forgedbyupstream';
+      hop.revision_id = 'rev_forgedbyupstream';
+      hop.content_digest = computeContentDigest(hop);
+      expectRpcInvalid((await post(forged)).error, 'signature does not verify');
       expect(await store.getRecord('dlg_forgedbyupstream')).toBeUndefined();
       expect(await store.ledger.node('dlg_forgedbyupstream')).toBeUndefined();
       // A chain that stops at A's root names A, not B, as delegatee.
-      expect((await post(chain.slice(0, 1))).error).toBeDefined();
+      expectRpcInvalid((await post(chain.slice(0, 1))).error, 'the presented chain does not delegate to this gateway');
       expect(await count()).toBe(before);
       await store.close();
       expect((await orgs.agent.log()).counts.SendMessage).toBe(log.counts.SendMessage);
@@ -137,11 +139,13 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
     it('the same exhaustion in the middle of a streamed delegation: A opened its stream, B\'s hop is refused, the caller sees the error', async () => {
       const client = await tight.client();
       const seen: string[] = [];
-      await expect(
+      const refused = await expectBatonCode(
         (async () => {
           for await (const ev of client.sendMessageStream(send('stream with too little budget'))) seen.push(ev.payload?.$case ?? '');
         })(),
-      ).rejects.toThrow(/the delegatee refused the request \((LIMIT_EXCEEDED|A2A error -32603)\)/);
+        'limit_exceeded',
+      );
+      expect(refused.message).toBe('the delegatee refused the request (LIMIT_EXCEEDED)');
       expect(seen.filter((k) => k === 'artifactUpdate')).toEqual([]);
       expect((await tight.agent.log()).counts.SendStreamingMessage ?? 0).toBe(0);
       const store = await tight.store();

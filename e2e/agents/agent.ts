@@ -78,8 +78,7 @@ interface PushDeps {
   sender: PushNotificationSender;
 }
 
-function makeHandler(card: AgentCard, opts: AgentOptions, push: PushDeps): DefaultRequestHandler {
-  const executor = new ReverseExecutor(opts.stepMs ?? 50);
+function makeHandler(card: AgentCard, opts: AgentOptions, push: PushDeps, executor: ReverseExecutor): DefaultRequestHandler {
   if (opts.behaviour === 'lying-readback') {
     const lie = opts.lieState === 'working' ? TaskState.TASK_STATE_WORKING : TaskState.TASK_STATE_FAILED;
     return new LyingHandler(card, executor, push, lie);
@@ -110,12 +109,15 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const log = new TestLog();
   const store = new InMemoryPushNotificationStore();
   const sender = new TestPushSender(store, { mode: opts.pushMode ?? 'token', jwt: opts.pushJwt ?? false, issuer: url, key: signed.signingKey, log });
-  const handler = makeHandler(card, opts, { store, sender });
+  const executor = new ReverseExecutor(opts.stepMs ?? 50);
+  const handler = makeHandler(card, opts, { store, sender }, executor);
   const held = new Set<Response>();
 
   app.get('/.well-known/agent-card.json', (_req, res) => void res.type('application/json').send(cardBody));
   app.get('/.well-known/jwks.json', (_req, res) => void res.json(signed.jwks));
   app.get('/_test/log', (_req, res) => void res.json(log.toJSON()));
+  app.get('/_test/held', (_req, res) => void executor.gate.held().then(() => res.json({ held: true })));
+  app.post('/_test/release', (_req, res) => void res.json({ released: executor.gate.release() }));
   const mount = (path: string, transport: Transport): void => {
     // Order: parse → log (so refused/dropped requests are still seen) → guards → misbehaviour → SDK.
     app.use(path, bodyParser(transport), log.recorder(transport));

@@ -8,6 +8,36 @@ const SLOW_MAX_MS = 30_000;
 const SLOW_TICK_MS = 50;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Tasks whose message says "wait for release" stay WORKING until the test
+ * releases them (`POST /_test/release`); `GET /_test/held` answers once one
+ * is waiting. A test moves a fence in between, with no sleeps (issue 27).
+ */
+export class ReleaseGate {
+  private waiting: Array<() => void> = [];
+  private watchers: Array<() => void> = [];
+
+  /** Resolves when the test releases this task. */
+  hold(): Promise<void> {
+    return new Promise((release) => {
+      this.waiting.push(release);
+      for (const w of this.watchers.splice(0)) w();
+    });
+  }
+
+  /** Resolves once at least one task is held. */
+  held(): Promise<void> {
+    return this.waiting.length > 0 ? Promise.resolve() : new Promise((r) => this.watchers.push(r));
+  }
+
+  /** Releases every held task; returns how many. */
+  release(): number {
+    const all = this.waiting.splice(0);
+    for (const r of all) r();
+    return all.length;
+  }
+}
 const status = (state: TaskState): TaskStatus => ({ state, message: undefined, timestamp: new Date().toISOString() });
 
 /**
@@ -15,6 +45,7 @@ const status = (state: TaskState): TaskStatus => ({ state, message: undefined, t
  * with `stepMs` between events so streaming clients see them as separate, spaced events.
  * A message containing "slow" stays WORKING (up to 30 s) so tests can cancel it.
  * A message containing "please fail" ends FAILED without artifacts.
+ * A message containing "wait for release" stays WORKING until the test releases it ({@link ReleaseGate}).
  * A message containing "ask me" stops at INPUT_REQUIRED; the follow-up turn's text
  * is what gets reversed.
  */
@@ -24,7 +55,10 @@ export class ReverseExecutor implements AgentExecutor {
   /** contextId per running task: cancelTask only gets the taskId, but the status event should carry both. */
   private readonly contexts = new Map<string, string>();
 
-  constructor(private readonly stepMs: number) {}
+  constructor(
+    private readonly stepMs: number,
+    readonly gate = new ReleaseGate(),
+  ) {}
 
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId } = ctx;
@@ -63,7 +97,9 @@ export class ReverseExecutor implements AgentExecutor {
       bus.publish(AgentEvent.statusUpdate({ taskId, contextId, metadata: undefined, status: status(TaskState.TASK_STATE_FAILED) }));
       return;
     }
-    if (input.includes('slow')) {
+    if (input.includes('wait for release')) {
+      await this.gate.hold();
+    } else if (input.includes('slow')) {
       // Small ticks rather than one long sleep so cancellation stops us promptly.
       for (let waited = 0; waited < SLOW_MAX_MS; waited += SLOW_TICK_MS) {
         if (this.canceled.has(taskId)) return;

@@ -62,6 +62,8 @@ export interface FederationOptions {
   agentStepMs?: number;
   /** Extra fields on the upstream entry of org i (i ≥ 1). */
   upstream?: Record<string, unknown>;
+  /** Extra top-level config for every org (e.g. `revocationSweepMs`). */
+  config?: Record<string, unknown>;
 }
 
 export async function startFederation(opts: FederationOptions = {}): Promise<Federation> {
@@ -136,6 +138,7 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
         callers,
         // Below A, the chain is clamped to a local preset: its depth must leave room for the hops still below (issue 25).
         presets: i === 0 ? [{ id: 'standard', maxInvocations: 5, delegationDepth: 3, ...opts.presetA }] : [{ id: 'from-upstream', delegationDepth: hops - i, ...opts.presetBelow }],
+        ...opts.config,
       }),
     );
     // Three gateways and an agent start on a shared, loaded machine: allow each one a minute to come up.

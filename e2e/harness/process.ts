@@ -180,6 +180,10 @@ export interface SpawnedAgent {
   kill9(): Promise<void>;
   /** Fetches the agent's request log from `GET /_test/log`. */
   log(): Promise<TestLogJson>;
+  /** Resolves once a "wait for release" task is held at the agent (`GET /_test/held`). */
+  held(): Promise<void>;
+  /** Lets every held task complete; resolves to how many were held. */
+  release(): Promise<number>;
 }
 
 /** Starts `e2e/agents/main.ts` with the given behaviour as a child process. */
@@ -208,6 +212,11 @@ export async function spawnAgent(opts: SpawnAgentOptions): Promise<SpawnedAgent>
       if (!res.ok) throw new Error(`GET /_test/log: HTTP ${res.status}`);
       return (await res.json()) as TestLogJson;
     },
+    held: async () => {
+      const res = await fetch(`${url}/_test/held`);
+      if (!res.ok) throw new Error(`GET /_test/held: HTTP ${res.status}`);
+    },
+    release: async () => ((await (await fetch(`${url}/_test/release`, { method: 'POST' })).json()) as { released: number }).released,
   };
 }
 

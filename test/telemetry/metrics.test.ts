@@ -16,6 +16,7 @@ import { createLogger } from '../../src/log.ts';
 import { startGateway, type Gateway } from '../../src/main.ts';
 import { until } from '../helpers/until.ts';
 import { sample, scrape } from './prom-text.ts';
+import { expectRpcA2A, expectRpcCode, expectRpcInvalid } from '../../e2e/gateway/errors.ts';
 
 const OPERATOR_KEY = 'metrics-operator-key-not-a-secret';
 const CALLER_KEY = 'metrics-caller-key-not-a-secret';
@@ -64,7 +65,7 @@ const send = (delegatee: string, text: string, key = CALLER_KEY, configuration?:
     method: 'POST',
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': key },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: `m-${text}`, role: 'ROLE_USER', parts: [{ text }] }, ...(configuration ? { configuration } : {}) } }),
-  }).then((r) => r.json() as Promise<{ result?: { task?: { id: string; status: { state: string } } }; error?: { code: number } }>);
+  }).then((r) => r.json() as Promise<{ result?: { task?: { id: string; status: { state: string } } }; error?: { code: number; data?: unknown[] } }>);
 
 const metrics = () => scrape(`${gw.adminUrl}/metrics`);
 
@@ -103,7 +104,7 @@ describe('/metrics', () => {
   it('a refused call counts under its ADR-0014 code and delegatee, and admits nothing', async () => {
     const before = await metrics();
     const r = await send('echo', 'no entry', 'wrong-key-for-metrics-test');
-    expect(r.error?.code).toBe(-32052); // authentication_required
+    expectRpcCode(r.error, 'authentication_required');
     const after = await metrics();
     const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
     expect(delta('baton_refusals_total', { code: 'authentication_required', delegatee: 'echo', binding: 'jsonrpc' })).toBe(1);
@@ -118,8 +119,7 @@ describe('/metrics', () => {
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': CALLER_KEY },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendMessage', params: { message: { messageId: 'm-bad', role: 'ROLE_USER', parts: [] } } }),
     });
-    const body = (await res.json()) as { error?: { code?: number } };
-    expect(body.error?.code).toBe(-32602);
+    expectRpcInvalid(((await res.json()) as { error?: unknown }).error, 'SendMessage request is malformed: message.parts: Too small: expected array to have >=1 items');
     const after = await metrics();
     expect(sample(after, 'baton_refusals_total', { code: 'invalid_request', delegatee: 'echo', binding: 'jsonrpc' }) - sample(before, 'baton_refusals_total', { code: 'invalid_request', delegatee: 'echo', binding: 'jsonrpc' })).toBe(1);
     expect(sample(after, 'baton_admissions_total', { delegatee: 'echo', operation: 'a2a.SendMessage' }) - sample(before, 'baton_admissions_total', { delegatee: 'echo', operation: 'a2a.SendMessage' })).toBe(0);
@@ -170,7 +170,8 @@ describe('breakers', () => {
   it('repeated failed sends trip the delegatee\'s breaker once, counted by scope kind and trigger', async () => {
     const labels = { scope_kind: 'agent', trigger: 'repeated_tool_failure' };
     const before = await metrics();
-    for (const text of ['refuse me', 'refuse me again']) expect((await send('refuser', text)).error).toBeDefined();
+    // The refuser's own A2A error is relayed by its meaning, never its text (src/gateway/a2a-error.ts relayed()).
+    for (const text of ['refuse me', 'refuse me again']) expectRpcA2A((await send('refuser', text)).error, 'unsupported', 'the delegatee refused the request (A2A error -32004)');
     const after = (await until<string[] | undefined>(async () => {
       const m = await metrics();
       return sample(m, 'baton_breaker_trips_total', labels) > sample(before, 'baton_breaker_trips_total', labels) ? m : undefined;
@@ -179,7 +180,7 @@ describe('breakers', () => {
     expect(sample(after, 'baton_outcomes_total', { outcome: 'failed', delegatee: 'refuser' }) - sample(before, 'baton_outcomes_total', { outcome: 'failed', delegatee: 'refuser' })).toBe(2);
     expect(sample(after, 'baton_upstream_duration_seconds_count', { call: 'send', delegatee: 'refuser', result: 'error' }) - sample(before, 'baton_upstream_duration_seconds_count', { call: 'send', delegatee: 'refuser', result: 'error' })).toBe(2);
     // The next send is refused at admission: the tripped agent stream is a stale fence (ADR-0014 context_invalidated).
-    expect((await send('refuser', 'after the trip')).error).toMatchObject({ code: -32053 });
+    expectRpcCode((await send('refuser', 'after the trip')).error, 'context_invalidated');
     expect(sample(await metrics(), 'baton_refusals_total', { code: 'context_invalidated', delegatee: 'refuser', binding: 'jsonrpc' })).toBeGreaterThanOrEqual(1);
   }, 30_000);
 });
