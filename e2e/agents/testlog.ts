@@ -15,6 +15,8 @@ export interface LoggedRequest {
   a2aVersion: string | undefined;
   /** `message.metadata` as sent on the wire (JSON), e.g. the child delegation contract. */
   messageMetadata: unknown;
+  /** `message.parts` as sent (what the delegatee was asked to do). */
+  messageParts: unknown;
   /** `message.role` as sent: `ROLE_USER` from a v1.0 sender, `user` in v0.3's shape. */
   messageRole: unknown;
   /** Request-level `metadata` (SendMessageRequest.metadata / CancelTask metadata). */
@@ -127,6 +129,7 @@ export class TestLog {
         a2aExtensions: header(req, 'a2a-extensions'),
         a2aVersion: header(req, 'a2a-version'),
         messageMetadata: isRecord(message) ? message.metadata : undefined,
+        messageParts: isRecord(message) ? message.parts : undefined,
         messageRole: isRecord(message) ? message.role : undefined,
         requestMetadata: params.metadata,
         traceparent: header(req, 'traceparent'),

@@ -119,6 +119,8 @@ export class OperatorQueries {
       events: events as unknown as JsonValue,
       records: records as unknown as JsonValue,
       fences: heads as unknown as JsonValue,
+      // Turns still followed: who holds each, and the task the delegatee named (kept here until the verdict records it).
+      following: (await this.deps.store.work.ofAttempt(id)).map((w) => ({ effect_id: w.effect_id, remote_task_id: w.remote_task_id ?? null, lease_owner: w.lease_owner, lease_until: w.lease_until, deadline: w.deadline })) as unknown as JsonValue,
     };
   }
 }

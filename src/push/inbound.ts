@@ -16,7 +16,7 @@ import type { TrustStore } from '../cards/trust-store.ts';
 import { originOf } from '../cards/trust-store.ts';
 import { BatonError } from '../errors.ts';
 import type { AttemptBody } from '../attempts/record.ts';
-import { attemptOf } from '../gateway/attempts.ts';
+import { attemptOf, remoteTaskIdOf } from '../gateway/attempts.ts';
 import type { DelegateeConfig } from '../gateway/delegatees.ts';
 import { sendHttpError, toBatonError } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
@@ -104,7 +104,9 @@ export class InboundWebhooks {
     }
     const body = parseStrictJson(bytes, { maxBytes: this.deps.maxBytes ?? 256 * 1024 });
     const named = taskIdOf(body);
-    if (attempt.body.remote.task_id !== undefined && named !== attempt.body.remote.task_id) {
+    // The task the delegatee named: on the attempt after a verdict, on the turn's work row while it is followed.
+    const remoteTask = await remoteTaskIdOf(this.deps.store, attempt);
+    if (remoteTask !== undefined && named !== remoteTask) {
       throw new BatonError('invalid_request', 'notification is about another task');
     }
     if (attempt.body.state === 'closed') return { status: 200, body: { status: 'ignored', reason: 'task already has a verified outcome' } };
@@ -136,7 +138,8 @@ export class InboundWebhooks {
     } catch {
       throw fail('signature or claims do not verify');
     }
-    if (attempt.body.remote.task_id !== undefined && payload.task_id !== attempt.body.remote.task_id) throw fail('task_id claim names another task');
+    const remoteTask = await remoteTaskIdOf(this.deps.store, attempt);
+    if (remoteTask !== undefined && payload.task_id !== remoteTask) throw fail('task_id claim names another task');
     if (typeof payload.body_sha256 !== 'string') throw fail('body_sha256 missing');
     if (payload.body_sha256 !== createHash('sha256').update(body).digest('base64url')) throw fail('body_sha256 does not match the body');
     const jti = typeof payload.jti === 'string' ? payload.jti : undefined;
