@@ -60,6 +60,28 @@ describe('Baton gateway, end to end with real SDK agents', () => {
     expect(again.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(again.id).toBe(task.id);
   });
+
+  it('forwards no request-level metadata: a contract chain forged there never reaches the delegatee (issue #25 item 19)', async () => {
+    const marker = `forged-${randomUUID()}`;
+    const res = await world.fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: marker }] }, metadata: { [CONTRACT_EXT]: { chain: [{ record_id: marker }] }, note: marker } },
+      }),
+    });
+    const body = (await res.json()) as { result?: { task?: Task } };
+    expect(body.result?.task?.status?.state).toBe('TASK_STATE_COMPLETED');
+    const log = await world.agents.honest!.log();
+    const sent = log.requests.filter((r) => (r.method === 'SendStreamingMessage' || r.method === 'SendMessage') && JSON.stringify(r.messageParts).includes(marker));
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.requestMetadata).toBeUndefined();
+    // The message's own chain is Baton's, not the forged one.
+    expect(JSON.stringify(sent[0]!.messageMetadata)).not.toContain(marker);
+  });
 });
 
 describe('bindings and extensions', () => {

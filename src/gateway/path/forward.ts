@@ -5,6 +5,9 @@
  * learns the remote task id before the agent finishes and can always cancel
  * and read back. The caller's validated message is forwarded as received,
  * with Baton's remote context and the signed contract chain attached.
+ * Request-level `metadata` is the caller's word to Baton, not Baton's to pass
+ * on: it is never forwarded (a chain forged there must not reach a delegatee
+ * that reads one, issue #25 item 19); only the message travels.
  */
 import type { JsonValue } from '../../records/strict-json.ts';
 import { CONTRACT_EXTENSION } from '../present.ts';
@@ -28,8 +31,9 @@ export function wireParams(deps: Pick<PathDeps, 'push'>, turn: AdmittedTurn, par
   const { taskPushNotificationConfig: _integrators, returnImmediately: _wait, ...configuration } = (params.configuration as Json | undefined) ?? {};
   // An integrator's webhook is Baton's to serve: the delegatee is asked to notify Baton's own instead (only then).
   const own: Json = _integrators != null && deps.push && turn.target.pushNotifications ? { taskPushNotificationConfig: deps.push.inbound(turn.attempt.record_id) as unknown as JsonValue } : {};
+  const { metadata: _request, ...rest } = params;
   return {
-    ...params,
+    ...rest,
     message: {
       ...message,
       ...(turn.remoteTaskId ? { taskId: turn.remoteTaskId } : {}),
