@@ -52,9 +52,9 @@ describe('the operator listener', () => {
     }
   });
 
-  it('answers loopback names, its own address and admin.allowedHosts', async () => {
+  it('answers loopback names, its own address, admin.allowedHosts and IP literals (a scraper by address)', async () => {
     const { port } = new URL(gw.adminUrl!);
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'LOCALHOST', `[::1]:${port}`, 'ops.internal:443']) expect([host, (await get('/metrics', host)).status]).toEqual([host, 200]);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'LOCALHOST', `[::1]:${port}`, 'ops.internal:443', '10.1.2.3:8081', '[fd00::5]']) expect([host, (await get('/metrics', host)).status]).toEqual([host, 200]);
   });
 
   it('/admin/docs cannot be framed by another site', async () => {
