@@ -130,7 +130,8 @@ describe('control notices at B: only for delegations A issued to B; escalated; r
 describe('an imported chain is clamped to B\'s preset for A, whatever A grants', () => {
   let fed: Federation;
   beforeAll(async () => {
-    fed = await startFederation({ presetA: { maxInvocations: 1_000_000 }, presetBelow: { maxInvocations: 3, lifetimeSeconds: 600, maxActiveRoots: 2 } });
+    // No owner bound for A here: B accounts everything A sends in one namespace of its own for A.
+    fed = await startFederation({ presetA: { maxInvocations: 1_000_000 }, presetBelow: { maxInvocations: 3, lifetimeSeconds: 600, maxActiveRoots: 2 }, upstream: { ownerNamespace: undefined, spaceId: undefined } });
   }, 180_000);
   afterAll(async () => fed?.close());
 
@@ -148,7 +149,9 @@ describe('an imported chain is clamped to B\'s preset for A, whatever A grants',
     expect((await presentAtB(fed, chain)).error).toBeUndefined();
     expect(JSON.stringify((await presentAtB(fed, chain)).error)).toMatch(/LIMIT_EXCEEDED/);
     await atB(fed, async (s) => {
-      expect((await s.ledger.node(chain[1]!.record_id))?.not_after).toBe(new Date(Date.parse(chain[1]!.issued_at) + 600_000).toISOString());
+      const node = await s.ledger.node(chain[1]!.record_id);
+      expect(node?.not_after).toBe(new Date(Date.parse(chain[1]!.issued_at) + 600_000).toISOString());
+      expect(node?.owner_namespace).toBe('upstream:org-a');
     });
   });
 

@@ -211,23 +211,25 @@ export class Federation {
     const blocked = n.heads.filter((h) => h.state !== 'active');
     if (blocked.length === 0) return 0;
     const first = blocked[0]!;
-    // Already blocked here (tripped, revoked, suspended): nothing to trip, nothing new to escalate.
+    // Already blocked here (tripped, revoked, suspended): nothing to trip, nothing new to escalate — but passed on below.
     const before = await this.deps.store.control.head(scope);
-    if (!before || before.state !== 'active') return 0;
-    const reason = `upstream ${up.actorObjectId}: ${first.scope.scope_kind} ${first.state}`.slice(0, 2048);
-    const event = await this.deps.store.control.appendControl({
-      event_type: 'rw003.circuit_breaker.tripped',
-      control_scope_ref: scope,
-      actor_ref: this.deps.actorRef,
-      idempotency_key: `notice:${n.subject}:${first.boundary?.event_id ?? first.state}:${before.position}`,
-      payload: { action: 'trip', trigger: 'revocation', reason },
-    });
-    // Every trip is the operator's to see and, once the upstream's delegation is usable again, to reset (issue 25 item 13).
-    await this.deps.escalate?.(n.subject, [`control notice from upstream ${up.actorObjectId}`, reason, `tripped at position ${event.position}; reset with: baton breaker reset delegation:${n.subject}`]);
+    const trip = before?.state === 'active';
+    if (trip) {
+      const reason = `upstream ${up.actorObjectId}: ${first.scope.scope_kind} ${first.state}`.slice(0, 2048);
+      const event = await this.deps.store.control.appendControl({
+        event_type: 'rw003.circuit_breaker.tripped',
+        control_scope_ref: scope,
+        actor_ref: this.deps.actorRef,
+        idempotency_key: `notice:${n.subject}:${first.boundary?.event_id ?? first.state}:${before.position}`,
+        payload: { action: 'trip', trigger: 'revocation', reason },
+      });
+      // Every trip is the operator's to see and, once the upstream's delegation is usable again, to reset (issue 25 item 13).
+      await this.deps.escalate?.(n.subject, [`control notice from upstream ${up.actorObjectId}`, reason, `tripped at position ${event.position}; reset with: baton breaker reset delegation:${n.subject}`]);
+    }
     // Further down (three hops): the children this gateway issued under it hear it now, not only when a sweep stops an attempt.
     const tree = await this.deps.store.ledger.tree(n.subject);
     for (const child of tree?.children ?? []) await this.notifyDownstream(child.node_id).catch(() => false);
-    return 1;
+    return trip ? 1 : 0;
   }
 
   /**
