@@ -1,23 +1,18 @@
 /**
- * The unit tests of the pure core, for mutation testing (npm run mutation;
- * stryker.config.mjs). The ledger, control and record programs run inside a
- * store transaction, so their tests go through the real SQLite adapter.
+ * The unit tests of one mutation group (npm run mutation; mutation/groups.mjs):
+ * Stryker's dry run and every static mutant run exactly the tests that guard
+ * the group's files, not the whole core's.
  */
 import { defineConfig } from 'vitest/config';
+import { GROUPS } from './mutation/groups.mjs';
+
+const group = GROUPS[process.env.BATON_MUTATION_GROUP ?? 'attempts'];
+if (!group) throw new Error(`unknown mutation group ${process.env.BATON_MUTATION_GROUP}`);
 
 export default defineConfig({
   test: {
-    include: [
-      'test/records/**/*.test.ts',
-      'test/contracts/**/*.test.ts',
-      'test/control/**/*.test.ts',
-      'test/ledger/**/*.test.ts',
-      'test/attempts/**/*.test.ts',
-      'test/store/sqlite-ledger.test.ts',
-      'test/store/sqlite-records.test.ts',
-    ],
-    // The CLI and the tree renderer are not the core (the CLI test spawns processes).
-    exclude: ['test/contracts/delegate-cli.test.ts', 'test/contracts/render-tree.test.ts'],
+    include: group.tests,
+    exclude: group.exclude ?? [],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

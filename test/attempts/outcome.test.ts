@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { project, withFences, type Observation, type ReadBack } from '../../src/attempts/outcome.ts';
-import { fingerprint, TASK_STATES, type TaskView } from '../../src/attempts/task-view.ts';
+import { checkAcceptance, project, withFences, type Observation, type ReadBack } from '../../src/attempts/outcome.ts';
+import { fingerprint, TASK_STATES, TaskView } from '../../src/attempts/task-view.ts';
 
 const task = (state: string, artifacts: TaskView['artifacts'] = [{ artifactId: 'a1', parts: [{ mediaType: 'text/plain', text: 'hi' }] }], id = 't1'): TaskView => ({
   id,
@@ -173,5 +173,15 @@ describe('outcome projection, exactly (the receipt records every field)', () => 
     expect(mixed([{ artifactId: 'a', parts: [{ mediaType: 'text/plain' }, { mediaType: 'image/png' }] }])).toEqual([{ check: 'media_types', passed: false }]);
     expect(mixed([{ artifactId: 'a', parts: [{ mediaType: 'text/plain' }] }, { artifactId: 'b', parts: [{ mediaType: 'image/png' }] }])).toEqual([{ check: 'media_types', passed: false }]);
     expect(mixed([])).toEqual([{ check: 'media_types', passed: true }]);
+  });
+});
+
+describe('checkAcceptance', () => {
+  it('a task with no artifacts at all fails a minimum and passes a media-type check', () => {
+    const bare = TaskView.parse({ id: 't1', status: { state: 'TASK_STATE_COMPLETED' } });
+    expect(checkAcceptance(bare, { minArtifacts: 1, allowedMediaTypes: ['text/plain'] })).toEqual([
+      { check: 'artifacts>=1', passed: false },
+      { check: 'media_types', passed: true },
+    ]);
   });
 });

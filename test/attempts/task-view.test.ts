@@ -55,3 +55,16 @@ describe('mergeArtifact', () => {
     expect(v.artifacts).toEqual([{ artifactId: 'a', parts: [] }]);
   });
 });
+
+describe('TaskView: the schema a delegatee\'s task is read with', () => {
+  const ok = { id: 't1', contextId: 'c1', status: { state: 'TASK_STATE_COMPLETED' } };
+  it('needs an id and a status with a state; artifacts need an id, parts default to none, media types are strings', () => {
+    expect(TaskView.safeParse(ok).success).toBe(true);
+    expect(TaskView.safeParse({ id: 't1' }).success).toBe(false);
+    expect(TaskView.safeParse({ id: 't1', status: {} }).success).toBe(false);
+    expect(TaskView.safeParse({ ...ok, artifacts: [{ parts: [] }] }).success).toBe(false);
+    expect(TaskView.parse({ ...ok, artifacts: [{ artifactId: 'a' }] }).artifacts).toEqual([{ artifactId: 'a', parts: [] }]);
+    expect(TaskView.safeParse({ ...ok, artifacts: [{ artifactId: 'a', parts: [{ mediaType: 5 }] }] }).success).toBe(false);
+    expect(TaskView.safeParse({ ...ok, contextId: 'c'.repeat(2049) }).success).toBe(false);
+  });
+});

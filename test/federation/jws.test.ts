@@ -1,0 +1,61 @@
+/**
+ * Head statements, control notices and consumption receipts all verify
+ * through verifyJws: only under the JWKS pinned for the sender, only
+ * ES256/EdDSA, only with the expected `typ`, only strict JSON — and every
+ * failure is the one context_invalidated refusal (src/federation/jws.ts).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CompactSign, generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseJwks, type KeySet } from '../../src/cards/jwks.ts';
+import { signJws, verifyJws } from '../../src/federation/jws.ts';
+import { Keyring } from '../../src/keys/keyring.ts';
+import { expectCodeAsync } from '../helpers/errors.ts';
+
+const TYP = 'baton-control-notice+jws';
+let dir: string;
+let keyring: Keyring;
+let keys: KeySet;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'baton-jws-'));
+  keyring = await Keyring.open(dir, { generate: true });
+  keys = await parseJwks(JSON.stringify(keyring.jwks()));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const refused = async (jws: string, set: KeySet = keys, typ = TYP) => {
+  const err = await expectCodeAsync(verifyJws(jws, set, typ), 'context_invalidated');
+  expect(err.details).toEqual({ reason: 'bad_signature' });
+};
+/** A compact JWS over `payload` bytes with `header`, signed by `key` (default: the pinned one). */
+const raw = async (payload: string, header: Record<string, unknown>, key?: Parameters<CompactSign['sign']>[0]) =>
+  new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'ES256', ...header }).sign(key ?? keyring.current('ES256').privateKey);
+
+describe('verifyJws', () => {
+  it('returns the payload signed under a pinned key with the expected typ', async () => {
+    expect(await verifyJws(await signJws(keyring, TYP, { heads: [], subject: 'dlg_x' }), keys, TYP)).toEqual({ heads: [], subject: 'dlg_x' });
+  });
+
+  it('refuses another typ, a tampered payload, an unknown or revoked kid, and a key the sender did not pin', async () => {
+    const good = await signJws(keyring, TYP, { subject: 'dlg_x' });
+    await refused(good, keys, 'baton-consumption-receipt+jws');
+    const [h, , s] = good.split('.');
+    await refused(`${h}.${Buffer.from('{"subject":"dlg_y"}').toString('base64url')}.${s}`);
+    const kid = keyring.current('ES256').kid;
+    await refused(good, { keys: keys.keys, revoked: new Set([kid]) });
+    await refused(good, { keys: new Map(), revoked: new Set() });
+    const { privateKey } = await generateKeyPair('ES256');
+    await refused(await raw('{"subject":"dlg_x"}', { kid, typ: TYP }, privateKey));
+    await refused(await raw('{"subject":"dlg_x"}', { kid: 'someone-else', typ: TYP }));
+  });
+
+  it('refuses a header whose alg is not the pinned key\'s, and a payload that is not strict JSON', async () => {
+    const kid = keyring.current('ES256').kid;
+    const { privateKey } = await generateKeyPair('EdDSA');
+    await refused(await raw('{"subject":"dlg_x"}', { alg: 'EdDSA', kid, typ: TYP }, privateKey));
+    await refused(await raw('{"subject":"dlg_x","subject":"dlg_y"}', { kid, typ: TYP }));
+    await refused(await raw('{"subject":"dlg_x"}', { kid }));
+  });
+});
