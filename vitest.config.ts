@@ -6,7 +6,8 @@ export default defineConfig({
     // Tests spawn real servers and processes; two cores, so keep it modest.
     pool: 'forks',
     maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Bounds, not budgets: a test that spawns the CLI four or five times needs 20–40 s on a loaded 2-core machine.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
   },
 });
