@@ -16,7 +16,6 @@ import type { DelegationContract } from '../contracts/model.ts';
 import type { BreakerTrigger } from '../control/breaker.ts';
 import type { ControlEvent } from '../control/event.ts';
 import type { ScopeKind } from '../control/scope.ts';
-import { invalidRequest } from '../errors.ts';
 import type { AttemptBody } from '../attempts/record.ts';
 import { requeueRefused } from '../push/model.ts';
 import { purgeContent } from '../retention/purge.ts';
