@@ -7,6 +7,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { taskInput } from '../../src/gateway/task-input.ts';
 import { randomIds } from '../../src/records/ids.ts';
@@ -51,6 +52,29 @@ describe('sqlite: retention purge scrubs the files', () => {
       expect(onDisk(path, MESSAGE, ARTIFACT, PENDING)).toEqual([PENDING]);
       expect((await store.push.delivery('dlv_wait'))?.body).toBe(JSON.stringify({ text: PENDING }));
     } finally {
+      await store.close();
+    }
+  });
+
+  it("another connection's open read keeps the WAL: the purge says reclaimed: false, and the next purge truncates it", async () => {
+    const path = join(dir, 'reader.db');
+    const store = SqliteStore.open(path, { create: true });
+    const reader = new Database(path, { readonly: true });
+    const MESSAGE = 'MSG-MARKER-c41d07-held-by-a-reader';
+    try {
+      const deps = { ids: randomIds, clock: systemClock, gatewayActor: actor };
+      await store.putRecord(taskInput('att_reader', { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: MESSAGE }] }, deps));
+      reader.exec('BEGIN');
+      expect(reader.prepare('SELECT count(*) AS n FROM content').get()).toEqual({ n: 1 }); // a snapshot with the message in it
+      const held = await purgeContent({ store, clock: systemClock, ids: randomIds }, new Date(), actor, 'operator');
+      expect(held).toMatchObject({ purged: 1, reclaimed: false });
+      expect(onDisk(path, MESSAGE)).toEqual([MESSAGE]);
+      reader.exec('COMMIT');
+      const next = await purgeContent({ store, clock: systemClock, ids: randomIds }, new Date(), actor, 'operator');
+      expect(next).toMatchObject({ purged: 0, reclaimed: true });
+      expect(onDisk(path, MESSAGE)).toEqual([]);
+    } finally {
+      reader.close();
       await store.close();
     }
   });

@@ -168,9 +168,18 @@ function writeMarker(path: string, marker: StoreMarker): void {
  * read kept frames the checkpoint could not copy (the next purge retries).
  */
 export function checkpointTruncate(db: Db): boolean {
-  const [row] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number | bigint }>;
-  return Number(row?.busy ?? 1) === 0;
+  // The wait for other processes' readers and writers blocks this process's event loop: bound it well below busy_timeout.
+  const busy = db.pragma('busy_timeout', { simple: true }) as number | bigint;
+  db.pragma(`busy_timeout = ${Math.min(Number(busy), CHECKPOINT_WAIT_MS)}`);
+  try {
+    const [row] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number | bigint }>;
+    return Number(row?.busy ?? 1) === 0;
+  } finally {
+    db.pragma(`busy_timeout = ${Number(busy)}`);
+  }
 }
+
+const CHECKPOINT_WAIT_MS = 1_000;
 
 /** Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back on any throw. */
 export function immediate<T>(db: Db, fn: () => T): T {
