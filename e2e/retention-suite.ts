@@ -7,10 +7,14 @@
  * and on PostgreSQL.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AttemptBody, TaskInputBody } from '../src/attempts/record.ts';
 import type { Store } from '../src/store/port.ts';
+import { purgedBody } from '../src/store/push-sql.ts';
 import { baton as cli } from '../test/cli/run.ts';
+import { pollUntil } from './harness/process.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 
 export interface RetentionSetup {
@@ -18,6 +22,14 @@ export interface RetentionSetup {
   open(world: World): Promise<Store>;
   /** Runs one raw SQL statement on the store (to simulate tampering); `?` placeholders. */
   exec(world: World, sql: string, params: unknown[]): Promise<void>;
+  /** The files the store keeps its bytes in, when it is a local file (SQLite: the database and its WAL). */
+  files?(world: World): string[];
+}
+
+/** Which of `markers` the files hold (never the bytes themselves, to keep a failure readable). */
+function onDisk(files: string[], ...markers: string[]): string[] {
+  const bytes = Buffer.concat(files.filter((f) => existsSync(f)).map((f) => readFileSync(f)));
+  return markers.filter((m) => bytes.includes(m, 0, 'latin1'));
 }
 
 type Task = { id: string; status: { state: string }; artifacts?: unknown[]; metadata: Record<string, { outcome: string | null; content?: string }> };
@@ -27,13 +39,26 @@ export function retentionSuite(name: string, setup: () => Promise<RetentionSetup
   describe(`${name}: data retention`, () => {
     let world: World;
     let s: RetentionSetup;
+    // An integrator's webhook on loopback: answers 200 to every delivery (issue 25 item 16: its bodies are purged too).
+    let hook: Server;
+    let hookUrl: string;
     const env = () => ({ BATON_CONFIG: world.configFile, BATON_LOG_LEVEL: 'silent' });
 
     beforeAll(async () => {
       s = await setup();
-      world = await startWorld({ agents: { honest: { behaviour: 'honest', stepMs: 10 } }, presets: [{ id: 'standard', maxInvocations: 50 }], config: { ...(s.store ? { store: s.store } : {}) } });
+      hook = createServer((req, res) => req.resume().on('end', () => res.writeHead(200).end()));
+      await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+      hookUrl = `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
+      world = await startWorld({
+        agents: { honest: { behaviour: 'honest', stepMs: 10 } },
+        presets: [{ id: 'standard', maxInvocations: 50 }],
+        config: { ...(s.store ? { store: s.store } : {}), push: { allowHttp: true, allowAddresses: ['127.0.0.0/8'], intervalMs: 50 } },
+      });
     }, 90_000);
-    afterAll(async () => world?.close());
+    afterAll(async () => {
+      await world?.close();
+      await new Promise((resolve) => hook?.close(resolve));
+    });
 
     async function rpc(method: string, params: unknown): Promise<{ result?: { task?: Task } & Task; error?: { code: number; data?: Array<Record<string, unknown>> } }> {
       const res = await world.fetch(`${world.url}/agents/honest/a2a/jsonrpc`, {
@@ -58,6 +83,10 @@ export function retentionSuite(name: string, setup: () => Promise<RetentionSetup
     };
 
     let purgedTask: Task;
+    // The text the caller sends with a webhook, and the honest agent's artifact (its reverse).
+    const PUSHED = 'pushed-marker-3e8b1f';
+    const PUSHED_ARTIFACT = [...PUSHED].reverse().join('');
+    let deliveryId: string;
     it('records keep digests only; the content is stored apart and GetTask still shows it', async () => {
       const task = await send('keep me for now');
       expect(task.status.state).toBe('TASK_STATE_COMPLETED');
@@ -83,12 +112,26 @@ export function retentionSuite(name: string, setup: () => Promise<RetentionSetup
       expect((await audit()).report).toMatchObject({ break_count: 0 });
     });
 
+    it("a webhook's delivered body carries the artifact until a purge", async () => {
+      const sent = await rpc('SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: PUSHED }] }, configuration: { taskPushNotificationConfig: { url: hookUrl } } });
+      const taskId = sent.result!.task!.id;
+      const [row] = await pollUntil(
+        () => withStore((st) => st.push.deliveries({ task_id: taskId, limit: 10 })),
+        (rows) => rows.some((d) => d.status === 'delivered'),
+        { what: 'the delivery delivered', intervalMs: 50 },
+      );
+      deliveryId = row!.delivery_id;
+      expect(row!.body).toContain(PUSHED_ARTIFACT);
+      if (s.files) expect(onDisk(s.files(world), PUSHED, PUSHED_ARTIFACT)).toEqual([PUSHED, PUSHED_ARTIFACT]); // so their absence later means something
+    });
+
     it('baton retention purge removes the content; every chain and audit verify stay clean; the purge is recorded', async () => {
       const before = new Date().toISOString();
       const r = await cli(['retention', 'purge', '--before', before, '--json'], env());
       expect(r.code).toBe(0);
-      const result = JSON.parse(r.stdout) as { purge_id: string; purged: number };
+      const result = JSON.parse(r.stdout) as { purge_id: string; purged: number; purged_deliveries: number };
       expect(result.purged).toBeGreaterThanOrEqual(2); // the message and the task view (at least)
+      expect(result.purged_deliveries).toBe(1); // the webhook's delivered body
       const { code, report } = await audit();
       expect(code).toBe(0);
       expect(report.break_count).toBe(0);
@@ -96,8 +139,17 @@ export function retentionSuite(name: string, setup: () => Promise<RetentionSetup
       await withStore(async (st) => {
         const purge = (await st.listRevisions(result.purge_id)).map((x) => x.body as { purged?: number; before: string });
         expect(purge).toHaveLength(2); // sealed before anything was purged, revised with the count after
-        expect(purge[1]).toMatchObject({ before, purged: result.purged });
+        expect(purge[1]).toMatchObject({ before, purged: result.purged, purged_deliveries: 1 });
+        // The delivered body no longer holds the artifact (nor the message): a stub naming the purge.
+        const delivered = (await st.push.delivery(deliveryId))!;
+        expect(delivered).toMatchObject({ status: 'delivered', body: purgedBody(result.purge_id) });
       });
+      // SQLite: no copy left in the database file or the WAL, with the gateway running beside the purge (issue 25 item 16).
+      expect(onDisk(s.files?.(world) ?? [], PUSHED, PUSHED_ARTIFACT)).toEqual([]);
+      // A purged delivery is never sent again.
+      const requeue = await cli(['push', 'requeue', deliveryId], env());
+      expect(requeue.code).not.toBe(0);
+      expect(requeue.stderr).toContain('invalid_request: delivery body was purged by retention');
     });
 
     it('a purged task still reads: outcome and state from the records, content: purged', async () => {

@@ -5,6 +5,7 @@ import { retentionSuite } from './retention-suite.ts';
 // The gateway process on its SQLite file; a second handle opened beside it.
 retentionSuite('sqlite', async () => ({
   open: async (w) => SqliteStore.open(join(w.dir, 'baton.db')),
+  files: (w) => [join(w.dir, 'baton.db'), join(w.dir, 'baton.db-wal')],
   exec: async (w, sql, params) => {
     const s = SqliteStore.open(join(w.dir, 'baton.db'));
     try {

@@ -75,7 +75,7 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   'GET /admin/push/deliveries': { summary: 'Push deliveries in the outbox (bodies omitted)', query: queries.deliveries },
   'POST /admin/push/deliveries/:id/requeue': { summary: 'Requeue a dead or pending delivery now', body: bodies.empty },
   'POST /admin/reload': { summary: 'Re-read the configuration and apply pinned JWKS, delegatees, callers and presets as one snapshot; refused whole (400, every problem listed) when it has errors; changes needing a restart are listed', body: bodies.empty },
-  'POST /admin/retention/purge': { summary: 'Purge message and task-view content stored before a date; records, digests and chains stay, the purge is recorded', body: bodies.purge },
+  'POST /admin/retention/purge': { summary: 'Purge message and task-view content, and delivered or dead push bodies, stored before a date; records, digests and chains stay, the purge is recorded', body: bodies.purge },
   'POST /admin/cards/refresh': { summary: "Re-fetch delegatees' cards now (one, or all) instead of after the cache's max-age", body: bodies.refresh },
   'GET /admin/approvals': { summary: 'Requests held for a named human authority (the approvals queue), newest first', query: queries.approvals },
   'GET /admin/approvals/:id': { summary: 'One request: the exact effect preview (delegatee and card digest, message digest and rendering, scope, budget, expiry), its decision and the task' },

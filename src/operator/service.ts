@@ -16,8 +16,8 @@ import type { DelegationContract } from '../contracts/model.ts';
 import type { BreakerTrigger } from '../control/breaker.ts';
 import type { ControlEvent } from '../control/event.ts';
 import type { ScopeKind } from '../control/scope.ts';
-import { invalidRequest } from '../errors.ts';
 import type { AttemptBody } from '../attempts/record.ts';
+import { requeueRefused } from '../push/model.ts';
 import { purgeContent } from '../retention/purge.ts';
 import type { SealedRecord } from '../records/envelope.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
@@ -167,10 +167,7 @@ export class OperatorService {
 
   async requeue(deliveryId: string): Promise<void> {
     const ok = this.deps.requeue ? await this.deps.requeue(deliveryId) : await this.deps.store.push.requeue(deliveryId, this.deps.clock.now().toISOString());
-    if (!ok) {
-      const d = await this.deps.store.push.delivery(deliveryId);
-      throw invalidRequest(d ? `delivery is ${d.status}, not dead` : 'no such delivery', { delivery: deliveryId.slice(0, 128) });
-    }
+    if (!ok) throw requeueRefused(deliveryId, await this.deps.store.push.delivery(deliveryId));
   }
 
   auditVerify() {

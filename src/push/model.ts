@@ -5,8 +5,9 @@
  */
 import { z } from 'zod';
 import { redactedUrl } from './webhook-url.ts';
-import { invalidRequest } from '../errors.ts';
-import type { PushConfigRow } from '../store/port.ts';
+import { invalidRequest, type BatonError } from '../errors.ts';
+import type { DeliveryRow, PushConfigRow } from '../store/port.ts';
+import { isPurgedBody, PURGED_BODY_PREFIX } from '../store/push-sql.ts';
 
 /** RFC 9110 token: the characters an auth-scheme may use. */
 const TOKEN68 = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,32}$/;
@@ -101,4 +102,14 @@ export function judgeTry(result: { status: number } | { error: string; final: bo
   const final = 'status' in result ? result.status === 410 : result.final;
   if (final || attempt >= policy.maxAttempts) return { status: 'dead', error: final ? error : `${error} (gave up after ${attempt} tries)` };
   return { status: 'pending', delayMs: backoffMs(attempt, policy, random), error };
+}
+
+/** Why `requeue` left a delivery alone: not found, not dead, or its body purged by retention (never sent again). */
+export function requeueRefused(id: string, d: DeliveryRow | undefined): BatonError {
+  const delivery = id.slice(0, 128);
+  if (!d) return invalidRequest('no such delivery', { delivery });
+  if (isPurgedBody(d.body)) {
+    return invalidRequest('delivery body was purged by retention; it cannot be sent again', { delivery, reason: 'purged', purge: d.body.slice(PURGED_BODY_PREFIX.length, PURGED_BODY_PREFIX.length + 128) });
+  }
+  return invalidRequest(`delivery is ${d.status}, not dead`, { delivery });
 }

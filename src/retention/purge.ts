@@ -6,7 +6,9 @@
  * recorded: a `retention_purge` record is sealed before any content goes
  * (naming the cut-off and who asked) and revised with the count after, and
  * every purged row names it, so `baton audit verify` can tell "purged by
- * retention" from "missing" or "tampered with".
+ * retention" from "missing" or "tampered with". Delivered and dead push
+ * bodies are stubbed too, and the store is then asked to drop older copies
+ * of the bytes (issue 25 item 16).
  */
 import { z } from 'zod';
 import { invalidRequest } from '../errors.ts';
@@ -33,6 +35,8 @@ export interface RetentionPurgeBody {
   started_at: string;
   /** Set on the second revision, once the content is gone. */
   purged?: number;
+  /** Delivered or dead push bodies replaced by a stub (the same revision). */
+  purged_deliveries?: number;
   finished_at?: string;
 }
 
@@ -40,6 +44,14 @@ export interface PurgeResult {
   purge_id: string;
   before: string;
   purged: number;
+  /** Delivered or dead push deliveries whose body was replaced by a stub. */
+  purged_deliveries: number;
+  /**
+   * Whether the store confirmed older copies of the purged bytes are gone
+   * (SQLite: WAL checkpointed and truncated; false when a reader held it back,
+   * and the next purge retries). PostgreSQL: always true, see README.
+   */
+  reclaimed: boolean;
   /** Content still held and purged overall, after this purge. */
   stats: { stored: number; purged: number };
 }
@@ -67,10 +79,13 @@ export async function purgeContent(deps: PurgeDeps, before: Date, by: ActorRef, 
   );
   await deps.store.putRecord(started);
   const purged = await deps.store.content.purge(iso, started.record_id, deps.clock.now().toISOString());
+  // The exact bytes POSTed hold history and artifacts too; pending and delivering rows keep theirs (still to be sent identically).
+  const purgedDeliveries = await deps.store.push.purgeBodies(iso, started.record_id);
+  const reclaimed = await deps.store.content.reclaim();
   const finished = sealRecord<RetentionPurgeBody>(
-    { type: 'retention_purge', issuedBy: by, lifecycle: 'recorded', recordId: started.record_id, prior: refOf(started), body: { ...started.body, purged, finished_at: deps.clock.now().toISOString() } },
+    { type: 'retention_purge', issuedBy: by, lifecycle: 'recorded', recordId: started.record_id, prior: refOf(started), body: { ...started.body, purged, purged_deliveries: purgedDeliveries, finished_at: deps.clock.now().toISOString() } },
     deps,
   );
   await deps.store.putRecord(finished);
-  return { purge_id: started.record_id, before: iso, purged, stats: await deps.store.content.stats() };
+  return { purge_id: started.record_id, before: iso, purged, purged_deliveries: purgedDeliveries, reclaimed, stats: await deps.store.content.stats() };
 }

@@ -16,7 +16,10 @@ export function schedulePurges(config: RetentionConfig, deps: PurgeDeps & { logg
     if (running) return;
     running = true;
     purgeContent(deps, cutoffFor(days, deps.clock.now()), deps.actor, 'schedule')
-      .then((r) => r.purged > 0 && deps.logger.info({ purged: r.purged, before: r.before, purge_id: r.purge_id }, 'retention: content purged'))
+      .then((r) => {
+        if (r.purged + r.purged_deliveries > 0) deps.logger.info({ purged: r.purged, purged_deliveries: r.purged_deliveries, before: r.before, purge_id: r.purge_id }, 'retention: content purged');
+        if (!r.reclaimed) deps.logger.warn({ purge_id: r.purge_id }, 'retention: the WAL could not be truncated (a reader held it); the next pass retries');
+      })
       .catch((err: unknown) => deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'retention: purge failed; the next pass retries'))
       .finally(() => (running = false));
   };

@@ -45,12 +45,20 @@ export interface ContentStore {
   stats(): Promise<{ stored: number; purged: number }>;
   /** Rows ordered by digest after `after` (for the audit). */
   scan(after: string | undefined, limit: number): Promise<ContentRow[]>;
+  /**
+   * After a purge: lets the engine drop older copies of purged bytes. SQLite
+   * checkpoints the WAL and truncates it (with secure_delete on, freed cells
+   * are already zeroed); resolves false when a reader kept some WAL frames.
+   * PostgreSQL does nothing beyond the UPDATE (README "Data retention").
+   */
+  reclaim(): Promise<boolean>;
 }
 
 const COLUMNS = 'digest, kind, document, stored_at, purged_at, purge_ref';
 
-export function composeContent({ p, all }: Pick<PushDialect, 'p' | 'all'>): ContentStore {
+export function composeContent({ p, all }: Pick<PushDialect, 'p' | 'all'>, reclaim: () => Promise<boolean>): ContentStore {
   return {
+    reclaim,
     get: async (digest) => (await all<ContentRow>(`SELECT ${COLUMNS} FROM content WHERE digest = ${p(1)}`, [digest]))[0],
     purge: async (before, purgeRef, at) =>
       (await all(`UPDATE content SET document = NULL, purged_at = ${p(2)}, purge_ref = ${p(3)} WHERE stored_at < ${p(1)} AND document IS NOT NULL RETURNING digest`, [before, at, purgeRef])).length,

@@ -182,8 +182,15 @@ export interface PushStore {
   delivery(deliveryId: string): Promise<DeliveryRow | undefined>;
   /** Newest first. */
   deliveries(filter: { status?: DeliveryStatus; task_id?: string; limit: number }): Promise<DeliveryRow[]>;
-  /** A dead delivery back to pending, due at `at`, tries reset; false when it was not dead. */
+  /** A dead delivery back to pending, due at `at`, tries reset; false when it was not dead or its body was purged. */
   requeue(deliveryId: string, at: string): Promise<boolean>;
+  /**
+   * Retention (issue 25 item 16): replaces the body of every delivered or
+   * dead delivery created before `before` with `purgedBody(purgeRef)`;
+   * pending and delivering rows keep their bytes (they are still to be sent
+   * identically). Resolves with how many bodies were replaced.
+   */
+  purgeBodies(before: string, purgeRef: string): Promise<number>;
 }
 
 /**

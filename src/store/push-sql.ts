@@ -45,6 +45,14 @@ export const pushTablesSql = (strict: string) => `
   CREATE INDEX push_deliveries_by_task ON push_deliveries(task_id, created_at);
 `;
 
+/**
+ * What a purged delivery's body becomes. Never valid JSON, so no body Baton
+ * POSTs (always a JSON document) can be mistaken for it.
+ */
+export const PURGED_BODY_PREFIX = 'purged-by-retention:';
+export const purgedBody = (purgeRef: string) => `${PURGED_BODY_PREFIX}${purgeRef}`;
+export const isPurgedBody = (body: string) => body.startsWith(PURGED_BODY_PREFIX);
+
 export interface PushDialect {
   /** The placeholder of the n-th (1-based) parameter; it may appear more than once. */
   p(n: number): string;
@@ -73,6 +81,8 @@ const byDue = (a: DeliveryRow, b: DeliveryRow) =>
   a.next_at < b.next_at ? -1 : a.next_at > b.next_at ? 1 : a.delivery_id < b.delivery_id ? -1 : a.delivery_id > b.delivery_id ? 1 : 0;
 
 export function composePush({ p, lock, all }: PushDialect): PushStore {
+  // substr, not LIKE: a purge id is free to hold LIKE's wildcards. Parameters n (length) and n+1 (prefix).
+  const NOT_PURGED = (n: number) => `substr(body, 1, ${p(n)}) <> ${p(n + 1)}`;
   const list = (from: number, n: number) => Array.from({ length: n }, (_, i) => p(from + i)).join(', ');
   const ACTIVE = 'deleted_at IS NULL';
   const changed = (sql: string, params: unknown[]) => all<{ changed: string }>(`${sql} RETURNING 1 AS changed`, params).then((r) => r.length > 0);
@@ -159,8 +169,16 @@ export function composePush({ p, lock, all }: PushDialect): PushStore {
     requeue: (deliveryId, at) =>
       changed(
         `UPDATE push_deliveries SET status = 'pending', next_at = ${p(2)}, attempts = 0, lease_owner = NULL, lease_until = NULL
-         WHERE delivery_id = ${p(1)} AND status = 'dead'`,
-        [deliveryId, at],
+         WHERE delivery_id = ${p(1)} AND status = 'dead' AND ${NOT_PURGED(3)}`,
+        [deliveryId, at, PURGED_BODY_PREFIX.length, PURGED_BODY_PREFIX],
       ),
+    purgeBodies: async (before, purgeRef) =>
+      (
+        await all(
+          `UPDATE push_deliveries SET body = ${p(2)}
+           WHERE status IN ('delivered', 'dead') AND created_at < ${p(1)} AND ${NOT_PURGED(3)} RETURNING delivery_id`,
+          [before, purgedBody(purgeRef), PURGED_BODY_PREFIX.length, PURGED_BODY_PREFIX],
+        )
+      ).length,
   };
 }

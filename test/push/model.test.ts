@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backoffMs, credentialsOf, DEFAULT_RETRY, judgeTry, parseConfigInput, presentConfig } from '../../src/push/model.ts';
+import { backoffMs, credentialsOf, DEFAULT_RETRY, judgeTry, parseConfigInput, presentConfig, requeueRefused } from '../../src/push/model.ts';
+import type { DeliveryRow } from '../../src/store/port.ts';
+import { purgedBody } from '../../src/store/push-sql.ts';
 import { expectCode } from '../helpers/errors.ts';
 
 const row = { task_id: 'att_1', config_id: 'c1', caller_id: 'planner', url: 'https://hooks.example.com/x', sealed_credentials: 'v1.a.b.c', created_at: '', deleted_at: null, seen_revision: null };
@@ -53,5 +55,19 @@ describe('retry rules', () => {
     for (const status of [302, 401, 429, 500, 503]) expect(judgeTry({ status }, 1, DEFAULT_RETRY)).toMatchObject({ status: 'pending', error: `HTTP ${status}` });
     expect(judgeTry({ error: 'timeout', final: false }, 3, DEFAULT_RETRY)).toMatchObject({ status: 'pending' });
     expect(judgeTry({ status: 503 }, DEFAULT_RETRY.maxAttempts, DEFAULT_RETRY)).toMatchObject({ status: 'dead', error: expect.stringContaining('gave up after 8 tries') });
+  });
+});
+
+describe('requeue refusals', () => {
+  const d = (over: Partial<DeliveryRow>): DeliveryRow => ({
+    delivery_id: 'dlv_1', task_id: 'att_1', config_id: 'c1', revision_id: 'rev_1', body: '{}', status: 'dead', attempts: 8,
+    next_at: '', lease_until: null, lease_owner: null, last_error: 'HTTP 410', created_at: '', delivered_at: null, ...over,
+  });
+  it('names why: no such delivery, not dead, or its body purged by retention (issue 25 item 16), each invalid_request', () => {
+    expect(expectCode(() => { throw requeueRefused('dlv_x', undefined); }, 'invalid_request').message).toBe('no such delivery');
+    expect(expectCode(() => { throw requeueRefused('dlv_1', d({ status: 'delivered' })); }, 'invalid_request').message).toBe('delivery is delivered, not dead');
+    const purged = expectCode(() => { throw requeueRefused('dlv_1', d({ body: purgedBody('rp_1') })); }, 'invalid_request');
+    expect(purged.message).toBe('delivery body was purged by retention; it cannot be sent again');
+    expect(purged.details).toEqual({ delivery: 'dlv_1', reason: 'purged', purge: 'rp_1' });
   });
 });

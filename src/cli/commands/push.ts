@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { redactedUrl } from '../../push/webhook-url.ts';
 import { invalidRequest } from '../../errors.ts';
+import { requeueRefused } from '../../push/model.ts';
 import type { DeliveryRow, DeliveryStatus } from '../../store/port.ts';
 import { withStore } from '../with-store.ts';
 import type { CliContext } from '../context.ts';
@@ -47,10 +48,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('send a dead-lettered delivery again (same id and body bytes, signed afresh), due now')
     .action(async (id: string) => {
       await withStore(ctx, async (store) => {
-        if (!(await store.push.requeue(id, new Date().toISOString()))) {
-          const d = await store.push.delivery(id);
-          throw invalidRequest(d ? `delivery is ${d.status}, not dead` : 'no such delivery', { delivery: id });
-        }
+        if (!(await store.push.requeue(id, new Date().toISOString()))) throw requeueRefused(id, await store.push.delivery(id));
         console.log(`${id} requeued; a running gateway sends it on its next outbox pass`);
       });
     });

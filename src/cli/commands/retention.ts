@@ -25,7 +25,10 @@ export function register(program: Command, ctx: CliContext): void {
       const before = o.before !== undefined ? new Date(o.before) : cutoffFor(days!, systemClock.now());
       const r = await withStore(ctx, (store) => purgeContent({ store, clock: systemClock, ids: randomIds }, before, ownerActorRef(config.ownerNamespace), 'operator'));
       if (o.json) return console.log(JSON.stringify(r, null, 2));
-      console.log(`purged ${r.purged} content item${r.purged === 1 ? '' : 's'} stored before ${r.before} (recorded as ${r.purge_id}); held ${r.stats.stored}, purged overall ${r.stats.purged}`);
+      console.log(
+        `purged ${r.purged} content item${r.purged === 1 ? '' : 's'} and ${r.purged_deliveries} delivered push bod${r.purged_deliveries === 1 ? 'y' : 'ies'} stored before ${r.before} (recorded as ${r.purge_id}); held ${r.stats.stored}, purged overall ${r.stats.purged}`,
+      );
+      if (!r.reclaimed) console.log('note: a reader kept the SQLite WAL from being truncated; older copies of purged bytes may remain in it until the next purge');
     });
   retention
     .command('status')

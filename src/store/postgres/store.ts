@@ -87,7 +87,8 @@ export class PgStore implements Store {
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = pgPush((sql, params) => this.query(sql, params));
     this.work = composeWork(pgDialect((sql, params) => this.query(sql, params)));
-    this.content = composeContent(pgDialect((sql, params) => this.query(sql, params)));
+    // No VACUUM: it cannot run in a transaction block, needs table ownership, and would not scrub the WAL or backups anyway (README "Data retention").
+    this.content = composeContent(pgDialect((sql, params) => this.query(sql, params)), async () => true);
     this.audit = composeAudit({ p: (n) => `$${n}`, all: (sql, params) => this.read(sql, [...params]) });
     this.gauges = composeGauges({ p: (n) => `$${n}`, all: (sql, params) => this.read(sql, [...params]) });
     this.meta = pgMeta({ read: (sql, params) => this.read(sql, params), write: (sql, params) => this.query(sql, params), withClient: (fn) => this.inTransaction(fn) });

@@ -12,7 +12,7 @@ import type { Program, ReservationRow } from '../tx/ops.ts';
 import { putRecord } from '../../records/put.ts';
 import { runSync } from '../tx/run.ts';
 import type { TreeRow } from '../tree.ts';
-import { openDatabase, type Db, type OpenOptions } from './database.ts';
+import { checkpointTruncate, openDatabase, type Db, type OpenOptions } from './database.ts';
 import { GroupCommit, type GroupCommitStats } from './group-commit.ts';
 import { sqliteOps } from './ops.ts';
 import { sqliteDialect, sqlitePush } from './push.ts';
@@ -76,7 +76,7 @@ export class SqliteStore implements Store {
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = sqlitePush(db, (fn) => this.guard(fn));
     this.work = composeWork(sqliteDialect(db, (fn) => this.guard(fn)));
-    this.content = composeContent(sqliteDialect(db, (fn) => this.guard(fn)));
+    this.content = composeContent(sqliteDialect(db, (fn) => this.guard(fn)), async () => this.guard(() => checkpointTruncate(db)));
     this.meta = sqliteMeta(db, (fn) => this.guard(fn));
     const scans = new Map<string, Database.Statement>(); // a fixed handful of texts
     const dialect = {

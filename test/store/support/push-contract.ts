@@ -8,6 +8,7 @@ import { randomIds } from '../../../src/records/ids.ts';
 import { refOf, sealRecord } from '../../../src/records/envelope.ts';
 import { systemClock } from '../../../src/records/time.ts';
 import type { DeliveryRow, PushConfigRow, Store } from '../../../src/store/port.ts';
+import { isPurgedBody, purgedBody } from '../../../src/store/push-sql.ts';
 import { expectCodeAsync } from '../../helpers/errors.ts';
 import { actor } from './fixtures.ts';
 
@@ -192,6 +193,30 @@ export function pushContract(name: string, open: OpenPush): void {
       expect(await store.push.delivery('d1')).toStrictEqual(delivery('d1', { next_at: at(50), last_error: 'HTTP 410' }));
       expect(await store.push.requeue('d1', at(60))).toBe(false);
       expect(await store.push.requeue('missing', at(60))).toBe(false);
+      await store.close();
+    });
+
+    it('retention stubs the body of delivered and dead deliveries created before the cut-off, never a pending or delivering one; requeue refuses a purged one', async () => {
+      const { store } = await open();
+      const secret = (id: string) => `{"id":"${id}","artifact":"ARTIFACT-MARKER-${id}"}`;
+      const ids = ['done', 'dead', 'pend', 'busy', 'late'];
+      await store.push.enqueue(ids.map((id) => delivery(id, { body: secret(id), next_at: at(1), created_at: id === 'late' ? at(20) : at(1) })));
+      await store.push.claim('owner_a', at(2), at(100), 10); // all five delivering
+      await store.push.finish('done', 'owner_a', { status: 'delivered', at: at(3) });
+      await store.push.finish('dead', 'owner_a', { status: 'dead', last_error: 'HTTP 410', at: at(3) });
+      await store.push.finish('pend', 'owner_a', { status: 'pending', next_at: at(50), at: at(3) });
+      await store.push.finish('late', 'owner_a', { status: 'delivered', at: at(21) });
+      expect(await store.push.purgeBodies(at(10), 'rp_1%_x')).toBe(2);
+      expect(await store.push.purgeBodies(at(10), 'rp_2')).toBe(0); // a stubbed body is not stubbed again
+      const rows = Object.fromEntries(await Promise.all(ids.map(async (id) => [id, (await store.push.delivery(id))!] as const)));
+      expect(rows.done).toMatchObject({ status: 'delivered', body: purgedBody('rp_1%_x') });
+      expect(rows.dead).toMatchObject({ status: 'dead', body: purgedBody('rp_1%_x'), last_error: 'HTTP 410' });
+      // Still to be sent: the same bytes at every try. Created after the cut-off: kept until a later purge.
+      for (const id of ['pend', 'busy', 'late']) expect(rows[id]!.body).toBe(secret(id));
+      expect(isPurgedBody(rows.dead!.body) && !isPurgedBody(rows.late!.body)).toBe(true);
+      expect(await store.push.requeue('dead', at(60))).toBe(false);
+      expect(await store.push.delivery('dead')).toMatchObject({ status: 'dead' });
+      expect(await store.push.claim('owner_b', at(200), at(300), 10)).toMatchObject([{ delivery_id: 'busy' }, { delivery_id: 'pend' }]);
       await store.close();
     });
 
