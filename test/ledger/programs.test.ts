@@ -115,7 +115,7 @@ describe('admission bounds', () => {
     const root = randomIds.next('dlg');
     await s2.ledger.openBudget({ ...base, node_id: root, not_after: '2030-01-01T00:00:00.000Z', dimensions: [{ name: 'units', unit: 'admission', ceiling: 5n }] });
     const at = await admission(s2, sp2, [root], root);
-    expect((await expectCodeAsync(s2.ledger.admit({ ...at, at: '2030-01-01T00:00:00.000Z' }), 'context_invalidated')).details).toEqual({ node_id: root });
+    expect((await expectCodeAsync(s2.ledger.admit({ ...at, at: '2030-01-01T00:00:00.000Z' }), 'context_invalidated')).details).toEqual({ reason: 'expired', node_id: root });
     await expect(s2.ledger.admit({ ...at, at: '2029-12-31T23:59:59.999Z' })).resolves.toMatchObject({ status: 'held' });
     await s2.close();
   });
