@@ -60,6 +60,26 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)('SubscribeToTask on an interrup
     }
   }, 60_000);
 
+  it('relays the follow-up turn live: its WORKING with Baton\'s task id, then the verified COMPLETED', async () => {
+    const client = await world.client('honest', { transport });
+    const asked = (await client.sendMessage(send('ask me something'))) as Task;
+    const events = client.resubscribeTask({ tenant: '', id: asked.id });
+    expect(seen((await events.next()).value as StreamResponse).state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    // The follow-up is answered at once and held at the agent: only a relay of the live turn can show its WORKING.
+    const later = { ...send('wait for release', asked.id), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true, historyLength: undefined } };
+    await client.sendMessage(later);
+    await world.agents.honest!.held();
+    const working = await events.next();
+    expect(seen(working.value as StreamResponse)).toMatchObject({ id: asked.id, state: TaskState.TASK_STATE_WORKING });
+    expect(await world.agents.honest!.release()).toBe(1);
+    const rest: StreamResponse[] = [];
+    for await (const ev of events) rest.push(ev);
+    for (const ev of rest) if (seen(ev).id !== undefined) expect(seen(ev).id).toBe(asked.id);
+    const last = seen(rest[rest.length - 1]!);
+    expect(last).toMatchObject({ id: asked.id, state: TaskState.TASK_STATE_COMPLETED });
+    expect(last.outcome).toMatchObject({ outcome: 'succeeded', verified: true });
+  }, 60_000);
+
   it('closes with the CANCELED snapshot when the interrupted task is canceled while it waits', async () => {
     const client = await world.client('honest', { transport });
     const asked = (await client.sendMessage(send('ask me, then cancel'))) as Task;
