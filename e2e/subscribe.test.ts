@@ -93,6 +93,36 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)('SubscribeToTask on an interrup
   }, 60_000);
 });
 
+describe('several subscriptions on one interrupted task', () => {
+  it('each follows the follow-up turn to the same verified COMPLETED and closes; the turn is charged once', async () => {
+    const rpc = await world.client('honest');
+    const rest = await world.client('honest', { transport: 'HTTP+JSON' });
+    const asked = (await rpc.sendMessage(send('ask me, twice watched'))) as Task;
+    const subs = [rpc.resubscribeTask({ tenant: '', id: asked.id }), rest.resubscribeTask({ tenant: '', id: asked.id }), rpc.resubscribeTask({ tenant: '', id: asked.id })];
+    for (const sub of subs) expect(seen((await sub.next()).value as StreamResponse).state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const done = (await rest.sendMessage(send('second turn', asked.id))) as Task;
+    const lasts = await Promise.all(
+      subs.map(async (sub) => {
+        let last: StreamResponse | undefined;
+        for await (const ev of sub) last = ev;
+        return seen(last!);
+      }),
+    );
+    for (const last of lasts) {
+      expect(last).toMatchObject({ id: asked.id, state: TaskState.TASK_STATE_COMPLETED });
+      expect(last.outcome).toMatchObject({ outcome: 'succeeded', verified: true });
+    }
+    const store = world.store();
+    try {
+      const root = (done.metadata?.[OUTCOME] as { rootDelegationId: string }).rootDelegationId;
+      const tree = await store.ledger.tree(root);
+      expect(tree!.balances.find((b) => b.dimension === 'invocations')).toMatchObject({ consumed: '2', reserved: '0' });
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+});
+
 describe('SubscribeToTask bounds', () => {
   it('an interrupted task that is never answered: the snapshot, then the subscription closes by itself (never an unbounded hang)', async () => {
     const client = await world.client('honest');
