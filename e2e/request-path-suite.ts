@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schemaRefFor } from '../src/records/schema-ref.ts';
+import { parseSse } from '../src/gateway/sse.ts';
 import type { Store } from '../src/store/port.ts';
 import type { AttemptBody } from '../src/attempts/record.ts';
 import { until } from '../test/helpers/until.ts';
@@ -224,6 +225,26 @@ export function requestPathSuite(name: string, setup: () => Promise<PathSetup>):
       expect(invocations.reserved).toBe('0');
       // Every turn that reached the agent was admitted, and its reservation resolved (consumed or released).
       expect(Number(invocations.consumed)).toBeGreaterThanOrEqual(2);
+    }, 60_000);
+
+    it('SubscribeToTask on one node follows an interrupted task through a follow-up admitted on the other, to its verified COMPLETED (issue #25 item 5)', async () => {
+      const asked = (await rpc('asker', 'SendMessage', msg('ask me across nodes'))).result!.task!;
+      const res = await world.fetch(`${nodes()[0]}/agents/asker/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY, accept: 'text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: asked.id } }),
+      });
+      const events = parseSse(res.body as unknown as AsyncIterable<Uint8Array>);
+      const shown = (data: string) => {
+        const r = (JSON.parse(data) as { result: { task?: Task; statusUpdate?: Task & { taskId: string } } }).result;
+        return { id: r.task?.id ?? r.statusUpdate?.taskId, state: (r.task ?? r.statusUpdate)?.status.state, outcome: (r.task ?? r.statusUpdate)?.metadata?.[OUTCOME] };
+      };
+      expect(shown((await events.next()).value!.data)).toMatchObject({ id: asked.id, state: 'TASK_STATE_INPUT_REQUIRED' });
+      const done = (await rpc('asker', 'SendMessage', msg('answer on the other node', { taskId: asked.id }), { node: nodes()[1] })).result!.task!;
+      expect(done.status.state).toBe('TASK_STATE_COMPLETED');
+      const rest = [];
+      for await (const ev of events) rest.push(shown(ev.data));
+      expect(rest[rest.length - 1]).toMatchObject({ id: asked.id, state: 'TASK_STATE_COMPLETED', outcome: { outcome: 'succeeded', verified: true } });
     }, 60_000);
 
     it('a streaming caller that leaves mid-stream leaves no effect behind: the turn is still followed to its verdict', async () => {

@@ -24,15 +24,14 @@ import { Follower } from './follower.ts';
 import { admitFirstTurn, admitFollowUp, type AdmittedTurn } from './path/admit.ts';
 import { bindAuthority } from './path/bind-authority.ts';
 import type { PathDeps } from './path/deps.ts';
-import { findByContext } from './path/follow.ts';
 import type { Acting } from '../gates/approvals.ts';
 import { gateTier, heldTask, heldTasks, holdForApproval, withdrawHeld } from './path/gate.ts';
 import { wireParams } from './path/forward.ts';
 import { HeldTasks } from './path/held.ts';
 import { presentAttempt } from './path/present-attempt.ts';
 import { answerOf, pendingTask, relayTurn } from './path/present-turn.ts';
-import { rebuildTurn } from './path/rebuild-turn.ts';
 import { resolveTarget } from './path/resolve-target.ts';
+import { subscribeTask } from './path/subscribe.ts';
 import { complete, completeQuietly, noteRemoteTask, send } from './path/run-turn.ts';
 import type { Json } from './path/turn.ts';
 import { validateSend, type ValidSend } from './path/validate.ts';
@@ -41,7 +40,6 @@ import { withConsumptionReceipt } from './present.ts';
 import { Reconciler } from './reconciler.ts';
 import { Stopper, type StopCause } from './stopper.ts';
 import { TaskNotFound } from './task-not-found.ts';
-import { toCallerError } from './wire.ts';
 import { inSpan, turnIds } from '../telemetry/tracing.ts';
 
 export type { Attempt } from './attempts.ts';
@@ -94,27 +92,14 @@ export class Dispatcher {
     yield* relayTurn(turn, complete(this.deps, turn, sent, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs), (p) => this.inBackground(p));
   }
 
-  /** SubscribeToTask: the open turn's remote stream relayed with Baton's ids; a finished task answers from Baton's view. */
+  /** SubscribeToTask: the task followed through its turns to a terminal state, with Baton's ids (path/subscribe.ts). */
   async *resubscribe(caller: Caller, attemptId: string): AsyncGenerator<Json> {
     const attempt = await this.attemptFor(caller, attemptId);
     if (!attempt) {
       yield { task: await heldTask(this.deps, caller, attemptId) };
       return;
     }
-    const rows = attempt.body.state === 'closed' ? [] : await this.deps.store.work.ofAttempt(attempt.record_id);
-    const turn = rows.length > 0 ? await rebuildTurn(this.deps, rows[rows.length - 1]!) : undefined;
-    if (turn) turn.remoteTaskId ??= await findByContext(this.deps, turn).catch(() => undefined);
-    if (!turn?.remoteTaskId) {
-      yield { task: presentAttempt(attempt.body) };
-      return;
-    }
-    let body;
-    try {
-      body = (await this.deps.remote.stream(turn.target.endpoint, 'SubscribeToTask', { id: turn.remoteTaskId }, turn.target.headers)).body;
-    } catch (err) {
-      throw toCallerError(err);
-    }
-    yield* relayTurn(turn, complete(this.deps, turn, { kind: 'stream', body }, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs), (p) => this.inBackground(p));
+    yield* subscribeTask(this.deps, attempt, (p) => this.inBackground(p));
   }
 
   /** GetTask: Baton's recorded view (never a live remote call), `historyLength` honoured. */

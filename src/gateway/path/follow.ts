@@ -104,9 +104,12 @@ async function* poll(deps: Deps, turn: Turn, view: Json, until: number): AsyncGe
       turn.remoteTaskId ??= await findByContext(deps, turn);
       if (turn.remoteTaskId) {
         const task = TaskView.parse(await deps.remote.call(turn.target.endpoint, 'GetTask', { id: turn.remoteTaskId }, { headers: turn.target.headers })) as Json;
+        const before = digestOf(view.status ?? null);
         Object.assign(view, task);
         const end = settledState(turn, view);
         if (end) return end;
+        // A status read here is relayed as a task event: a subscriber whose stream the delegatee closed early still sees the turn move.
+        if (digestOf(view.status ?? null) !== before) yield { event: { task }, view };
       } else reason = 'the delegatee has no task in this attempt\'s context yet';
     } catch (err) {
       reason = `delegatee unreachable: ${err instanceof Error ? err.message : String(err)}`;
