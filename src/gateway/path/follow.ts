@@ -4,8 +4,10 @@
  * stream that breaks, or a delegatee that does not stream, is polled with
  * GetTask and exponential backoff. A task whose id never arrived is found by
  * the remote context Baton chose at admission. Nothing here decides an
- * outcome: the verdict does, after read-back. `until` bounds the wait; what
- * is not over by then is left to the durable follower (src/gateway/follower.ts).
+ * outcome: the verdict does, after read-back (a stream past the turn's
+ * bounds is judged here, as a lost turn). `until` bounds the wait, a
+ * stream's too; what is not over by then is left to the durable follower
+ * (src/gateway/follower.ts).
  */
 import { digestOf } from '../../records/digest.ts';
 import { isInterrupted, isTerminal, mergeArtifact, stateOf, TaskView } from '../../attempts/task-view.ts';
@@ -93,6 +95,7 @@ function cutAt(deps: Deps, body: AsyncIterable<Uint8Array>, until: number): { pa
     past = true;
     closeStream(body);
   }, Math.max(0, until - deps.clock.now().getTime()));
+  timer.unref();
   return { past: () => past, clear: () => clearTimeout(timer) };
 }
 
