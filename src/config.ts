@@ -135,6 +135,9 @@ export const Config = z.strictObject({
       callDeadlineMs: z.number().int().min(100).max(3_600_000).default(60_000),
       /** Largest JSON answer read from a delegatee; a larger one is an uncertain effect, followed (issue #25 item 17). */
       maxResponseBytes: z.number().int().min(64 * 1024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
+      /** Bounds of one streamed turn; past either the stream is closed and the turn is `unknown` (issue #25 item 15). */
+      maxTurnEvents: z.number().int().min(1).max(1_000_000).default(10_000),
+      maxTurnBytes: z.number().int().min(64 * 1024).max(1024 * 1024 * 1024).default(32 * 1024 * 1024),
     })
     .prefault({}),
   /** Time limits on the public listener (and the operator API's): slow or idle clients cannot hold sockets. */

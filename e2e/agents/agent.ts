@@ -17,12 +17,13 @@ import { signAgentCard, type CardKind } from './signed-card.ts';
 import type { JWK } from 'jose';
 import type { JsonValue } from '../../src/records/strict-json.ts';
 import { ReverseExecutor } from './executor.ts';
+import { FloodExecutor } from './flood.ts';
 import { bodyParser, dropAfterAccept, duplicateKeyStream, neverAnswer, refuseSends, requireExtension, resetOnSend } from './front.ts';
 import { TestLog, type Transport } from './testlog.ts';
 import { TestPushSender, type PushMode } from './push.ts';
 
 /** The selectable delegatee behaviours. */
-export const BEHAVIOURS = ['honest', 'lying-readback', 'drop-after-accept', 'never-answer', 'reset-on-send', 'refuse-sends', 'duplicate-key-stream'] as const;
+export const BEHAVIOURS = ['honest', 'lying-readback', 'drop-after-accept', 'never-answer', 'reset-on-send', 'refuse-sends', 'duplicate-key-stream', 'artifact-flood', 'status-flood'] as const;
 /** One of {@link BEHAVIOURS}. */
 export type Behaviour = (typeof BEHAVIOURS)[number];
 
@@ -46,6 +47,9 @@ export interface AgentOptions {
   cardKind?: CardKind | undefined;
   /** The A2A version spoken (default 1.0); `0.3` runs the SDK's v0.3 compatibility layer only. */
   protocol?: '1.0' | '0.3' | undefined;
+  /** artifact-flood / status-flood: how many events at most, and the size of each flooded artifact chunk (flood.ts). */
+  floodCount?: number | undefined;
+  floodEventBytes?: number | undefined;
 }
 
 /** A running agent. */
@@ -78,12 +82,12 @@ interface PushDeps {
   sender: PushNotificationSender;
 }
 
-function makeHandler(card: AgentCard, opts: AgentOptions, push: PushDeps, executor: ReverseExecutor): DefaultRequestHandler {
-  if (opts.behaviour === 'lying-readback') {
+function makeHandler(card: AgentCard, opts: AgentOptions, push: PushDeps, executor: ReverseExecutor | FloodExecutor, tasks: InMemoryTaskStore): DefaultRequestHandler {
+  if (opts.behaviour === 'lying-readback' && executor instanceof ReverseExecutor) {
     const lie = opts.lieState === 'working' ? TaskState.TASK_STATE_WORKING : TaskState.TASK_STATE_FAILED;
     return new LyingHandler(card, executor, push, lie);
   }
-  return new DefaultRequestHandler(card, new InMemoryTaskStore(), executor, new DefaultExecutionEventBusManager(), push.store, push.sender);
+  return new DefaultRequestHandler(card, tasks, executor, new DefaultExecutionEventBusManager(), push.store, push.sender);
 }
 
 const listen = (app: express.Express, port: number): Promise<Server> =>
@@ -109,14 +113,19 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const log = new TestLog();
   const store = new InMemoryPushNotificationStore();
   const sender = new TestPushSender(store, { mode: opts.pushMode ?? 'token', jwt: opts.pushJwt ?? false, issuer: url, key: signed.signingKey, log });
-  const executor = new ReverseExecutor(opts.stepMs ?? 50);
-  const handler = makeHandler(card, opts, { store, sender }, executor);
+  const tasks = new InMemoryTaskStore();
+  const executor =
+    opts.behaviour === 'artifact-flood' || opts.behaviour === 'status-flood'
+      ? new FloodExecutor(opts.behaviour, opts.stepMs ?? 50, opts.floodCount, opts.floodEventBytes, tasks)
+      : new ReverseExecutor(opts.stepMs ?? 50);
+  const handler = makeHandler(card, opts, { store, sender }, executor, tasks);
   const held = new Set<Response>();
 
   app.get('/.well-known/agent-card.json', (_req, res) => void res.type('application/json').send(cardBody));
   app.get('/.well-known/jwks.json', (_req, res) => void res.json(signed.jwks));
   app.get('/_test/log', (_req, res) => void res.json(log.toJSON()));
   app.get('/_test/held', (_req, res) => void executor.gate.held().then(() => res.json({ held: true })));
+  app.get('/_test/flood', (_req, res) => void res.json(executor instanceof FloodExecutor ? executor.stats : null));
   app.post('/_test/release', (_req, res) => void res.json({ released: executor.gate.release() }));
   const mount = (path: string, transport: Transport): void => {
     // Order: parse → log (so refused/dropped requests are still seen) → guards → misbehaviour → SDK.
@@ -127,6 +136,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     if (opts.behaviour === 'reset-on-send') app.use(path, resetOnSend(transport));
     if (opts.behaviour === 'refuse-sends') app.use(path, refuseSends(transport));
     if (opts.behaviour === 'duplicate-key-stream') app.use(path, duplicateKeyStream(transport));
+    if (executor instanceof FloodExecutor) app.use(path, executor.watch(transport));
     const sdk = transport === 'jsonrpc' ? jsonRpcHandler : restHandler;
     // A v0.3 agent: its card declares only 0.3 interfaces, so the SDK answers v0.3 requests only.
     app.use(path, sdk({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, ...(opts.protocol === '0.3' ? { legacyCompat: { enabled: true } } : {}) }));

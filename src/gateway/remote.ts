@@ -30,6 +30,13 @@ export interface RemoteLimits {
    * idle timeouts alone let an agent that drips a byte at a time hold a call forever.
    */
   callDeadlineMs: number;
+  /**
+   * Bounds of one streamed turn: events read and bytes of event data. A
+   * delegatee that streams past them is hostile input; the stream is closed
+   * and the turn is `unknown` (issue #25 item 15, src/gateway/path/follow.ts).
+   */
+  maxTurnEvents: number;
+  maxTurnBytes: number;
 }
 
 export const DEFAULT_REMOTE_LIMITS: RemoteLimits = {
@@ -38,6 +45,8 @@ export const DEFAULT_REMOTE_LIMITS: RemoteLimits = {
   maxResponseBytes: 4 * 1024 * 1024,
   streamIdleMs: 300_000,
   callDeadlineMs: 60_000,
+  maxTurnEvents: 10_000,
+  maxTurnBytes: 32 * 1024 * 1024,
 };
 
 /** A transport failure, tagged with whether the request may have been delivered. */

@@ -4,14 +4,17 @@
  * stream that breaks, or a delegatee that does not stream, is polled with
  * GetTask and exponential backoff. A task whose id never arrived is found by
  * the remote context Baton chose at admission. Nothing here decides an
- * outcome: the verdict does, after read-back. `until` bounds the wait; what
- * is not over by then is left to the durable follower (src/gateway/follower.ts).
+ * outcome: the verdict does, after read-back (a stream past the turn's
+ * bounds is judged here, as a lost turn). `until` bounds the wait, a
+ * stream's too; what is not over by then is left to the durable follower
+ * (src/gateway/follower.ts).
  */
 import { digestOf } from '../../records/digest.ts';
 import { isInterrupted, isTerminal, mergeArtifact, stateOf, TaskView } from '../../attempts/task-view.ts';
 import { RemoteRpcError } from '../remote.ts';
 import { parseSse } from '../sse.ts';
 import { parseEnvelope } from '../wire.ts';
+import { verdict } from './verify.ts';
 import type { PathDeps } from './deps.ts';
 import type { Forwarded } from './forward.ts';
 import type { Json, Turn } from './turn.ts';
@@ -30,7 +33,7 @@ export interface FollowStep {
   view: Json;
 }
 
-type Deps = Pick<PathDeps, 'remote' | 'clock' | 'follow'>;
+type Deps = PathDeps;
 
 export async function* follow(deps: Deps, turn: Turn, first: Exclude<Forwarded, { kind: 'failed' }> | undefined, until: number): AsyncGenerator<FollowStep, FollowEnd> {
   const view: Json = {};
@@ -38,7 +41,7 @@ export async function* follow(deps: Deps, turn: Turn, first: Exclude<Forwarded, 
     if (first.result.task === undefined) return first.result.message ? { kind: 'message', message: first.result.message as Json } : { kind: 'waiting', reason: 'remote answered with neither task nor message' };
     Object.assign(view, first.result.task as Json);
   } else if (first?.kind === 'stream') {
-    const end = yield* readStream(first.body, view, turn);
+    const end = yield* readStream(deps, first.body, view, turn, until);
     if (end) return end;
   }
   noteTaskId(turn, view);
@@ -47,10 +50,21 @@ export async function* follow(deps: Deps, turn: Turn, first: Exclude<Forwarded, 
   return yield* poll(deps, turn, view, until);
 }
 
-/** Reads SSE events into `view`; returns an end once the task is terminal or interrupted, undefined when the stream stops early. */
-async function* readStream(body: AsyncIterable<Uint8Array>, view: Json, turn: Turn): AsyncGenerator<FollowStep, FollowEnd | undefined> {
+/**
+ * Reads SSE events into `view`; returns an end once the task is terminal or
+ * interrupted, at `until`, or past the turn's bounds; undefined when the
+ * stream stops early.
+ */
+async function* readStream(deps: Deps, body: AsyncIterable<Uint8Array>, view: Json, turn: Turn, until: number): AsyncGenerator<FollowStep, FollowEnd | undefined> {
+  const deadline = cutAt(deps, body, until);
+  const read = { events: 0, bytes: 0 };
   try {
     for await (const ev of parseSse(body)) {
+      const bound = overBound(deps, read, ev.data);
+      if (bound) {
+        closeStream(body);
+        return await hostile(deps, turn, bound);
+      }
       const env = parseEnvelope(ev.data);
       if (ev.event === 'error' || env.error !== undefined) throw new RemoteRpcError(-32603, 'delegatee stream failed');
       const result = env.result as Json;
@@ -63,8 +77,56 @@ async function* readStream(body: AsyncIterable<Uint8Array>, view: Json, turn: Tu
     }
   } catch {
     // A broken stream says nothing about the effect: the task is read instead.
+  } finally {
+    deadline.clear();
+    closeStream(body);
   }
+  return deadline.past() ? { kind: 'waiting', reason: 'not finished within follow.blockingWaitMs', ...(view.id ? { view } : {}) } : undefined;
+}
+
+/**
+ * A stream has no deadline of its own (issue #25 item 19): at `until` it is
+ * closed, the caller is answered with the WORKING task and the durable
+ * follower goes on (DESIGN "block at Baton"), as for a polled task.
+ */
+function cutAt(deps: Deps, body: AsyncIterable<Uint8Array>, until: number): { past: () => boolean; clear: () => void } {
+  let past = false;
+  const timer = setTimeout(() => {
+    past = true;
+    closeStream(body);
+  }, Math.max(0, until - deps.clock.now().getTime()));
+  timer.unref();
+  return { past: () => past, clear: () => clearTimeout(timer) };
+}
+
+/** Counts one event against the turn's bounds; names the bound it exceeds, if any. */
+function overBound(deps: Deps, read: { events: number; bytes: number }, data: string): string | undefined {
+  const { maxTurnEvents, maxTurnBytes } = deps.remote.limits;
+  read.events += 1;
+  read.bytes += Buffer.byteLength(data);
+  if (read.events > maxTurnEvents) return `remote.maxTurnEvents (${maxTurnEvents} events)`;
+  if (read.bytes > maxTurnBytes) return `remote.maxTurnBytes (${maxTurnBytes} bytes)`;
   return undefined;
+}
+
+/**
+ * A delegatee that streams past the turn's bounds is hostile input after
+ * transmission (issue #25 item 15): the effect was sent, so nothing is
+ * released — the turn is judged as a lost one, `unknown` with the bound as
+ * its reason and its reservation held for reconciliation. The caller gets
+ * Baton's task id (WORKING, as an unknown outcome is shown) and no more of
+ * the stream; the verdict ended the follow-up, so the hand-over that
+ * follows finds nothing to hand over.
+ */
+async function hostile(deps: Deps, turn: Turn, bound: string): Promise<FollowEnd> {
+  const reason = `the delegatee's stream exceeded ${bound}`;
+  await verdict(deps, turn, { kind: 'lost', reason });
+  return { kind: 'waiting', reason };
+}
+
+/** Stops reading: the connection is closed, so the delegatee's writes stop reaching Baton. */
+function closeStream(body: AsyncIterable<Uint8Array>): void {
+  (body as { destroy?: () => void }).destroy?.();
 }
 
 function apply(view: Json, result: Json): void {
