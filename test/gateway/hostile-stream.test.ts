@@ -84,10 +84,13 @@ describe('a stream past the turn\'s bounds is hostile input: closed, and the tur
     // Every event Baton read was relayed (task, WORKING, artifact chunks); the one past the bound was not.
     expect(got).toHaveLength(MAX_EVENTS + 1);
     expect(got.slice(0, MAX_EVENTS).every((e) => e.task !== undefined || e.statusUpdate !== undefined || e.artifactUpdate !== undefined)).toBe(true);
-    const last = got[MAX_EVENTS]!.task as Task;
+    // The stream ends with the verdict: the turn's final status, `unknown` under Baton's id.
+    const final = got[MAX_EVENTS]!.statusUpdate as { taskId: string; status: { state: string }; metadata: Record<string, { outcome?: string }> };
+    const last = { id: final.taskId };
     expect(last.id).toMatch(/^att_/);
-    expect(last.status.state).toBe('TASK_STATE_WORKING');
-    expect(JSON.stringify(last)).not.toContain('xxxx'); // the accumulated flood is not handed on
+    expect(final.status.state).toBe('TASK_STATE_WORKING');
+    expect(final.metadata['urn:baton:outcome:v2']?.outcome).toBe('unknown');
+    expect(JSON.stringify(final)).not.toContain('xxxx'); // the accumulated flood is not handed on
     // Baton closed the stream before the agent ended it (the agent then stopped by itself).
     expect(await until(async () => (await flood('many')).cuts === 1, 250, 20, 'the agent to see its stream closed')).toBe(true);
     const v = await verdictOf('many', last.id);
@@ -103,6 +106,8 @@ describe('a stream past the turn\'s bounds is hostile input: closed, and the tur
     expect(body.error).toBeUndefined();
     const task = body.result!.task;
     expect(task.id).toMatch(/^att_/);
+    // Answered with the verdict itself: the turn is unknown, its reservation held.
+    expect((task.metadata as Record<string, { outcome?: string }> | undefined)?.['urn:baton:outcome:v2']?.outcome).toBe('unknown');
     expect(JSON.stringify(task)).not.toContain('xxxx'); // none of the flood reaches the caller
     expect(await until(async () => (await flood('large')).cuts === 1, 250, 20, 'the agent to see its stream closed')).toBe(true);
     // Task and WORKING events plus 32 KiB chunks: the chunk that crosses 256 KiB is the 9th event carrying one.

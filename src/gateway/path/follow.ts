@@ -14,7 +14,6 @@ import { isInterrupted, isTerminal, mergeArtifact, stateOf, TaskView } from '../
 import { RemoteRpcError } from '../remote.ts';
 import { parseSse } from '../sse.ts';
 import { parseEnvelope } from '../wire.ts';
-import { verdict } from './verify.ts';
 import type { PathDeps } from './deps.ts';
 import type { Forwarded } from './forward.ts';
 import type { Json, Turn } from './turn.ts';
@@ -25,7 +24,9 @@ export type FollowEnd =
   /** The remote answered with a Message: there is no task to read back (RW-003 §10.1). */
   | { kind: 'message'; message: Json }
   /** Not over by `until` (or the remote cannot be reached): the durable follower takes over. */
-  | { kind: 'waiting'; reason: string; view?: Json };
+  | { kind: 'waiting'; reason: string; view?: Json }
+  /** Hostile input after transmission (past the turn's bounds): judged as a lost turn, never released. */
+  | { kind: 'lost'; reason: string };
 
 /** One event as the remote sent it (remote ids still in it), with the view accumulated so far. */
 export interface FollowStep {
@@ -63,7 +64,7 @@ async function* readStream(deps: Deps, body: AsyncIterable<Uint8Array>, view: Js
       const bound = overBound(deps, read, ev.data);
       if (bound) {
         closeStream(body);
-        return await hostile(deps, turn, bound);
+        return { kind: 'lost', reason: `the delegatee's stream exceeded ${bound}` };
       }
       const env = parseEnvelope(ev.data);
       if (ev.event === 'error' || env.error !== undefined) throw new RemoteRpcError(-32603, 'delegatee stream failed');
@@ -107,21 +108,6 @@ function overBound(deps: Deps, read: { events: number; bytes: number }, data: st
   if (read.events > maxTurnEvents) return `remote.maxTurnEvents (${maxTurnEvents} events)`;
   if (read.bytes > maxTurnBytes) return `remote.maxTurnBytes (${maxTurnBytes} bytes)`;
   return undefined;
-}
-
-/**
- * A delegatee that streams past the turn's bounds is hostile input after
- * transmission (issue #25 item 15): the effect was sent, so nothing is
- * released — the turn is judged as a lost one, `unknown` with the bound as
- * its reason and its reservation held for reconciliation. The caller gets
- * Baton's task id (WORKING, as an unknown outcome is shown) and no more of
- * the stream; the verdict ended the follow-up, so the hand-over that
- * follows finds nothing to hand over.
- */
-async function hostile(deps: Deps, turn: Turn, bound: string): Promise<FollowEnd> {
-  const reason = `the delegatee's stream exceeded ${bound}`;
-  await verdict(deps, turn, { kind: 'lost', reason });
-  return { kind: 'waiting', reason };
 }
 
 /** Stops reading: the connection is closed, so the delegatee's writes stop reaching Baton. */

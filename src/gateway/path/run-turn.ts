@@ -51,6 +51,9 @@ export async function* complete(deps: PathDeps, turn: Turn, sent: Sent | undefin
   } finally {
     stop();
   }
+  // A delegatee that streamed past the turn's bounds is hostile input after transmission (issue #25 item 15):
+  // the effect was sent, so nothing is released; the turn is judged lost, `unknown` with the bound as its reason.
+  if (end.kind === 'lost') return { kind: 'closed', attempt: await verdict(deps, turn, { kind: 'lost', reason: end.reason }) };
   if (end.kind === 'waiting') {
     await noteRemoteTask(deps, turn);
     await handOver(deps, turn, retryMs);
