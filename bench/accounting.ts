@@ -35,6 +35,20 @@ for (const m of ['createHash', 'sign', 'verify']) {
 }
 syncBuiltinESMExports();
 
+// Every SQL statement better-sqlite3 executes, by text (issue #24: statements per delegated call).
+const sql = new Map<string, number>();
+const Database = (await import('better-sqlite3')).default;
+const stmtProto = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+for (const m of ['run', 'get', 'all', 'iterate']) {
+  const orig = stmtProto[m]!;
+  stmtProto[m] = function (this: { source: string }, ...args: unknown[]) {
+    const text = this.source.replace(/\s+/g, ' ').trim().slice(0, 100);
+    sql.set(text, (sql.get(text) ?? 0) + 1);
+    return orig.apply(this, args);
+  };
+}
+const BOOKENDS = /^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/;
+
 const { createServer } = await import('node:http');
 const { request } = await import('undici');
 const { loadConfig, resolvedPaths } = await import('../src/config.ts');
@@ -114,6 +128,7 @@ async function one(): Promise<number> {
 try {
   for (let i = 0; i < (opts.warmup ?? 10); i++) await one();
   tally.clear();
+  sql.clear();
   const before = (await agent.log()).counts;
   let wall = 0;
   for (let i = 0; i < N; i++) wall += await one();
@@ -124,8 +139,12 @@ try {
   const writes = rows.filter((r) => r.write).reduce((a, r) => a + r.perRequest, 0);
   const reads = rows.filter((r) => r.call.startsWith('store.') && !r.write).reduce((a, r) => a + r.perRequest, 0);
   const agentCalls = Object.fromEntries(Object.keys(after).map((k) => [k, per((after[k] ?? 0) - (before[k] ?? 0))]).filter(([, v]) => Number(v) > 0));
+  const statements = [...sql].filter(([k]) => !BOOKENDS.test(k));
+  const sqlStatementsPerRequest = per(statements.reduce((n, [, v]) => n + v, 0));
+  const sqlTransactionsPerRequest = per(sql.get('BEGIN IMMEDIATE') ?? 0);
+  const sqlByText = statements.sort((a, b) => b[1] - a[1]).map(([text, n]) => ({ text, perRequest: per(n) }));
   process.stdout.write(
-    `${JSON.stringify({ requests: N, wallMsPerRequest: per(wall), writeTransactionsPerRequest: Math.round(writes * 100) / 100, storeReadsPerRequest: Math.round(reads * 100) / 100, agentCalls, calls: rows })}\n`,
+    `${JSON.stringify({ requests: N, wallMsPerRequest: per(wall), writeTransactionsPerRequest: Math.round(writes * 100) / 100, storeReadsPerRequest: Math.round(reads * 100) / 100, sqlStatementsPerRequest, sqlTransactionsPerRequest, agentCalls, calls: rows, sqlByText })}\n`,
   );
 } finally {
   server.closeAllConnections();

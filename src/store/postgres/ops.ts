@@ -10,7 +10,7 @@ import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, pruneLiveRootsSql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
 import type { BalanceRow, HeadRow, Lock, NodeRow, RecordHeadRow, RecordRow, ReservationRow } from '../tx/ops.ts';
-import { assertOnePerBalance, CONTENT_ROWS, ENTRY_ROWS, EVENT_ROWS, HEAD_ROWS, insertSql, paramsOf, RECORD_HEAD_ROWS, RECORD_ROWS, type RowShape } from '../tx/rows-sql.ts';
+import { assertOnePerBalance, insertSql, paramsOf, rowWriters, type RowShape } from '../tx/rows-sql.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
@@ -53,12 +53,7 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
               [[...ids]],
             )
           ).rows as RecordHeadRow[]),
-    insertRecords: (rows) => insertRows(RECORD_ROWS, rows),
-    setRecordHeads: (rows) => insertRows(RECORD_HEAD_ROWS, rows),
-    insertContents: (rows) => insertRows(CONTENT_ROWS, rows),
-    insertEvents: (rows) => insertRows(EVENT_ROWS, rows),
-    upsertHeads: (rows) => insertRows(HEAD_ROWS, rows),
-    insertEntries: (rows) => insertRows(ENTRY_ROWS, rows),
+    ...rowWriters(insertRows),
     addToBalances: async (deltas) => {
       if (deltas.length === 0) return;
       assertOnePerBalance(deltas);

@@ -5,7 +5,7 @@
  */
 import type { StreamId } from '../../control/scope.ts';
 import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordHeadRow, RecordRow, ReservationRow, TxOps, WorkRow } from '../tx/ops.ts';
-import { assertOnePerBalance, CONTENT_ROWS, ENTRY_ROWS, EVENT_ROWS, HEAD_ROWS, insertSql, paramsOf, RECORD_HEAD_ROWS, RECORD_ROWS, valuesSql, type RowShape } from '../tx/rows-sql.ts';
+import { assertOnePerBalance, insertSql, paramsOf, rowWriters, valuesSql, type RowShape } from '../tx/rows-sql.ts';
 import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
@@ -136,12 +136,7 @@ export function sqliteOps(db: Db): TxOps {
           })),
     streamHeads: (streams) => streamHeads(streams),
     recordHeads,
-    insertRecords: (rows) => insertRows(RECORD_ROWS, rows),
-    setRecordHeads: (rows) => insertRows(RECORD_HEAD_ROWS, rows),
-    insertContents: (rows) => insertRows(CONTENT_ROWS, rows),
-    insertEvents: (rows) => insertRows(EVENT_ROWS, rows),
-    upsertHeads: (rows) => insertRows(HEAD_ROWS, rows),
-    insertEntries: (rows) => insertRows(ENTRY_ROWS, rows),
+    ...rowWriters(insertRows),
     addToBalances,
     recordByRevision: (id) => q.recordByRevision.get(id),
     recordHead: (id) => q.recordHead.get(id)?.revision_id,

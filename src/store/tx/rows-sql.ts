@@ -51,6 +51,18 @@ export const HEAD_ROWS = cols<HeadRow>(
 );
 export const ENTRY_ROWS = cols<EntryRow>('ledger_entries', ['reservation_id', 'node_id', 'dimension', 'd_consumed', 'd_reserved', 'reason', 'at']);
 
+/** The multi-row inserts of the batch writer, over an adapter's `insertRows` (sync or async). */
+export function rowWriters<R>(insertRows: <T>(shape: RowShape<T>, rows: readonly T[]) => R) {
+  return {
+    insertRecords: (rows: readonly RecordRow[]) => insertRows(RECORD_ROWS, rows),
+    setRecordHeads: (rows: readonly { record_id: string; revision_id: string }[]) => insertRows(RECORD_HEAD_ROWS, rows),
+    insertContents: (rows: readonly { digest: string; kind: string; document: string; stored_at: string }[]) => insertRows(CONTENT_ROWS, rows),
+    insertEvents: (rows: readonly EventRow[]) => insertRows(EVENT_ROWS, rows),
+    upsertHeads: (rows: readonly HeadRow[]) => insertRows(HEAD_ROWS, rows),
+    insertEntries: (rows: readonly EntryRow[]) => insertRows(ENTRY_ROWS, rows),
+  };
+}
+
 /** Refuses two changes to one balance row in one statement (UPDATE … FROM would apply only one of them). */
 export function assertOnePerBalance(deltas: readonly BalanceChange[]): void {
   const keys = new Set(deltas.map((d) => `${d.node_id}\u0000${d.dimension}`));
