@@ -21,6 +21,7 @@ import { Federation as BatonFederation } from '../src/federation/federation.ts';
 import { signJws } from '../src/federation/jws.ts';
 import { Keyring } from '../src/keys/keyring.ts';
 import { systemClock } from '../src/records/time.ts';
+import { withStore } from './harness/with-store.ts';
 
 /** A notice claiming to be A's, signed by a key nobody pinned. */
 async function forgeNotice(): Promise<string> {
@@ -39,14 +40,6 @@ export const send = (text: string, extra: { taskId?: string; contextId?: string 
 });
 const outcomeOf = (t: Task) => t.metadata?.[OUTCOME] as { outcome: string | null; rootDelegationId: string };
 
-async function withStore<T>(open: () => Promise<Store>, fn: (s: Store) => Promise<T>): Promise<T> {
-  const s = await open();
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
 
 /** Newest records of one type at one org. */
 async function newest(open: () => Promise<Store>, type: Parameters<typeof schemaRefFor>[0], limit = 1): Promise<Array<Record<string, unknown>>> {

@@ -19,6 +19,7 @@ import { baton as batonCli } from '../test/cli/run.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
 import { CALLER_KEY, startFederation, type Federation } from './gateway/federation.ts';
 import { pollUntil, type SpawnedAgent } from './harness/process.ts';
+import { withStore } from './harness/with-store.ts';
 
 const OUTCOME = 'urn:baton:outcome:v2';
 const SLOW_SWEEP = { revocationSweepMs: 60_000 };
@@ -36,14 +37,6 @@ export interface FenceSetup {
   pgUrls?: Record<number, string>;
 }
 
-async function withStore<T>(open: () => Promise<Store>, fn: (s: Store) => Promise<T>): Promise<T> {
-  const s = await open();
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
 
 async function post(url: string, key: string, text: string, immediately = false): Promise<Answer> {
   const params = { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] }, ...(immediately ? { configuration: { returnImmediately: true } } : {}) };

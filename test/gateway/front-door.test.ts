@@ -5,51 +5,36 @@
  * Baton's card declares, the strict reading of a delegatee's SSE events, the
  * nesting bound at the edge and the v0.3 file bytes.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type RunningAgent } from '../../e2e/agents/agent.ts';
-import { Config } from '../../src/config.ts';
-import { startGateway, type Gateway } from '../../src/main.ts';
+import type { RunningAgent } from '../../e2e/agents/agent.ts';
+import { startAgentsGateway, type AgentsGateway } from '../helpers/agents-gateway.ts';
+import type { Gateway } from '../../src/main.ts';
 
 const CALLER_KEY = 'front-door-caller-key-not-a-secret';
 const INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
-const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-let dir: string;
+let world: AgentsGateway;
 let gw: Gateway;
-const agents: Record<string, RunningAgent> = {};
+let agents: Record<string, RunningAgent>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'baton-front-door-'));
-  agents.echo = await startAgent({ behaviour: 'honest', name: 'echo', stepMs: 5 });
-  agents.dup = await startAgent({ behaviour: 'duplicate-key-stream', name: 'dup', stepMs: 5 });
-  agents.dup03 = await startAgent({ behaviour: 'duplicate-key-stream', name: 'dup03', stepMs: 5, protocol: '0.3' });
-  const pinned: Record<string, string> = {};
-  for (const [id, a] of Object.entries(agents)) {
-    writeFileSync(join(dir, `${id}.jwks.json`), JSON.stringify(a.jwks));
-    pinned[a.url] = join(dir, `${id}.jwks.json`);
-  }
-  gw = await startGateway(
-    Config.parse({
-      port: 0,
-      dataDir: dir,
-      logLevel: 'silent',
-      callers: [{ id: 'planner', apiKeySha256: sha(CALLER_KEY), preset: 'standard' }],
-      delegatees: Object.entries(agents).map(([id, a]) => ({ id, cardUrl: `${a.url}/.well-known/agent-card.json`, allowHttp: true })),
-      trust: { pinnedJwks: pinned, jkuAllowedOrigins: [] },
+  world = await startAgentsGateway(
+    'front-door',
+    CALLER_KEY,
+    {
+      echo: { behaviour: 'honest', name: 'echo', stepMs: 5 },
+      dup: { behaviour: 'duplicate-key-stream', name: 'dup', stepMs: 5 },
+      dup03: { behaviour: 'duplicate-key-stream', name: 'dup03', stepMs: 5, protocol: '0.3' },
+    },
+    {
       // Small enough that a 150 KB message's read-back (history and artifact) cannot be read.
       remote: { maxResponseBytes: 256 * 1024 },
       follow: { blockingWaitMs: 1_500 },
-    }),
+    },
   );
+  ({ gw, agents } = world);
 }, 60_000);
-afterAll(async () => {
-  await gw?.close();
-  for (const a of Object.values(agents)) await a.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(async () => world?.close());
 
 const headers = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': CALLER_KEY, ...extra });
 const message = (text: string, extra: Record<string, unknown> = {}) => ({ messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra });

@@ -6,56 +6,41 @@
  * `follow.blockingWaitMs` with the WORKING task, and the durable follower
  * carries the turn to its verdict.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type RunningAgent } from '../../e2e/agents/agent.ts';
+import type { RunningAgent } from '../../e2e/agents/agent.ts';
+import { startAgentsGateway, type AgentsGateway } from '../helpers/agents-gateway.ts';
 import type { FloodStats } from '../../e2e/agents/flood.ts';
-import { Config } from '../../src/config.ts';
 import { OUTCOME_METADATA } from '../../src/gateway/present.ts';
-import { startGateway, type Gateway } from '../../src/main.ts';
+import type { Gateway } from '../../src/main.ts';
 import { until } from '../helpers/until.ts';
 
 const CALLER_KEY = 'hostile-stream-caller-key-not-a-secret';
 const MAX_EVENTS = 40;
 const MAX_BYTES = 256 * 1024;
-const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-let dir: string;
+let world: AgentsGateway;
 let gw: Gateway;
-const agents: Record<string, RunningAgent> = {};
+let agents: Record<string, RunningAgent>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'baton-hostile-stream-'));
   // Small chunks: the event count is reached first; large ones: the byte bound is.
-  agents.many = await startAgent({ behaviour: 'artifact-flood', name: 'many', floodEventBytes: 1024 });
-  agents.large = await startAgent({ behaviour: 'artifact-flood', name: 'large', floodEventBytes: 32 * 1024 });
-  agents.endless = await startAgent({ behaviour: 'status-flood', name: 'endless', stepMs: 150, floodCount: 100_000 });
-  const pinned: Record<string, string> = {};
-  for (const [id, a] of Object.entries(agents)) {
-    writeFileSync(join(dir, `${id}.jwks.json`), JSON.stringify(a.jwks));
-    pinned[a.url] = join(dir, `${id}.jwks.json`);
-  }
-  gw = await startGateway(
-    Config.parse({
-      port: 0,
-      dataDir: dir,
-      logLevel: 'silent',
-      callers: [{ id: 'planner', apiKeySha256: sha(CALLER_KEY), preset: 'standard' }],
-      delegatees: Object.entries(agents).map(([id, a]) => ({ id, cardUrl: `${a.url}/.well-known/agent-card.json`, allowHttp: true })),
-      trust: { pinnedJwks: pinned, jkuAllowedOrigins: [] },
+  world = await startAgentsGateway(
+    'hostile-stream',
+    CALLER_KEY,
+    {
+      many: { behaviour: 'artifact-flood', name: 'many', floodEventBytes: 1024 },
+      large: { behaviour: 'artifact-flood', name: 'large', floodEventBytes: 32 * 1024 },
+      endless: { behaviour: 'status-flood', name: 'endless', stepMs: 150, floodCount: 100_000 },
+    },
+    {
       remote: { maxTurnEvents: MAX_EVENTS, maxTurnBytes: MAX_BYTES },
       // A flood reaches its bound long before the wait; the endless agent's ~10 events in the wait stay under it.
       follow: { blockingWaitMs: 1_500, tickMs: 50 },
-    }),
+    },
   );
+  ({ gw, agents } = world);
 }, 60_000);
-afterAll(async () => {
-  await gw?.close();
-  for (const a of Object.values(agents)) await a.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(async () => world?.close());
 
 const headers = { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': CALLER_KEY };
 const message = (text: string) => ({ messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] });
