@@ -69,8 +69,11 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)('SubscribeToTask on an interrup
     const later = { ...send('wait for release', asked.id), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true, historyLength: undefined } };
     await client.sendMessage(later);
     await world.agents.honest!.held();
-    const working = await events.next();
-    expect(seen(working.value as StreamResponse)).toMatchObject({ id: asked.id, state: TaskState.TASK_STATE_WORKING });
+    // The relay starts with the agent's own snapshot (SUBMITTED or already WORKING, as its subscription caught it); the
+    // held turn's WORKING must arrive before anything else ends the stream.
+    let working = seen((await events.next()).value as StreamResponse);
+    if (working.state === TaskState.TASK_STATE_SUBMITTED) working = seen((await events.next()).value as StreamResponse);
+    expect(working).toMatchObject({ id: asked.id, state: TaskState.TASK_STATE_WORKING });
     expect(await world.agents.honest!.release()).toBe(1);
     const rest: StreamResponse[] = [];
     for await (const ev of events) rest.push(ev);
