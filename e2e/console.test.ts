@@ -109,7 +109,8 @@ describe.skipIf(missing !== undefined)('operator console in Chromium', () => {
   it('signs in with the keyboard; the session cookie is invisible to script and no credential is kept in storage', async () => {
     await page.goto(`${console_}/`);
     await expect.poll(() => page.url()).toBe(`${console_}/login`);
-    // The key field has focus on load: type and press Enter, no mouse.
+    // The key field has focus on load (autofocus, applied once the page settles): type and press Enter, no mouse.
+    await expect.poll(() => page.evaluate('document.activeElement && document.activeElement.id')).toBe('key');
     await page.keyboard.type(OPS_KEY);
     await shot('sign-in');
     await page.keyboard.press('Enter');

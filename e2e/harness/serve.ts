@@ -32,6 +32,8 @@ export async function serveBaton(configFile: string, env: Record<string, string>
   const stdout: string[] = [];
   const waiters = new Set<() => void>();
   let stderr = '';
+  // Printed synchronously just before the ready line; the JSON log line that also names it may arrive later (pino).
+  let adminUrl: string | undefined;
   child.stderr.on('data', (d: Buffer) => void (stderr = (stderr + d.toString()).slice(-4000)));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const ready = new Promise<string>((resolve, reject) => {
@@ -39,6 +41,7 @@ export async function serveBaton(configFile: string, env: Record<string, string>
     void exited.then(() => reject(new Error(`baton serve exited: ${stderr}`)));
     createInterface({ input: child.stdout }).on('line', (line) => {
       stdout.push(line);
+      adminUrl ??= /^baton: operator API and console on (\S+)/.exec(line)?.[1];
       const m = /^baton: listening on (\S+)/.exec(line);
       if (m) {
         clearTimeout(timer);
@@ -54,10 +57,11 @@ export async function serveBaton(configFile: string, env: Record<string, string>
   });
   const url = await ready;
   const listening = logs.find((l) => l.msg === 'baton gateway listening');
+  adminUrl ??= typeof listening?.adminUrl === 'string' ? listening.adminUrl : undefined;
   const matches = (l: Record<string, unknown>, msg: string | RegExp) => (typeof msg === 'string' ? l.msg === msg : msg.test(String(l.msg)));
   return {
     url,
-    ...(typeof listening?.adminUrl === 'string' ? { adminUrl: listening.adminUrl } : {}),
+    ...(adminUrl ? { adminUrl } : {}),
     pid: child.pid!,
     logs,
     stdout,
