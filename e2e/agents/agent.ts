@@ -18,12 +18,12 @@ import type { JWK } from 'jose';
 import type { JsonValue } from '../../src/records/strict-json.ts';
 import { ReverseExecutor } from './executor.ts';
 import { FloodExecutor } from './flood.ts';
-import { bodyParser, dropAfterAccept, duplicateKeyStream, neverAnswer, refuseSends, requireExtension, resetOnSend } from './front.ts';
+import { bodyParser, dropAfterAccept, duplicateKeyStream, loseMarkedSends, neverAnswer, refuseSends, requireExtension, resetOnSend } from './front.ts';
 import { TestLog, type Transport } from './testlog.ts';
 import { TestPushSender, type PushMode } from './push.ts';
 
 /** The selectable delegatee behaviours. */
-export const BEHAVIOURS = ['honest', 'lying-readback', 'drop-after-accept', 'never-answer', 'reset-on-send', 'refuse-sends', 'duplicate-key-stream', 'artifact-flood', 'status-flood'] as const;
+export const BEHAVIOURS = ['honest', 'lying-readback', 'drop-after-accept', 'never-answer', 'reset-on-send', 'refuse-sends', 'duplicate-key-stream', 'artifact-flood', 'status-flood', 'lose-marked-sends'] as const;
 /** One of {@link BEHAVIOURS}. */
 export type Behaviour = (typeof BEHAVIOURS)[number];
 
@@ -133,6 +133,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     if (opts.requireExtension) app.use(path, requireExtension(opts.requireExtension, transport));
     if (opts.behaviour === 'never-answer') app.use(path, neverAnswer(transport, held));
     if (opts.behaviour === 'drop-after-accept') app.use(path, dropAfterAccept(transport, handler, log));
+    if (opts.behaviour === 'lose-marked-sends') app.use(path, loseMarkedSends(transport, handler, log));
     if (opts.behaviour === 'reset-on-send') app.use(path, resetOnSend(transport));
     if (opts.behaviour === 'refuse-sends') app.use(path, refuseSends(transport));
     if (opts.behaviour === 'duplicate-key-stream') app.use(path, duplicateKeyStream(transport));

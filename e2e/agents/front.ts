@@ -57,24 +57,45 @@ export function requireExtension(uri: string, transport: Transport): RequestHand
 export function dropAfterAccept(transport: Transport, handler: DefaultRequestHandler, log: TestLog): RequestHandler {
   return async (req, _res, next) => {
     if (!SEND_METHODS.has(methodOf(transport, req))) return next();
-    try {
-      const params = SendMessageRequest.fromJSON(paramsOf(transport, req));
-      // Force blocking even for streams/returnImmediately: we want the terminal task stored.
-      params.configuration = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, ...params.configuration, returnImmediately: false };
-      const ctx = new ServerCallContext({
-        user: new UnauthenticatedUser(), // same owner scope the SDK adapters use with noAuthentication
-        requestedVersion: '1.0',
-        requestedExtensions: extensionsOf(req),
-        tenant: params.tenant,
-      });
-      const result = await handler.sendMessage(params, ctx);
-      if (!('messageId' in result)) log.accept(result.id);
-    } catch (err) {
-      // The drop is the behaviour under test; an execution error must not turn into a response.
-      console.error('drop-after-accept: execution failed', err);
-    }
-    req.socket.destroy();
+    await runThenDrop(transport, handler, log, req);
   };
+}
+
+/**
+ * lose-marked-sends: honest, except per message — a send whose message says "lose before"
+ * is reset unread (never executed), one that says "lose after" is run to completion and
+ * then dropped (executed, its reply lost). So a test can lose one follow-up turn of a task
+ * while the others go through (issue #25 item 2).
+ */
+export function loseMarkedSends(transport: Transport, handler: DefaultRequestHandler, log: TestLog): RequestHandler {
+  return async (req, _res, next) => {
+    if (!SEND_METHODS.has(methodOf(transport, req))) return next();
+    const text = JSON.stringify(paramsOf(transport, req).message ?? null);
+    if (text.includes('lose before')) return void req.socket.destroy();
+    if (text.includes('lose after')) return runThenDrop(transport, handler, log, req);
+    next();
+  };
+}
+
+/** Runs a send to its terminal state, then destroys the socket without writing a byte. */
+async function runThenDrop(transport: Transport, handler: DefaultRequestHandler, log: TestLog, req: Request): Promise<void> {
+  try {
+    const params = SendMessageRequest.fromJSON(paramsOf(transport, req));
+    // Force blocking even for streams/returnImmediately: we want the terminal task stored.
+    params.configuration = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, ...params.configuration, returnImmediately: false };
+    const ctx = new ServerCallContext({
+      user: new UnauthenticatedUser(), // same owner scope the SDK adapters use with noAuthentication
+      requestedVersion: '1.0',
+      requestedExtensions: extensionsOf(req),
+      tenant: params.tenant,
+    });
+    const result = await handler.sendMessage(params, ctx);
+    if (!('messageId' in result)) log.accept(result.id);
+  } catch (err) {
+    // The drop is the behaviour under test; an execution error must not turn into a response.
+    console.error('drop-after-accept: execution failed', err);
+  }
+  req.socket.destroy();
 }
 
 /** never-answer: holds send requests open with no bytes until the process (or close()) ends them. */

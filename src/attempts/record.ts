@@ -176,4 +176,6 @@ export interface ReceiptBody {
   no_project_mutation: true;
   /** Separate stores (issue #16): the downstream Baton's consumption receipt and what it settled (src/federation/consumption.ts). */
   consumption?: { [key: string]: unknown; status: 'agreed' | 'capped' | 'missing' | 'refused'; settled: Record<string, string> };
+  /** A follow-up turn's own message, and whether the delegatee evidently received it (issue #25 item 2). */
+  follow_up?: { message_id: string; delivered: boolean };
 }

@@ -87,3 +87,14 @@ export function mergeArtifact(view: Json, update: Json): void {
   else list.push(artifact);
   view.artifacts = list;
 }
+
+/**
+ * Does the task show that the delegatee received this message? A follow-up
+ * turn shares its task with the turns before and beside it, so a state the
+ * task reaches is evidence about this turn only once the task's history
+ * holds the turn's own message (A2A Task.history; issue #25 item 2).
+ */
+export function showsMessage(view: Json, messageId: string): boolean {
+  const history = Array.isArray(view.history) ? view.history : [];
+  return history.some((m) => typeof m === 'object' && m !== null && !Array.isArray(m) && m.messageId === messageId);
+}

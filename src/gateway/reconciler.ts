@@ -7,7 +7,9 @@
  * of all as `succeeded` — and only an operator resolution with evidence
  * settles it. A read that agrees while a fence moved proves the effect
  * happened, not that it was authorised: it is settled as consumed and stays
- * `unknown`.
+ * `unknown`. A follow-up turn shares its task with other turns: a task that
+ * does not show the turn's message is another turn's result, never evidence
+ * about this one (issue #25 item 2).
  */
 import { project, type Projection } from '../attempts/outcome.ts';
 import { isTerminal } from '../attempts/task-view.ts';
@@ -20,7 +22,8 @@ import type { Attempt } from './attempts.ts';
 import type { PathDeps } from './path/deps.ts';
 import { findByContext } from './path/follow.ts';
 import { rebuildTurn } from './path/rebuild-turn.ts';
-import { commitVerdict, fencesCurrent, readBack } from './path/verify.ts';
+import { heardIn, type Json } from './path/turn.ts';
+import { commitVerdict, fencesCurrent, NOT_SHOWN, readBack } from './path/verify.ts';
 
 interface Dispute {
   text: string;
@@ -45,7 +48,9 @@ export class Reconciler {
     const result = (status: string, reason: string, outcome?: string): ReconcileResult => ({ reservation_id: reservationId, status, reason, ...(outcome ? { outcome } : {}) });
     if (r.status !== 'held' && r.status !== 'unknown') return result(r.status, 'already resolved');
     const attempt = await this.deps.attempts.ofDecision(r.decision_ref.content_digest);
-    const turn = attempt && (await rebuildTurn(this.deps, { attempt_id: attempt.record_id, reservation_id: reservationId }));
+    // A turn still followed rebuilds from its work row: it says whether the delegatee evidently received a follow-up.
+    const row = await this.deps.store.work.get(r.effect_id);
+    const turn = attempt && (await rebuildTurn(this.deps, row ?? { attempt_id: attempt.record_id, reservation_id: reservationId }));
     if (!attempt || !turn) return result(r.status, 'no attempt record for this reservation; resolve it manually with evidence');
     const dispute = await this.disputeOf(attempt, r.effect_id);
     if (dispute) {
@@ -58,6 +63,7 @@ export class Reconciler {
     const second = await readBack(this.deps.remote, turn.target.endpoint, turn.remoteTaskId, turn.target.headers);
     if (first.kind !== 'task' || second.kind !== 'task') return result(r.status, `read-back unavailable: ${first.kind === 'task' ? (second as { reason: string }).reason : first.reason}`);
     if (!isTerminal(first.fingerprint.state)) return result(r.status, `remote task still open (${first.fingerprint.state})`);
+    if (!heardIn(turn, first.raw as Json)) return result(r.status, `${NOT_SHOWN}; resolve it manually with evidence`);
     const judged = project({ kind: 'task', task: first.task, fingerprint: first.fingerprint }, second, turn.target.acceptance);
     if (judged.outcome !== 'succeeded' && judged.outcome !== 'failed' && judged.outcome !== 'cancelled') return result(r.status, `two reads do not agree: ${judged.reasons.join('; ')}`);
     const current = await fencesCurrent(this.deps.store, turn.fence_set, turn.scopes);

@@ -62,6 +62,8 @@ interface Plan {
   budgets: OpenBudgetRequest[];
   /** Upstream heads bound beside the local fence (separate stores). */
   remote?: RemoteFenceEntry[];
+  /** A follow-up turn's message id: the delegatee's task is shared, so the turn's result is told apart by it. */
+  followUp?: string;
   /** Builds the records this admission commits besides the decision (the first turn's attempt and input). */
   records: (effect: Effect, fence: ControlBoundaryRef[]) => { attempt: Attempt; records: SealedRecord<Record<string, unknown>>[] };
 }
@@ -186,6 +188,7 @@ export async function admitFollowUp(deps: PathDeps, resolved: ResolvedDelegatee,
     operation,
     message,
     budgets: [],
+    ...(typeof message.messageId === 'string' ? { followUp: message.messageId } : {}),
     records: () => ({ attempt: prior, records: [input] }),
   });
 }
@@ -250,6 +253,7 @@ async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan
     target: targetOf(resolved),
     contracts: plan.contracts,
     ...(attempt.body.remote.task_id ? { remoteTaskId: attempt.body.remote.task_id } : {}),
+    ...(plan.followUp ? { followUp: { messageId: plan.followUp, delivered: false } } : {}),
   };
 }
 
@@ -281,6 +285,8 @@ function decisionOf(deps: PathDeps, plan: Plan, effect: Effect, fence: ControlBo
         // Remote fence entries beside the local streams: the upstream heads this effect was admitted under.
         ...(plan.remote && plan.remote.length > 0 ? { remote_fence_set: plan.remote as unknown as JsonValue } : {}),
         evaluated_at: at,
+        // A follow-up turn's own message: the task is shared, so its history tells this effect's result apart (issue #25 item 2).
+        ...(plan.followUp ? { follow_up: { message_id: plan.followUp } } : {}),
         // RW-003 §1.1: allow is not an AuthorityDecision; where a human gate applies, the exact one is bound here.
         ...(plan.approval ? { authority_decision_ref: plan.approval.decision_ref, approval_request_ref: plan.approval.request_ref } : {}),
       },

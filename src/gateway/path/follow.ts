@@ -16,7 +16,7 @@ import { parseSse } from '../sse.ts';
 import { parseEnvelope } from '../wire.ts';
 import type { PathDeps } from './deps.ts';
 import type { Forwarded } from './forward.ts';
-import type { Json, Turn } from './turn.ts';
+import { heardIn, type Json, type Turn } from './turn.ts';
 
 export type FollowEnd =
   | { kind: 'terminal'; view: Json }
@@ -39,6 +39,7 @@ type Deps = PathDeps;
 export async function* follow(deps: Deps, turn: Turn, first: Exclude<Forwarded, { kind: 'failed' }> | undefined, until: number): AsyncGenerator<FollowStep, FollowEnd> {
   const view: Json = {};
   if (first?.kind === 'reply') {
+    heard(turn);
     if (first.result.task === undefined) return first.result.message ? { kind: 'message', message: first.result.message as Json } : { kind: 'waiting', reason: 'remote answered with neither task nor message' };
     Object.assign(view, first.result.task as Json);
   } else if (first?.kind === 'stream') {
@@ -68,6 +69,7 @@ async function* readStream(deps: Deps, body: AsyncIterable<Uint8Array>, view: Js
       }
       const env = parseEnvelope(ev.data);
       if (ev.event === 'error' || env.error !== undefined) throw new RemoteRpcError(-32603, 'delegatee stream failed');
+      heard(turn);
       const result = env.result as Json;
       if (result.message && !view.id) return { kind: 'message', message: result.message as Json };
       apply(view, result);
@@ -130,14 +132,23 @@ function noteTaskId(turn: Turn, view: Json): void {
   if (!turn.remoteTaskId && typeof view.id === 'string' && view.id !== '') turn.remoteTaskId = view.id;
 }
 
+/** The delegatee answered this turn's own send: it received the message. */
+function heard(turn: Turn): void {
+  if (turn.followUp) turn.followUp.delivered = true;
+}
+
 /**
  * Terminal or interrupted — except an interrupted status this turn was
  * admitted to answer: a follow-up turn must not mistake the question it
- * replies to for a new one.
+ * replies to for a new one, nor another turn's question for its answer (a
+ * follow-up whose send went unanswered owns the shared task's state only
+ * once its history shows the message, turn.ts `heardIn`). A terminal state
+ * always ends the follow: the verdict judges whose it is.
  */
 function settledState(turn: Turn, view: Json): FollowEnd | undefined {
   const state = stateOf(view);
   if (isTerminal(state)) return { kind: 'terminal', view };
+  if (!heardIn(turn, view)) return undefined;
   if (!isInterrupted(state)) return undefined;
   const answered = turn.attempt.body.observed;
   if (answered && answered.task_id === view.id && answered.status_digest === digestOf(view.status ?? null)) return undefined;

@@ -3,6 +3,7 @@
  * the PermissionDecision that admitted it and the attempt — so any node can
  * continue it after the node that admitted it died or handed it over.
  */
+import { z } from 'zod';
 import { ControlBoundaryRef } from '../../control/fence.ts';
 import type { ControlScopeRef } from '../../control/scope.ts';
 import { loadChain } from '../../contracts/attestation-chain.ts';
@@ -16,6 +17,8 @@ import type { Turn } from './turn.ts';
 // Built once: a zod schema made per call costs more than the parse itself (issue #15).
 const FenceSet = ControlBoundaryRef.array();
 const RemoteFenceSet = RemoteFenceEntry.array();
+/** A follow-up turn's own message, as its PermissionDecision names it (src/gateway/path/admit.ts). */
+const FollowUpOf = z.object({ message_id: z.string().min(1) });
 
 /** Undefined when the turn's reservation is already resolved (its verdict was committed elsewhere). */
 export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'delegatees' | 'federation'>, ref: { attempt_id: string; reservation_id: string; remote_task_id?: string | null }): Promise<Turn | undefined> {
@@ -25,6 +28,7 @@ export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'd
   const fence = FenceSet.parse(decision?.body.fence_set ?? []);
   const { scopes, subject } = await fencedScopes(deps, attempt);
   const remote = RemoteFenceSet.parse(decision?.body.remote_fence_set ?? []);
+  const followUp = FollowUpOf.optional().parse(decision?.body.follow_up);
   return {
     attempt,
     effect_id: r.effect_id,
@@ -35,6 +39,8 @@ export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'd
     ...(remote.length > 0 ? { remote_fence: { subject: subject ?? '', entries: remote } } : {}),
     target: pinnedTarget(deps, attempt),
     ...((attempt.body.remote.task_id ?? ref.remote_task_id) ? { remoteTaskId: (attempt.body.remote.task_id ?? ref.remote_task_id)! } : {}),
+    // A follow-up's work row carries the task id only once the delegatee evidently received its message (run-turn.ts noteRemoteTask).
+    ...(followUp ? { followUp: { messageId: followUp.message_id, delivered: ref.remote_task_id != null } } : {}),
   };
 }
 

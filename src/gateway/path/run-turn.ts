@@ -104,11 +104,15 @@ function keepLease(deps: PathDeps, turn: Turn): () => void {
 /**
  * Records the remote task id durably, once, on the turn's work row — not as
  * another attempt revision: an attempt is revised twice per turn, admitted
- * and closed, and the verdict copies the id onto the closing revision.
+ * and closed, and the verdict copies the id onto the closing revision. A
+ * follow-up's task is on the attempt already; on its row the id says that the
+ * delegatee received this turn's message, so a node continuing the turn
+ * knows it too (src/gateway/path/rebuild-turn.ts).
  */
 export async function noteRemoteTask(deps: Pick<PathDeps, 'store'>, turn: Turn): Promise<void> {
   const taskId = turn.remoteTaskId;
-  if (!taskId || turn.attempt.body.remote.task_id) return;
+  const skip = turn.followUp ? !turn.followUp.delivered : turn.attempt.body.remote.task_id !== undefined;
+  if (!taskId || skip) return;
   await deps.store.work.noteRemoteTask(turn.effect_id, taskId);
 }
 

@@ -10,6 +10,7 @@ import type { AcceptanceCriteria } from '../../attempts/outcome.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
 import type { Attempt } from '../attempts.ts';
 import type { RemoteFenceEntry } from '../../federation/head-statement.ts';
+import { showsMessage } from '../../attempts/task-view.ts';
 
 export type Json = { [key: string]: JsonValue };
 
@@ -38,4 +39,24 @@ export interface Turn {
   target: Target;
   /** The delegatee's task, once known (from the attempt, the reply, or a lookup by context). */
   remoteTaskId?: string;
+  /**
+   * A follow-up turn: its message, and whether the delegatee evidently
+   * received it — it answered this turn's own send, or the task's history
+   * holds the message. Until then a state of the shared task belongs to
+   * another turn and is never this turn's outcome (issue #25 item 2).
+   */
+  followUp?: { messageId: string; delivered: boolean };
+}
+
+/**
+ * Is a state of the delegatee's task this turn's result? Always for a first
+ * turn (its task is in a context Baton named for it alone); for a follow-up
+ * once the delegatee evidently received its message — remembered on the turn
+ * the first time the task's history shows it (issue #25 item 2).
+ */
+export function heardIn(turn: Pick<Turn, 'followUp'>, view: Json): boolean {
+  const own = turn.followUp;
+  if (!own || own.delivered) return true;
+  own.delivered = showsMessage(view, own.messageId);
+  return own.delivered;
 }

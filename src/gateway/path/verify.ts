@@ -31,7 +31,7 @@ import type { ConsumptionEvidence } from '../../federation/consumption.ts';
 import { canonicalBytes } from '../../records/canonical.ts';
 import { RECORD_LIMITS } from '../../records/limits.ts';
 import type { PathDeps } from './deps.ts';
-import type { Json, Turn } from './turn.ts';
+import { heardIn, type Json, type Turn } from './turn.ts';
 import { inSpan, turnIds } from '../../telemetry/tracing.ts';
 
 type Deps = Pick<PathDeps, 'store' | 'attempts' | 'remote' | 'clock' | 'ids' | 'gatewayActor' | 'events' | 'federation'>;
@@ -118,7 +118,18 @@ export function verdict(deps: Deps, turn: Turn, observation: Observation, view?:
   return serially(turn.effect_id, () => judge(deps, turn, observation, view));
 }
 
-async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Json): Promise<Attempt> {
+/**
+ * A follow-up shares its task with other turns: a terminal state whose
+ * history lacks the turn's message is another turn's result, and a terminal
+ * task takes no more messages — so the turn is lost: `unknown`, its
+ * reservation held for an operator, never `succeeded` (issue #25 item 2).
+ */
+export const NOT_SHOWN = "the delegatee's task does not show this turn's message";
+
+async function judge(deps: Deps, turn: Turn, seen: Observation, view?: Json): Promise<Attempt> {
+  const foreign = seen.kind === 'task' && !heardIn(turn, view ?? (seen.task as Json));
+  if (foreign) return judgeForeign(deps, turn);
+  const observation = seen;
   const latest = await deps.attempts.latest(turn.attempt);
   const r = await deps.store.ledger.reservation(turn.reservation_id);
   // Another path or node already gave this turn its verdict: nothing to add.
@@ -128,6 +139,20 @@ async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Js
   const projection = withFences(project(observation, back, turn.target.acceptance), current);
   const consumption = projection.settlement === 'consume' && r && back?.kind === 'task' ? await consumptionOf(deps, turn, back, r.amounts) : undefined;
   return commitVerdict(deps, turn, { observation, back, projection, fencesCurrent: current, ...(view ? { view } : {}), ...(consumption ? { consumption } : {}), read: { latest, reservation: r } });
+}
+
+/**
+ * A follow-up turn that found only another turn's result: its own reservation
+ * is held `unknown` with a receipt saying why, and the task is left to the
+ * turn whose result it is — this verdict neither closes the attempt nor
+ * announces it (as a refused follow-up leaves it, `release` below).
+ */
+async function judgeForeign(deps: Deps, turn: Turn): Promise<Attempt> {
+  const current = (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps, turn));
+  const observation: Observation = { kind: 'lost', reason: NOT_SHOWN };
+  const projection = { ...withFences(project(observation, undefined, turn.target.acceptance), current), outcome: 'unknown' as const };
+  const receipt = receiptOf(deps, turn, observation, undefined, projection, current);
+  return settleTurn(deps, turn, projection.settlement, refOf(receipt), [receipt], [terminalEvent(deps, turn, receipt, projection)], undefined, () => undefined);
 }
 
 /**
@@ -329,6 +354,8 @@ function receiptOf(deps: Deps, turn: Turn, observation: Observation, back: (Read
         reasons: projection.reasons,
         no_project_mutation: true,
         ...(consumption ? { consumption } : {}),
+        // A follow-up turn: which message was its own, and whether the delegatee evidently received it (reconciler.ts).
+        ...(turn.followUp ? { follow_up: { message_id: turn.followUp.messageId, delivered: turn.followUp.delivered } } : {}),
       },
     },
     deps,

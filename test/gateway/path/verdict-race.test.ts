@@ -13,11 +13,14 @@ import type { AttemptBody } from '../../../src/attempts/record.ts';
 import { AttemptRepository, type Attempt } from '../../../src/gateway/attempts.ts';
 import { PathEvents } from '../../../src/gateway/path/events.ts';
 import type { Turn } from '../../../src/gateway/path/turn.ts';
-import { verdict } from '../../../src/gateway/path/verify.ts';
+import { NOT_SHOWN, verdict } from '../../../src/gateway/path/verify.ts';
+import { fingerprint } from '../../../src/attempts/task-view.ts';
+import { schemaRefFor } from '../../../src/records/schema-ref.ts';
 import { RemoteClient } from '../../../src/gateway/remote.ts';
 import { refOf, sealRecord } from '../../../src/records/envelope.ts';
 import { randomIds } from '../../../src/records/ids.ts';
 import { systemClock } from '../../../src/records/time.ts';
+import type { JsonValue } from '../../../src/records/strict-json.ts';
 import type { Store } from '../../../src/store/port.ts';
 import { SqliteStore } from '../../../src/store/sqlite/store.ts';
 import { actor, freshSpace, NOW, presetTask, publishAgent } from '../../store/support/fixtures.ts';
@@ -40,43 +43,91 @@ function staleReads(store: Store, reads: number): Store {
   return new Proxy(store, { get: (target, prop) => (prop === 'ledger' ? ledger : Reflect.get(target, prop, target)) });
 }
 
+/** An admitted turn on a fresh store: its reservation held, its attempt dispatching. */
+async function admittedTurn(file: string, followUp?: Turn['followUp']) {
+  const store = SqliteStore.open(join(dir, file), { create: true });
+  const space = freshSpace();
+  await publishAgent(store, space);
+  const task = presetTask(store, space, { preset_id: 'p', max_active_roots: 10, max_per_minute: 100 });
+  const receipt = await task.run();
+  const attemptId = randomIds.next('att');
+  const body: AttemptBody = {
+    attempt_id: attemptId,
+    space_id: space,
+    delegatee_id: 'agent',
+    delegation_ref: { object_id: task.root, revision_id: 'rev_x', content_digest: `sha256:${'c'.repeat(64)}` },
+    root_ref: { object_id: task.root, revision_id: 'rev_x', content_digest: `sha256:${'c'.repeat(64)}` },
+    caller_id: 'planner',
+    effect_id: task.effect,
+    reservation_id: receipt.reservation_id,
+    fence_set: [],
+    remote: { endpoint: 'http://127.0.0.1:9/a2a', protocol: 'a2a', protocol_version: '1.0', binding: 'JSONRPC', card_ref: actor, extensions: [] },
+    context_id: 'ctx_1',
+    idempotency_key: task.effect,
+    state: 'dispatching',
+  };
+  const attempt = sealRecord<AttemptBody>({ type: 'execution_attempt', issuedBy: actor, lifecycle: 'active', body }, { ids: { next: (p) => (p === 'rev' ? randomIds.next('rev') : attemptId) }, clock: systemClock }) as Attempt;
+  await store.putRecord(attempt);
+  const turn: Turn = {
+    attempt,
+    effect_id: task.effect,
+    reservation_id: receipt.reservation_id,
+    fence_set: [],
+    scopes: [],
+    target: { delegatee_id: 'agent', endpoint: 'http://127.0.0.1:9/a2a', headers: {}, acceptance: {}, streaming: false, pushNotifications: false },
+    ...(followUp ? { followUp } : {}),
+  };
+  return { store, attempt, attemptId, turn, reservationId: receipt.reservation_id, effect: task.effect };
+}
+
+const depsOn = (store: Store, remote: RemoteClient) => ({ store, attempts: new AttemptRepository({ store, clock: systemClock, ids: randomIds, gatewayActor: actor }), remote, clock: systemClock, ids: randomIds, gatewayActor: actor, events: new PathEvents() });
+
 describe('a verdict that loses the race to another node', () => {
   it('is no error: the other settlement stands, the attempt is closed once, the follow-up ends', async () => {
-    const store = SqliteStore.open(join(dir, 'v.db'), { create: true });
-    const space = freshSpace();
-    await publishAgent(store, space);
-    const task = presetTask(store, space, { preset_id: 'p', max_active_roots: 10, max_per_minute: 100 });
-    const receipt = await task.run();
-    const attemptId = randomIds.next('att');
-    const body: AttemptBody = {
-      attempt_id: attemptId,
-      space_id: space,
-      delegatee_id: 'agent',
-      delegation_ref: { object_id: task.root, revision_id: 'rev_x', content_digest: `sha256:${'c'.repeat(64)}` },
-      root_ref: { object_id: task.root, revision_id: 'rev_x', content_digest: `sha256:${'c'.repeat(64)}` },
-      caller_id: 'planner',
-      effect_id: task.effect,
-      reservation_id: receipt.reservation_id,
-      fence_set: [],
-      remote: { endpoint: 'http://127.0.0.1:9/a2a', protocol: 'a2a', protocol_version: '1.0', binding: 'JSONRPC', card_ref: actor, extensions: [] },
-      context_id: 'ctx_1',
-      idempotency_key: task.effect,
-      state: 'dispatching',
-    };
-    const attempt = sealRecord<AttemptBody>({ type: 'execution_attempt', issuedBy: actor, lifecycle: 'active', body }, { ids: { next: (p) => (p === 'rev' ? randomIds.next('rev') : attemptId) }, clock: systemClock }) as Attempt;
-    await store.putRecord(attempt);
+    const { store, attempt, attemptId, turn, reservationId, effect } = await admittedTurn('v.db');
     // The other node's verdict: consumed, with its own evidence.
-    await store.ledger.settle({ reservation_id: receipt.reservation_id, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, evidence: refOf(attempt), at: NOW() });
+    await store.ledger.settle({ reservation_id: reservationId, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, evidence: refOf(attempt), at: NOW() });
 
     // The verdict reads the reservation once before it settles (its judgement's read serves the commit).
-    const raced = staleReads(store, 1);
     const remote = new RemoteClient();
-    const deps = { store: raced, attempts: new AttemptRepository({ store: raced, clock: systemClock, ids: randomIds, gatewayActor: actor }), remote, clock: systemClock, ids: randomIds, gatewayActor: actor, events: new PathEvents() };
-    const turn: Turn = { attempt, effect_id: task.effect, reservation_id: receipt.reservation_id, fence_set: [], scopes: [], target: { delegatee_id: 'agent', endpoint: 'http://127.0.0.1:9/a2a', headers: {}, acceptance: {}, streaming: false, pushNotifications: false } };
-    const closed = await verdict(deps, turn, { kind: 'lost', reason: 'the stream broke' });
+    const closed = await verdict(depsOn(staleReads(store, 1), remote), turn, { kind: 'lost', reason: 'the stream broke' });
     expect(closed.body).toMatchObject({ state: 'closed', outcome: 'unknown' });
-    expect((await store.ledger.reservation(receipt.reservation_id))?.status).toBe('settled');
-    expect(await store.work.get(task.effect)).toBeUndefined();
+    expect((await store.ledger.reservation(reservationId))?.status).toBe('settled');
+    expect(await store.work.get(effect)).toBeUndefined();
+    expect((await store.listRevisions(attemptId)).length).toBe(2);
+    await remote.close();
+    await store.close();
+  });
+});
+
+describe("a follow-up's verdict on another turn's result (issue #25 item 2)", () => {
+  const completed = (history: JsonValue[]) => ({ id: 'remote-task', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ artifactId: 'a', parts: [] }], history });
+
+  it('holds its own reservation unknown with a receipt saying why, and leaves the attempt to the turn whose result it is', async () => {
+    const { store, attemptId, turn, reservationId, effect } = await admittedTurn('foreign.db', { messageId: 'msg-mine', delivered: false });
+    const remote = new RemoteClient();
+    const task = completed([{ messageId: 'msg-other', role: 'ROLE_USER', parts: [] }]);
+    const after = await verdict(depsOn(store, remote), turn, { kind: 'task', task, fingerprint: fingerprint(task) }, task);
+    // Not revised: no outcome of this turn is projected onto the task.
+    expect(after.body).toMatchObject({ state: 'dispatching' });
+    expect(after.body.outcome).toBeUndefined();
+    expect((await store.listRevisions(attemptId)).length).toBe(1);
+    expect((await store.ledger.reservation(reservationId))?.status).toBe('unknown');
+    expect(await store.work.get(effect)).toBeUndefined();
+    const receipts = (await store.listCurrent(schemaRefFor('verification_receipt'), { limit: 100 })).records.filter((r) => r.body.effect_id === effect);
+    expect(receipts.map((r) => r.body)).toEqual([expect.objectContaining({ outcome: 'unknown', reasons: [`lost after transmission: ${NOT_SHOWN}`], follow_up: { message_id: 'msg-mine', delivered: false } })]);
+    await remote.close();
+    await store.close();
+  });
+
+  it('judges the task when its history shows the turn\'s message (the read-back decides from there)', async () => {
+    const { store, attemptId, turn } = await admittedTurn('mine.db', { messageId: 'msg-mine', delivered: false });
+    const remote = new RemoteClient();
+    const task = completed([{ messageId: 'msg-mine', role: 'ROLE_USER', parts: [] }]);
+    const after = await verdict(depsOn(store, remote), turn, { kind: 'task', task, fingerprint: fingerprint(task) }, task);
+    // Judged as this turn's: the attempt closes (unknown only because the read-back has no agent to reach here).
+    expect(after.body).toMatchObject({ state: 'closed', outcome: 'unknown' });
+    expect(turn.followUp?.delivered).toBe(true);
     expect((await store.listRevisions(attemptId)).length).toBe(2);
     await remote.close();
     await store.close();
