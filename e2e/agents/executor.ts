@@ -47,7 +47,7 @@ const status = (state: TaskState): TaskStatus => ({ state, message: undefined, t
  * A message containing "please fail" ends FAILED without artifacts.
  * A message containing "wait for release" stays WORKING until the test releases it ({@link ReleaseGate}).
  * A message containing "ask me" stops at INPUT_REQUIRED; the follow-up turn's text
- * is what gets reversed.
+ * is what gets reversed — unless the follow-up says "ask once more", which asks again.
  */
 export class ReverseExecutor implements AgentExecutor {
   /** Task ids whose cancellation was requested; the execute loop polls this. */
@@ -87,8 +87,8 @@ export class ReverseExecutor implements AgentExecutor {
     await sleep(this.stepMs);
     if (this.canceled.has(taskId)) return;
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId, metadata: undefined, status: status(TaskState.TASK_STATE_WORKING) }));
-    if (input.includes('ask me') && !ctx.task) {
-      const question = { messageId: `${taskId}-q`, contextId, taskId, role: 2, parts: [textPart('what should I reverse?')], metadata: undefined, extensions: [], referenceTaskIds: [] };
+    if ((input.includes('ask me') && !ctx.task) || (input.includes('ask once more') && ctx.task)) {
+      const question = { messageId: `${taskId}-q${ctx.task ? '-again' : ''}`, contextId, taskId, role: 2, parts: [textPart('what should I reverse?')], metadata: undefined, extensions: [], referenceTaskIds: [] };
       bus.publish(AgentEvent.statusUpdate({ taskId, contextId, metadata: undefined, status: { ...status(TaskState.TASK_STATE_INPUT_REQUIRED), message: question } }));
       return;
     }

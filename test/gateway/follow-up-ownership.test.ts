@@ -45,6 +45,8 @@ async function openTurn(taskId: string): Promise<{ reservationId: string; messag
   return { reservationId: r.reservation_id, messageId: (decision?.body.follow_up as { message_id?: unknown } | undefined)?.message_id };
 }
 
+const getTaskCount = async (): Promise<number> => ((await (await fetch(`${world.agents.lossy!.url}/_test/log`)).json()) as { counts: Record<string, number> }).counts.GetTask ?? 0;
+
 const settled = (reservationId: string) =>
   until(async () => {
     const r = await gw.store.ledger.reservation(reservationId);
@@ -73,6 +75,20 @@ describe('a follow-up turn owns only a task state that shows its message', () =>
     expect((await gw.store.ledger.reservation(open.reservationId))?.status).toBe('unknown');
     // Whichever verdict committed first, the task shows the turn whose result it is: the lost one never closes it.
     expect((await gw.dispatcher.deps.attempts.get(asked.task.id))!.body).toMatchObject({ state: 'closed', outcome: 'succeeded' });
+  }, 30_000);
+
+  it('nor is another turn\'s new question the lost follow-up\'s answer: it waits, and ends unknown when the task completes without it', async () => {
+    const asked = await send('ask me first');
+    await send('lose before: yellow', asked.task.id);
+    const open = await openTurn(asked.task.id);
+    const again = await send('ask once more', asked.task.id);
+    expect(again.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    // The lost turn's follower reads the new question at least twice (the agent logs each GetTask) and must not take it as its answer.
+    const reads = await getTaskCount();
+    await until(async () => ((await getTaskCount()) >= reads + 2 ? true : undefined), 400, 25, 'two polls of the new question');
+    expect((await gw.store.ledger.reservation(open.reservationId))?.status).toBe('held');
+    expect((await send('purple', asked.task.id)).task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(await settled(open.reservationId)).toBe('unknown');
   }, 30_000);
 
   it('a follow-up the agent ran whose reply was lost is found in the task\'s history and followed to its verified success', async () => {
