@@ -97,15 +97,15 @@ export class InboundWebhooks {
     if (!attempt || !this.deps.box.inboundTokenMatches(taskId, header(req, TOKEN_HEADER))) throw new BatonError('authentication_required', 'notification token not accepted');
     const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const delegatee = this.deps.delegatee(attempt.body.delegatee_id);
+    // The task the delegatee named: on the attempt after a verdict, on the turn's work row while it is followed.
+    const remoteTask = await remoteTaskIdOf(this.deps.store, attempt);
     const bearer = /^Bearer (.+)$/i.exec(header(req, 'authorization') ?? '')?.[1];
     if (bearer !== undefined || delegatee?.inboundAuth === 'token+jwt') {
       if (!delegatee || bearer === undefined) throw new BatonError('authentication_required', 'this delegatee must sign its notifications');
-      await this.verifyJwt(bearer, taskId, attempt, delegatee, bytes);
+      await this.verifyJwt(bearer, taskId, remoteTask, delegatee, bytes);
     }
     const body = parseStrictJson(bytes, { maxBytes: this.deps.maxBytes ?? 256 * 1024 });
     const named = taskIdOf(body);
-    // The task the delegatee named: on the attempt after a verdict, on the turn's work row while it is followed.
-    const remoteTask = await remoteTaskIdOf(this.deps.store, attempt);
     if (remoteTask !== undefined && named !== remoteTask) {
       throw new BatonError('invalid_request', 'notification is about another task');
     }
@@ -119,7 +119,7 @@ export class InboundWebhooks {
     return attemptOf(await this.deps.store.getRecord(taskId));
   }
 
-  private async verifyJwt(jwt: string, taskId: string, attempt: Attempt, delegatee: DelegateeConfig, body: Buffer): Promise<void> {
+  private async verifyJwt(jwt: string, taskId: string, remoteTask: string | undefined, delegatee: DelegateeConfig, body: Buffer): Promise<void> {
     const fail = (why: string) => new BatonError('authentication_required', `notification JWT not accepted: ${why}`);
     let header: { alg?: unknown; kid?: unknown };
     try {
@@ -138,7 +138,6 @@ export class InboundWebhooks {
     } catch {
       throw fail('signature or claims do not verify');
     }
-    const remoteTask = await remoteTaskIdOf(this.deps.store, attempt);
     if (remoteTask !== undefined && payload.task_id !== remoteTask) throw fail('task_id claim names another task');
     if (typeof payload.body_sha256 !== 'string') throw fail('body_sha256 missing');
     if (payload.body_sha256 !== createHash('sha256').update(body).digest('base64url')) throw fail('body_sha256 does not match the body');

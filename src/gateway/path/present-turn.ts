@@ -11,7 +11,7 @@ import { presentMessage, presentTask, withIds } from '../present.ts';
 import type { FollowStep } from './follow.ts';
 import { presentAttempt } from './present-attempt.ts';
 import type { TurnEnd } from './run-turn.ts';
-import type { Json, Turn } from './turn.ts';
+import { remoteWithTask, type Json, type Turn } from './turn.ts';
 
 /** The caller's answer once a turn ended or was handed to the follower. */
 export function answerOf(turn: Turn, end: TurnEnd, historyLength?: number): Json {
@@ -81,7 +81,8 @@ function* finalEvents(turn: Turn, end: TurnEnd, asTask: boolean): Generator<Json
  */
 function shownBody(turn: Turn): AttemptBody {
   const body = turn.attempt.body;
-  return turn.remoteTaskId && !body.remote.task_id ? { ...body, remote: { ...body.remote, task_id: turn.remoteTaskId } } : body;
+  const remote = remoteWithTask(turn, body);
+  return remote === body.remote ? body : { ...body, remote };
 }
 
 /** Pulls a follow generator to its end, discarding its events (its caller left). */

@@ -29,6 +29,7 @@ export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'd
   const { scopes, subject } = await fencedScopes(deps, attempt);
   const remote = RemoteFenceSet.parse(decision?.body.remote_fence_set ?? []);
   const followUp = FollowUpOf.optional().parse(decision?.body.follow_up);
+  const remoteTaskId = attempt.body.remote.task_id ?? ref.remote_task_id;
   return {
     attempt,
     effect_id: r.effect_id,
@@ -38,7 +39,7 @@ export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'd
     // Separate stores: the upstream heads this turn was admitted under, for the post-effect recheck.
     ...(remote.length > 0 ? { remote_fence: { subject: subject ?? '', entries: remote } } : {}),
     target: pinnedTarget(deps, attempt),
-    ...((attempt.body.remote.task_id ?? ref.remote_task_id) ? { remoteTaskId: (attempt.body.remote.task_id ?? ref.remote_task_id)! } : {}),
+    ...(remoteTaskId ? { remoteTaskId } : {}),
     // A follow-up's work row carries the task id only once the delegatee evidently received its message (run-turn.ts noteRemoteTask).
     ...(followUp ? { followUp: { messageId: followUp.message_id, delivered: ref.remote_task_id != null } } : {}),
   };

@@ -8,6 +8,7 @@ import type { ControlBoundaryRef } from '../../control/fence.ts';
 import type { ControlScopeRef } from '../../control/scope.ts';
 import type { AcceptanceCriteria } from '../../attempts/outcome.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
+import type { AttemptBody } from '../../attempts/record.ts';
 import type { Attempt } from '../attempts.ts';
 import type { RemoteFenceEntry } from '../../federation/head-statement.ts';
 import { showsMessage } from '../../attempts/task-view.ts';
@@ -59,4 +60,9 @@ export function heardIn(turn: Pick<Turn, 'followUp'>, view: Json): boolean {
   if (!own || own.delivered) return true;
   own.delivered = showsMessage(view, own.messageId);
   return own.delivered;
+}
+
+/** The attempt's remote facts with the delegatee's task id this turn learned, where no revision records it yet. */
+export function remoteWithTask(turn: Pick<Turn, 'remoteTaskId'>, body: AttemptBody): AttemptBody['remote'] {
+  return turn.remoteTaskId && !body.remote.task_id ? { ...body.remote, task_id: turn.remoteTaskId } : body.remote;
 }

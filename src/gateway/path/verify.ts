@@ -31,7 +31,7 @@ import type { ConsumptionEvidence } from '../../federation/consumption.ts';
 import { canonicalBytes } from '../../records/canonical.ts';
 import { RECORD_LIMITS } from '../../records/limits.ts';
 import type { PathDeps } from './deps.ts';
-import { heardIn, type Json, type Turn } from './turn.ts';
+import { heardIn, remoteWithTask, type Json, type Turn } from './turn.ts';
 import { inSpan, turnIds } from '../../telemetry/tracing.ts';
 
 type Deps = Pick<PathDeps, 'store' | 'attempts' | 'remote' | 'clock' | 'ids' | 'gatewayActor' | 'events' | 'federation'>;
@@ -94,7 +94,7 @@ const turnFields = (turn: Turn, latest: Attempt): Partial<AttemptBody> => ({
   reservation_id: turn.reservation_id,
   fence_set: turn.fence_set,
   idempotency_key: turn.effect_id,
-  remote: { ...latest.body.remote, ...(turn.remoteTaskId && !latest.body.remote.task_id ? { task_id: turn.remoteTaskId } : {}) },
+  remote: remoteWithTask(turn, latest.body),
 });
 
 /**
