@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { admissionRefusal, decisionRefusal, reviewRefusal } from '../../src/gates/rules.ts';
-import { ApprovalsConfig, approversOf, callerPrincipal, requiredTier } from '../../src/gates/policy.ts';
+import { ApprovalsConfig, approversOf, callerPrincipal, RequireApproval, requiredTier } from '../../src/gates/policy.ts';
 import { approvalProblems, t4ReviewerProblems } from '../../src/gates/check.ts';
 import { CHAIN_KEY, previewDigest, renderParts, type EffectPreview } from '../../src/gates/preview.ts';
 import { CONTRACT_EXTENSION } from '../../src/gateway/present.ts';
@@ -19,13 +19,13 @@ describe('decision rules (RW-003 §1.1 independence, exact preview)', () => {
     expect(decide()).toBeUndefined();
   });
   it.each([
-    ['no approver', { approver: undefined }, 'deny', 'not_an_approver'],
-    ['the caller\'s own principal', { callerPrincipal: 'alice' }, 'deny', 'self_approval'],
-    ['a decided request', { state: 'denied' as const }, 'invalid_request', 'not_pending'],
-    ['an expired request', { expiresAt: '2026-12-03T10:00:00Z' }, 'context_invalidated', 'request_expired'],
-    ['another preview', { seenDigest: D2 }, 'context_invalidated', 'preview_mismatch'],
-  ])('refuses %s', (_what, over, code, rule) => {
-    expect(decide(over)).toMatchObject({ code, rule });
+    ['no approver', { approver: undefined }, 'deny', 'not_an_approver', 'this operator is not a configured approver'],
+    ['the caller\'s own principal', { callerPrincipal: 'alice' }, 'deny', 'self_approval', 'the requesting principal cannot approve its own request'],
+    ['a decided request', { state: 'denied' as const }, 'invalid_request', 'not_pending', 'the request is denied, not pending'],
+    ['an expired request', { expiresAt: '2026-12-03T10:00:00Z' }, 'context_invalidated', 'request_expired', 'the request expired before a decision'],
+    ['another preview', { seenDigest: D2 }, 'context_invalidated', 'preview_mismatch', 'the preview decided on is not the request\'s exact preview'],
+  ])('refuses %s', (_what, over, code, rule, reason) => {
+    expect(decide(over)).toEqual({ code, rule, reason });
   });
   it('checks independence before anything else: a self-approval is deny even on a decided request', () => {
     expect(decide({ callerPrincipal: 'alice', state: 'approved' })).toMatchObject({ code: 'deny', rule: 'self_approval' });
@@ -35,16 +35,16 @@ describe('decision rules (RW-003 §1.1 independence, exact preview)', () => {
 describe('admission rules (approval bound to the exact effect, once, before expiry)', () => {
   it('admits an approved, unexpired, unchanged effect', () => expect(admit()).toBeUndefined());
   it.each([
-    ['a second use', { state: 'admitted' as const }, 'context_invalidated', 'approval_used'],
-    ['a pending request', { state: 'pending' as const }, 'interaction_required', 'awaiting_approval'],
-    ['a denied request', { state: 'denied' as const }, 'deny', 'denied'],
-    ['a refused request', { state: 'refused' as const }, 'context_invalidated', 'not_approved'],
-    ['a deny decision on an approved state', { decision: { decision: 'deny' as const, preview_digest: D1, expires_at: '2026-12-03T10:15:00Z' } }, 'deny', 'no_approval'],
-    ['an approval of another preview', { requestDigest: D2 }, 'context_invalidated', 'preview_mismatch'],
-    ['a changed request', { currentDigest: D2 }, 'context_invalidated', 'request_changed'],
-    ['an expired approval', { now: new Date('2026-12-03T10:15:00Z') }, 'context_invalidated', 'approval_expired'],
-  ])('refuses %s', (_what, over, code, rule) => {
-    expect(admit(over)).toMatchObject({ code, rule });
+    ['a second use', { state: 'admitted' as const }, 'context_invalidated', 'approval_used', 'this approval was already used'],
+    ['a pending request', { state: 'pending' as const }, 'interaction_required', 'awaiting_approval', 'a named human authority has not approved this effect'],
+    ['a denied request', { state: 'denied' as const }, 'deny', 'denied', 'the effect was denied'],
+    ['a refused request', { state: 'refused' as const }, 'context_invalidated', 'not_approved', 'the request is refused'],
+    ['a deny decision on an approved state', { decision: { decision: 'deny' as const, preview_digest: D1, expires_at: '2026-12-03T10:15:00Z' } }, 'deny', 'no_approval', 'no approval is bound to this request'],
+    ['an approval of another preview', { requestDigest: D2 }, 'context_invalidated', 'preview_mismatch', 'the approval names another preview'],
+    ['a changed request', { currentDigest: D2 }, 'context_invalidated', 'request_changed', 'the effect changed since it was approved'],
+    ['an expired approval', { now: new Date('2026-12-03T10:15:00Z') }, 'context_invalidated', 'approval_expired', 'the approval expired before admission'],
+  ])('refuses %s', (_what, over, code, rule, reason) => {
+    expect(admit(over)).toEqual({ code, rule, reason });
   });
 });
 
@@ -52,10 +52,11 @@ describe('T4 review rules', () => {
   const bob = { ...alice, operator: 'bob', principal: 'bob' };
   it('accepts an independent reviewer on a pending review', () => expect(reviewRefusal({ pending: true, reviewer: bob, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toBeUndefined());
   it('refuses the approver, the caller, a non-reviewer and a review not pending', () => {
-    expect(reviewRefusal({ pending: true, reviewer: alice, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toMatchObject({ code: 'deny', rule: 'reviewer_not_independent' });
-    expect(reviewRefusal({ pending: true, reviewer: bob, callerPrincipal: 'bob', approverPrincipal: 'alice' })).toMatchObject({ code: 'deny', rule: 'self_review' });
-    expect(reviewRefusal({ pending: true, reviewer: { ...bob, reviewer: false }, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toMatchObject({ code: 'deny', rule: 'not_a_reviewer' });
-    expect(reviewRefusal({ pending: false, reviewer: bob, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toMatchObject({ code: 'invalid_request', rule: 'no_review_pending' });
+    expect(reviewRefusal({ pending: true, reviewer: alice, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toEqual({ code: 'deny', rule: 'reviewer_not_independent', reason: 'the approver cannot also be the reviewer' });
+    expect(reviewRefusal({ pending: true, reviewer: bob, callerPrincipal: 'bob', approverPrincipal: 'alice' })).toEqual({ code: 'deny', rule: 'self_review', reason: 'the requesting principal cannot review its own effect' });
+    expect(reviewRefusal({ pending: true, reviewer: { ...bob, reviewer: false }, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toEqual({ code: 'deny', rule: 'not_a_reviewer', reason: 'this operator is not a configured reviewer' });
+    expect(reviewRefusal({ pending: true, reviewer: undefined, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toMatchObject({ code: 'deny', rule: 'not_a_reviewer' });
+    expect(reviewRefusal({ pending: false, reviewer: bob, callerPrincipal: 'planner', approverPrincipal: 'alice' })).toEqual({ code: 'invalid_request', rule: 'no_review_pending', reason: 'this task has no review pending' });
   });
 });
 
@@ -68,9 +69,22 @@ describe('gate policy (configuration)', () => {
     expect(requiredTier(cfg, { delegatee: 'x', preset: 'ops' })).toBe('T3_consequential_propose');
     expect(requiredTier(cfg, { delegatee: 'x', requireApproval: true })).toBe('T3_consequential_propose');
     expect(requiredTier(cfg, { delegatee: 'pay', requireApproval: 'T4_consequential_execute' })).toBe('T4_consequential_execute');
+    // a rule naming no preset matches a request under any preset
+    expect(requiredTier(cfg, { delegatee: 'pay', preset: 'standard' })).toBe('T3_consequential_propose');
+  });
+  it('a delegatee\'s requireApproval is true (T3) or a gated tier, nothing else', () => {
+    expect(RequireApproval.parse(true)).toBe(true);
+    expect(RequireApproval.parse('T4_consequential_execute')).toBe('T4_consequential_execute');
+    expect(RequireApproval.safeParse(false).success).toBe(false);
+    expect(RequireApproval.safeParse('T2_bounded_execute').success).toBe(false);
+  });
+  it('defaults an approver\'s role to approver; refuses an approval window outside 1 s to 24 h', () => {
+    expect(approversOf(ApprovalsConfig.parse({ approvers: [{ operator: 'alice' }] }))[0]!.role).toBe('approver');
+    for (const approvalSeconds of [1, 86_400]) expect(ApprovalsConfig.parse({ approvalSeconds }).approvalSeconds).toBe(approvalSeconds);
+    for (const approvalSeconds of [0, 86_401]) expect(ApprovalsConfig.safeParse({ approvalSeconds }).success).toBe(false);
   });
   it('refuses a rule naming nothing, unknown keys, and T0–T2 tiers', () => {
-    expect(ApprovalsConfig.safeParse({ rules: [{ tier: 'T3_consequential_propose' }] }).success).toBe(false);
+    expect(ApprovalsConfig.safeParse({ rules: [{ tier: 'T3_consequential_propose' }] }).error?.issues.map((i) => i.message)).toEqual(['a rule names a delegatee, a preset, or both']);
     expect(ApprovalsConfig.safeParse({ approvers: [{ operator: 'a', email: 'a@x' }] }).success).toBe(false);
     expect(ApprovalsConfig.safeParse({ rules: [{ delegatee: 'x', tier: 'T2_bounded_execute' }] }).success).toBe(false);
   });
