@@ -96,14 +96,6 @@ export const GROUPS = {
     break: 94,
     measured: '96.88 % on 2026-12-04 (StrykerJS 9.6.1, concurrency 1: 2 min)',
     static: 'no schema in these files: the card schema is A2A\'s (the SDK), the trust config is parsed in src/config.ts',
-    classified: {
-      // lookup() re-checks the pinned set's revoked kids after the jku fetch; line 105 already returned for them and
-      // the local pinnedSet (an immutable parsed KeySet) cannot change across the await, so the branch is dead.
-      'src/cards/trust-store.ts:112:9': 'unreachable: line 105 already returned revoked for a kid the same pinned set revokes',
-      'src/cards/trust-store.ts:112:52': 'unreachable: line 105 already returned revoked for a kid the same pinned set revokes',
-      'src/cards/trust-store.ts:112:58': 'unreachable: line 105 already returned revoked for a kid the same pinned set revokes',
-      'src/cards/trust-store.ts:112:73': 'unreachable: line 105 already returned revoked for a kid the same pinned set revokes',
-    },
   },
   audit: {
     mutate: ['src/audit/verify.ts', 'src/audit/content.ts', 'src/audit/report.ts'],

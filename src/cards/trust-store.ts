@@ -109,7 +109,6 @@ export class TrustStore {
     const set = await this.jkuSet(header.jku);
     const key = set.keys.get(header.kid);
     if (!key) return { ok: false, reason: set.revoked.has(header.kid) ? 'revoked' : 'unknown_kid' };
-    if (pinnedSet?.revoked.has(header.kid)) return { ok: false, reason: 'revoked' };
     return this.check(origin, set, key, header, { ok: true, key, source: 'jku', jku: header.jku });
   }
 
