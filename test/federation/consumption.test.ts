@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONSUMPTION_RECEIPT_TYPE, ConsumptionReceipt, receiptMismatches, settleAgainst, settleWithout } from '../../src/federation/consumption.ts';
+import { CONSUMPTION_JWS_TYP, CONSUMPTION_RECEIPT_TYPE, ConsumptionReceipt, receiptMismatches, settleAgainst, settleWithout } from '../../src/federation/consumption.ts';
 
 const digest = `sha256:${'a'.repeat(64)}`;
 const receipt = (over: Partial<ConsumptionReceipt> = {}): ConsumptionReceipt => ({
@@ -46,8 +46,17 @@ describe('consumption receipts: the upstream settles by them, never above its re
 
   it('amounts are non-negative decimal integers; unknown members are refused', () => {
     expect(ConsumptionReceipt.safeParse(receipt()).success).toBe(true);
+    for (const amount of ['0', '10', '905', '1'.repeat(31)]) expect(ConsumptionReceipt.safeParse(receipt({ consumed: { tokens: amount } })).success, amount).toBe(true);
+    for (const amount of ['', '01', '1'.repeat(32), '1a']) expect(ConsumptionReceipt.safeParse(receipt({ consumed: { tokens: amount } })).success, amount).toBe(false);
     expect(ConsumptionReceipt.safeParse(receipt({ consumed: { invocations: '-1' } })).success).toBe(false);
     expect(ConsumptionReceipt.safeParse(receipt({ consumed: { invocations: '1.5' } })).success).toBe(false);
     expect(ConsumptionReceipt.safeParse({ ...receipt(), extra: true }).success).toBe(false);
+  });
+
+  it('a receipt reports one of three resolutions, under fixed wire types', () => {
+    for (const status of ['settled', 'consumed', 'released'] as const) expect(ConsumptionReceipt.safeParse(receipt({ status })).success, status).toBe(true);
+    expect(ConsumptionReceipt.safeParse(receipt({ status: 'refunded' as never })).success).toBe(false);
+    expect(CONSUMPTION_RECEIPT_TYPE).toBe('baton.consumption_receipt/v1');
+    expect(CONSUMPTION_JWS_TYP).toBe('baton-consumption-receipt+jws');
   });
 });

@@ -27,6 +27,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const refused = async (jws: string, set: KeySet = keys, typ = TYP) => {
   const err = await expectCodeAsync(verifyJws(jws, set, typ), 'context_invalidated');
+  expect(err.message).toBe('signed statement did not verify under the pinned keys');
   expect(err.details).toEqual({ reason: 'bad_signature' });
 };
 /** A compact JWS over `payload` bytes with `header`, signed by `key` (default: the pinned one). */
@@ -57,5 +58,27 @@ describe('verifyJws', () => {
     await refused(await raw('{"subject":"dlg_x"}', { alg: 'EdDSA', kid, typ: TYP }, privateKey));
     await refused(await raw('{"subject":"dlg_x","subject":"dlg_y"}', { kid, typ: TYP }));
     await refused(await raw('{"subject":"dlg_x"}', { kid }));
+  });
+
+  it('verifies under a pinned EdDSA key as under an ES256 one', async () => {
+    const ed = keyring.current('EdDSA');
+    expect(await verifyJws(await raw('{"subject":"dlg_x"}', { alg: 'EdDSA', kid: ed.kid, typ: TYP }, ed.privateKey), keys, TYP)).toEqual({ subject: 'dlg_x' });
+  });
+
+  it('a key verifies only the algorithm its set declares for it, and only ES256 or EdDSA, whatever built the set', async () => {
+    // parseJwks never builds such sets; verifyJws must not rely on it.
+    const es = await generateKeyPair('ES256');
+    const mislabelled: KeySet = { keys: new Map([['k1', { kid: 'k1', alg: 'EdDSA', jwk: {}, key: es.publicKey, thumbprint: 'x' }]]), revoked: new Set() };
+    await refused(await raw('{"subject":"dlg_x"}', { alg: 'ES256', kid: 'k1', typ: TYP }, es.privateKey), mislabelled);
+    const es384 = await generateKeyPair('ES384');
+    const other: KeySet = { keys: new Map([['k2', { kid: 'k2', alg: 'ES384' as 'ES256', jwk: {}, key: es384.publicKey, thumbprint: 'x' }]]), revoked: new Set() };
+    await refused(await raw('{"subject":"dlg_x"}', { alg: 'ES384', kid: 'k2', typ: TYP }, es384.privateKey), other);
+  });
+
+  it('takes a payload of up to 128 KiB', async () => {
+    const kid = keyring.current('ES256').kid;
+    const within = { pad: 'x'.repeat(100 * 1024) };
+    expect(await verifyJws(await raw(JSON.stringify(within), { kid, typ: TYP }), keys, TYP)).toEqual(within);
+    await refused(await raw(JSON.stringify({ pad: 'x'.repeat(128 * 1024) }), { kid, typ: TYP }));
   });
 });
