@@ -201,7 +201,7 @@ export class Federation {
     const claimed = peekIssuer(jws);
     const up = claimed ? this.byActor.get(claimed) : undefined;
     if (!up) throw contextInvalidated('control notice from an unknown upstream', { reason: 'unknown_issuer' });
-    const parsed = HeadStatement.safeParse(await verifyJws(jws, await this.keysOf(up), NOTICE_JWS_TYP));
+    const parsed = HeadStatement.safeParse(await verifyJws(jws, await this.keysOf(up), NOTICE_JWS_TYP, this.deps.clock.now()));
     if (!parsed.success) throw contextInvalidated('control notice is malformed', { reason: 'malformed' });
     const n = parsed.data;
     const age = this.deps.clock.now().getTime() - Date.parse(n.issued_at);
@@ -274,7 +274,7 @@ export class Federation {
     const now = this.deps.clock.now().getTime();
     if (!fresh && cached && up.maxStalenessMs > 0 && now - Date.parse(cached.issued_at) <= up.maxStalenessMs) return cached;
     const jws = await this.fetchStatement(up, subject);
-    const parsed = HeadStatement.safeParse(await verifyJws(jws, await this.keysOf(up), HEADS_JWS_TYP));
+    const parsed = HeadStatement.safeParse(await verifyJws(jws, await this.keysOf(up), HEADS_JWS_TYP, this.deps.clock.now()));
     if (!parsed.success) throw contextInvalidated('upstream head statement is malformed', { reason: 'malformed' });
     if (up.maxStalenessMs > 0) this.cache.set(subject, parsed.data);
     return parsed.data;

@@ -6,7 +6,7 @@
  */
 import { CompactSign, compactVerify } from 'jose';
 import { contextInvalidated } from '../errors.ts';
-import type { KeySet } from '../cards/jwks.ts';
+import { keyUnusableReason, type KeySet } from '../cards/jwks.ts';
 import type { Keyring } from '../keys/keyring.ts';
 import { canonicalText } from '../records/canonical.ts';
 import { parseStrictJson } from '../records/strict-json.ts';
@@ -18,16 +18,20 @@ export async function signJws(keyring: Keyring, typ: string, payload: object): P
   return new CompactSign(new TextEncoder().encode(canonicalText(payload as never))).setProtectedHeader({ alg: k.alg, kid: k.kid, typ }).sign(k.privateKey);
 }
 
-/** Verifies under `keys`; any failure is context_invalidated (the statement cannot establish authority). */
-export async function verifyJws(jws: string, keys: KeySet, typ: string): Promise<unknown> {
+/**
+ * Verifies under `keys` at `now`; any failure is context_invalidated (the
+ * statement cannot establish authority). A statement is signed when it is
+ * made, so a pinned key past its `exp`, before its `nbf` or revoked never
+ * verifies one (A2A §8.4.3: "Expired or revoked keys MUST NOT be used for
+ * verification").
+ */
+export async function verifyJws(jws: string, keys: KeySet, typ: string, now: Date): Promise<unknown> {
   try {
     const { payload, protectedHeader } = await compactVerify(
       jws,
       async (header) => {
-        const kid = header.kid;
-        if (!kid || keys.revoked.has(kid)) throw new Error('unknown key');
-        const key = keys.keys.get(kid);
-        if (!key || key.alg !== header.alg) throw new Error('unknown key');
+        const key = header.kid === undefined ? undefined : keys.keys.get(header.kid);
+        if (!key || key.alg !== header.alg || keyUnusableReason(keys, key, now)) throw new Error('unusable key');
         return key.key;
       },
       { algorithms: ALGS },

@@ -87,7 +87,7 @@ export async function settleByReceipt(ctx: ReceiptContext, attempt: AttemptBody,
   if (!keys) return settleWithout(reserved, 'refused', 'the pinned keys of this downstream are unreadable');
   let receipt: ConsumptionReceipt;
   try {
-    const parsed = ConsumptionReceipt.safeParse(await verifyJws(jws, keys, CONSUMPTION_JWS_TYP));
+    const parsed = ConsumptionReceipt.safeParse(await verifyJws(jws, keys, CONSUMPTION_JWS_TYP, ctx.clock.now()));
     if (!parsed.success) return settleWithout(reserved, 'refused', 'consumption receipt is malformed');
     receipt = parsed.data;
   } catch (err) {

@@ -26,7 +26,7 @@ import type { IdSource } from '../records/ids.ts';
 import { sameRevision, type ActorRef, type RevisionRef } from '../records/revision-ref.ts';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { parseJwks } from '../cards/jwks.ts';
+import { parseJwks, type KeySet } from '../cards/jwks.ts';
 import { utc, type Clock } from '../records/time.ts';
 import type { Store } from '../store/port.ts';
 import type { OpenBudgetRequest, PresetIssuance } from '../ledger/types.ts';
@@ -232,10 +232,9 @@ export class DelegationAuthority {
     let r = this.upstreamCache.get(up.contractJwksFile);
     if (!r) {
       r = (async () => {
-        // Each issuer only under its own pinned set: the upstream's, or an ancestor organisation's (three hops).
-        const sets = new Map<string, Awaited<ReturnType<typeof parseJwks>>>();
+        const sets = new Map<string, KeySet>();
         for (const p of [up, ...(up.ancestors ?? [])]) sets.set(p.actorObjectId, await parseJwks(await readFile(p.contractJwksFile)));
-        return async (kid, issuer) => sets.get(issuer.object_id)?.keys.get(kid)?.key;
+        return pinnedSignerKeys(sets);
       })();
       r.catch(() => this.upstreamCache.delete(up.contractJwksFile));
       this.upstreamCache.set(up.contractJwksFile, r);
@@ -321,4 +320,18 @@ function importedChildId(leaf: DelegationContract, self: string, card: string): 
     }
   }
   return `dlg_${out}`;
+}
+
+/**
+ * Contract signer keys from the sets pinned per upstream organisation: each
+ * issuer only under its own set (the upstream's, or an ancestor's for three
+ * hops). A revoked kid vouches for nothing (A2A §8.4.3); a key past its `exp`
+ * still verifies the contracts it signed while valid — they are re-verified
+ * at every turn, as Baton's own retired keys verify its own.
+ */
+export function pinnedSignerKeys(sets: ReadonlyMap<string, KeySet>): ResolveSignerKey {
+  return async (kid, issuer) => {
+    const set = sets.get(issuer.object_id);
+    return set?.revoked.has(kid) ? undefined : set?.keys.get(kid)?.key;
+  };
 }

@@ -15,6 +15,8 @@ import { Keyring } from '../../src/keys/keyring.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
 
 const TYP = 'baton-control-notice+jws';
+const NOW = new Date('2026-12-04T12:00:00Z');
+const at = (d: Date) => Math.floor(d.getTime() / 1000);
 let dir: string;
 let keyring: Keyring;
 let keys: KeySet;
@@ -26,7 +28,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const refused = async (jws: string, set: KeySet = keys, typ = TYP) => {
-  const err = await expectCodeAsync(verifyJws(jws, set, typ), 'context_invalidated');
+  const err = await expectCodeAsync(verifyJws(jws, set, typ, NOW), 'context_invalidated');
   expect(err.message).toBe('signed statement did not verify under the pinned keys');
   expect(err.details).toEqual({ reason: 'bad_signature' });
 };
@@ -36,7 +38,7 @@ const raw = async (payload: string, header: Record<string, unknown>, key?: Param
 
 describe('verifyJws', () => {
   it('returns the payload signed under a pinned key with the expected typ', async () => {
-    expect(await verifyJws(await signJws(keyring, TYP, { heads: [], subject: 'dlg_x' }), keys, TYP)).toEqual({ heads: [], subject: 'dlg_x' });
+    expect(await verifyJws(await signJws(keyring, TYP, { heads: [], subject: 'dlg_x' }), keys, TYP, NOW)).toEqual({ heads: [], subject: 'dlg_x' });
   });
 
   it('refuses another typ, a tampered payload, an unknown or revoked kid, and a key the sender did not pin', async () => {
@@ -62,7 +64,7 @@ describe('verifyJws', () => {
 
   it('verifies under a pinned EdDSA key as under an ES256 one', async () => {
     const ed = keyring.current('EdDSA');
-    expect(await verifyJws(await raw('{"subject":"dlg_x"}', { alg: 'EdDSA', kid: ed.kid, typ: TYP }, ed.privateKey), keys, TYP)).toEqual({ subject: 'dlg_x' });
+    expect(await verifyJws(await raw('{"subject":"dlg_x"}', { alg: 'EdDSA', kid: ed.kid, typ: TYP }, ed.privateKey), keys, TYP, NOW)).toEqual({ subject: 'dlg_x' });
   });
 
   it('a key verifies only the algorithm its set declares for it, and only ES256 or EdDSA, whatever built the set', async () => {
@@ -75,10 +77,19 @@ describe('verifyJws', () => {
     await refused(await raw('{"subject":"dlg_x"}', { alg: 'ES384', kid: 'k2', typ: TYP }, es384.privateKey), other);
   });
 
+  it('refuses a statement signed with a pinned key past its exp or before its nbf (A2A §8.4.3), and takes it inside them', async () => {
+    const kid = keyring.current('ES256').kid;
+    const jws = await signJws(keyring, TYP, { subject: 'dlg_x' });
+    const pinned = (bounds: Record<string, number>) => parseJwks(JSON.stringify({ keys: keyring.jwks().keys.map((k) => (k.kid === kid ? { ...k, ...bounds } : k)) }));
+    await refused(jws, await pinned({ exp: at(NOW) }));
+    await refused(jws, await pinned({ nbf: at(NOW) + 1 }));
+    expect(await verifyJws(jws, await pinned({ nbf: at(NOW), exp: at(NOW) + 1 }), TYP, NOW)).toEqual({ subject: 'dlg_x' });
+  });
+
   it('takes a payload of up to 128 KiB', async () => {
     const kid = keyring.current('ES256').kid;
     const within = { pad: 'x'.repeat(100 * 1024) };
-    expect(await verifyJws(await raw(JSON.stringify(within), { kid, typ: TYP }), keys, TYP)).toEqual(within);
+    expect(await verifyJws(await raw(JSON.stringify(within), { kid, typ: TYP }), keys, TYP, NOW)).toEqual(within);
     await refused(await raw(JSON.stringify({ pad: 'x'.repeat(128 * 1024) }), { kid, typ: TYP }));
   });
 });
