@@ -19,6 +19,8 @@ export interface LoggedRequest {
   messageParts: unknown;
   /** `message.role` as sent: `ROLE_USER` from a v1.0 sender, `user` in v0.3's shape. */
   messageRole: unknown;
+  /** `message.messageId` as sent: which turn the agent saw (gateways forward the caller's id unchanged). */
+  messageId?: string | undefined;
   /** Request-level `metadata` (SendMessageRequest.metadata / CancelTask metadata). */
   requestMetadata: unknown;
   /** W3C `traceparent` header, when the sender propagated a trace. */
@@ -131,6 +133,7 @@ export class TestLog {
         messageMetadata: isRecord(message) ? message.metadata : undefined,
         messageParts: isRecord(message) ? message.parts : undefined,
         messageRole: isRecord(message) ? message.role : undefined,
+        messageId: isRecord(message) && typeof message.messageId === 'string' ? message.messageId : undefined,
         requestMetadata: params.metadata,
         traceparent: header(req, 'traceparent'),
       });
