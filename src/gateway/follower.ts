@@ -42,7 +42,7 @@ export class Follower {
     this.running = true;
     try {
       const now = this.deps.clock.now().getTime();
-      const rows = await this.deps.store.work.claim(this.deps.node, utc(new Date(now)), this.leaseFrom(now), BATCH);
+      const rows = await this.deps.store.work.claim(this.deps.node, utc(new Date(now)), this.leaseFrom(now), BATCH, this.deps.gatewayActor.object_id);
       for (const row of rows) this.track(this.resume(row));
       return rows.length;
     } catch {

@@ -37,7 +37,7 @@ export class Stopper {
   /** One pass over the open turns; returns how many attempts it asked to stop. */
   async sweep(limit = 10_000): Promise<number> {
     let stopped = 0;
-    const rows = await this.deps.store.work.list(limit);
+    const rows = await this.deps.store.work.list(limit, this.deps.gatewayActor.object_id);
     const open = new Set(rows.map((r) => r.effect_id));
     for (const id of this.fenced.keys()) if (!open.has(id)) this.fenced.delete(id);
     for (const id of this.stopped) if (!open.has(id)) this.stopped.delete(id);

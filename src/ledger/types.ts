@@ -58,6 +58,8 @@ export interface FollowUp {
   lease_until: string;
   /** When the follower stops waiting for the remote and records the effect as unknown. */
   deadline: string;
+  /** The admitting gateway's actor id: only its nodes follow the turn (gateways may share a store). */
+  gateway_id?: string;
 }
 
 /**

@@ -262,8 +262,11 @@ export interface AuditControlHeadRow {
  * the verdict's settlement; these operations only lease them.
  */
 export interface WorkStore {
-  /** Leases up to `limit` rows whose lease lapsed at `now` to `owner` until `leaseUntil`; each claim counts a try. */
-  claim(owner: string, now: string, leaseUntil: string, limit: number): Promise<WorkRow[]>;
+  /**
+   * Leases up to `limit` of `gateway`'s rows whose lease lapsed at `now` to `owner` until `leaseUntil`; each claim
+   * counts a try. Gateways of several organisations may share one store: each follows only its own turns.
+   */
+  claim(owner: string, now: string, leaseUntil: string, limit: number, gateway: string): Promise<WorkRow[]>;
   /** Extends a lease `owner` still holds; false when it lost it. */
   renew(effectId: string, owner: string, leaseUntil: string): Promise<boolean>;
   /** Gives a lease back, due again at `dueAt`; false when `owner` no longer held it. */
@@ -276,8 +279,8 @@ export interface WorkStore {
   done(effectId: string): Promise<void>;
   get(effectId: string): Promise<WorkRow | undefined>;
   ofAttempt(attemptId: string): Promise<WorkRow[]>;
-  /** Oldest first. */
-  list(limit: number): Promise<WorkRow[]>;
+  /** `gateway`'s rows, oldest first. */
+  list(limit: number, gateway: string): Promise<WorkRow[]>;
 }
 
 export interface Store extends RecordStore {

@@ -215,6 +215,7 @@ async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan
     lease_owner: deps.node,
     lease_until: utc(new Date(now.getTime() + deps.follow.leaseMs)),
     deadline: utc(new Date(now.getTime() + deps.follow.maxFollowMs)),
+    gateway_id: deps.gatewayActor.object_id,
   };
   let built: { attempt: Attempt; fence: ControlBoundaryRef[] } | undefined;
   const admission = (fence: ControlBoundaryRef[]): AdmissionRequest => {

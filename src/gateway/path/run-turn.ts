@@ -44,13 +44,17 @@ export async function send(deps: PathDeps, turn: Turn, params: Json, streaming: 
 /** Follows a sent turn until `until`, yielding remote events as they come, then commits its verdict. */
 export async function* complete(deps: PathDeps, turn: Turn, sent: Sent | undefined, until: number, retryMs = deps.follow.pollMinMs): AsyncGenerator<FollowStep, TurnEnd> {
   if (sent?.kind === 'lost') return { kind: 'pending', reason: sent.reason, lost: true };
-  const stop = keepLease(deps, turn);
+  const lease = keepLease(deps, turn);
   let end;
   try {
     end = yield* follow(deps, turn, sent, until);
   } finally {
-    stop();
+    lease.stop();
   }
+  // A node that lost the lease (it was too slow to renew, and another node took the turn over) stops here: the
+  // turn is the other node's to judge, so two verdicts never split one effect (issue #25 item 2). A row that is
+  // gone had its verdict committed (here, by a stop): the verdict below finds it.
+  if (lease.lost() && (await followedElsewhere(deps, turn))) return { kind: 'pending', reason: 'another node took this turn over', ...(end.kind === 'waiting' && end.view ? { view: end.view } : {}) };
   // A delegatee that streamed past the turn's bounds is hostile input after transmission (issue #25 item 15):
   // the effect was sent, so nothing is released; the turn is judged lost, `unknown` with the bound as its reason.
   if (end.kind === 'lost') return { kind: 'closed', attempt: await verdict(deps, turn, { kind: 'lost', reason: end.reason }) };
@@ -64,6 +68,11 @@ export async function* complete(deps: PathDeps, turn: Turn, sent: Sent | undefin
   if (!task.success) return { kind: 'closed', attempt: await verdict(deps, turn, { kind: 'lost', reason: 'remote task is malformed' }) };
   if (end.kind === 'interrupted') return { kind: 'interrupted', attempt: await verdictInterrupted(deps, turn, end.view) };
   return { kind: 'closed', attempt: await verdict(deps, turn, { kind: 'task', task: task.data, fingerprint: fingerprint(task.data) }, end.view) };
+}
+
+async function followedElsewhere(deps: PathDeps, turn: Turn): Promise<boolean> {
+  const row = await deps.store.work.get(turn.effect_id);
+  return row !== undefined && row.lease_owner !== deps.node;
 }
 
 /** Runs `complete` to its end, discarding the events (a blocking caller, a background follow). */
@@ -87,17 +96,22 @@ export async function handOver(deps: Pick<PathDeps, 'store' | 'node' | 'clock'>,
  * node taking the turn over know the task the delegatee named (a quick turn
  * is settled by its verdict alone).
  */
-function keepLease(deps: PathDeps, turn: Turn): () => void {
+function keepLease(deps: PathDeps, turn: Turn): { stop: () => void; lost: () => boolean } {
+  let lost = false;
   const beat = setInterval(() => {
     const until = utc(new Date(deps.clock.now().getTime() + deps.follow.leaseMs));
-    deps.store.work.renew(turn.effect_id, deps.node, until).catch(() => undefined);
+    // False: the row is another node's now (or gone, its verdict committed); an unreachable store proves neither.
+    deps.store.work.renew(turn.effect_id, deps.node, until).then((held) => (lost ||= !held), () => undefined);
   }, Math.max(250, Math.floor(deps.follow.leaseMs / 3)));
   const note = setTimeout(() => void noteRemoteTask(deps, turn).catch(() => undefined), deps.follow.recordTaskAfterMs);
   beat.unref();
   note.unref();
-  return () => {
-    clearInterval(beat);
-    clearTimeout(note);
+  return {
+    stop: () => {
+      clearInterval(beat);
+      clearTimeout(note);
+    },
+    lost: () => lost,
   };
 }
 

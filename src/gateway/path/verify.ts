@@ -132,8 +132,9 @@ async function judge(deps: Deps, turn: Turn, seen: Observation, view?: Json): Pr
   const observation = seen;
   const latest = await deps.attempts.latest(turn.attempt);
   const r = await deps.store.ledger.reservation(turn.reservation_id);
-  // Another path or node already gave this turn its verdict: nothing to add.
-  if (latest.body.state === 'closed' && r && r.status !== 'held' && r.status !== 'unknown') return latest;
+  // Another path or node already gave this turn its verdict: nothing to add. An `unknown` one stands too — only
+  // reconciliation settles an uncertain effect (ADR-0014), never a later poll of a node that lost the lease.
+  if (r && r.status !== 'held' && (latest.body.state === 'closed' || r.status === 'unknown')) return latest;
   const back = observation.kind === 'task' ? await timedReadBack(deps, turn, observation.task.id) : undefined;
   const current = (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps, turn));
   const projection = withFences(project(observation, back, turn.target.acceptance), current);

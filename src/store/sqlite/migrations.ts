@@ -8,7 +8,7 @@ import { CAPACITY_INDEXES, liveRootsTableSql } from '../capacity.ts';
 import { controlLedgerTablesSql, SQLITE_DDL, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushTablesSql } from '../push-sql.ts';
-import { workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
+import { workGatewaySql, workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
 import { contentTablesSql } from '../content-sql.ts';
 
 export interface Migration {
@@ -27,4 +27,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 9, sql: contentTablesSql(' STRICT') },
   { version: 10, sql: liveRootsTableSql(' STRICT', 'INTEGER') },
   { version: 11, sql: workRemoteTaskSql },
+  { version: 12, sql: workGatewaySql },
 ];

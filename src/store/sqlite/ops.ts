@@ -51,8 +51,8 @@ export function sqliteOps(db: Db): TxOps {
        VALUES (@node_id, @parent_id, @preset_id, @root_id, @depth, @space_id, @owner_namespace, @not_after, @request_digest, @issued_event, @created_at)`,
     ),
     insertWork: db.prepare(
-      `INSERT INTO attempt_work(effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at)
-       VALUES (@effect_id, @attempt_id, @reservation_id, @lease_owner, @lease_until, @tries, @deadline, @created_at)`,
+      `INSERT INTO attempt_work(effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at, gateway_id)
+       VALUES (@effect_id, @attempt_id, @reservation_id, @lease_owner, @lease_until, @tries, @deadline, @created_at, @gateway_id)`,
     ),
     deleteWork: db.prepare('DELETE FROM attempt_work WHERE effect_id = ?'),
     insertBalance: db.prepare(

@@ -98,6 +98,8 @@ export interface WorkRow {
   effect_id: string;
   /** The delegatee's task id once follow learned it (a long turn's, before its verdict records it on the attempt). */
   remote_task_id?: string | null;
+  /** The gateway (actor id) that admitted the turn: only its nodes follow it (work-sql.ts migration 12). */
+  gateway_id?: string | null;
   attempt_id: string;
   reservation_id: string;
   lease_owner: string | null;

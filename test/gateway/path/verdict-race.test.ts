@@ -100,6 +100,21 @@ describe('a verdict that loses the race to another node', () => {
   });
 });
 
+describe('a verdict after an unknown one (a node that lost the lease polls on, issue #25 item 2)', () => {
+  it('does not overturn it: only reconciliation settles an uncertain effect (ADR-0014)', async () => {
+    const { store, attemptId, turn, reservationId } = await admittedTurn('unknown.db');
+    // The first verdict: the deadline passed, the effect is unknown and held.
+    await store.ledger.settle({ reservation_id: reservationId, outcome: { kind: 'unknown' }, at: NOW() });
+    const remote = new RemoteClient();
+    const task = { id: 'remote-task', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ artifactId: 'a', parts: [] }] };
+    await verdict(depsOn(store, remote), turn, { kind: 'task', task, fingerprint: fingerprint(task) }, task);
+    expect((await store.ledger.reservation(reservationId))?.status).toBe('unknown');
+    expect((await store.listRevisions(attemptId)).length).toBe(1);
+    await remote.close();
+    await store.close();
+  });
+});
+
 describe("a follow-up's verdict on another turn's result (issue #25 item 2)", () => {
   const completed = (history: JsonValue[]) => ({ id: 'remote-task', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ artifactId: 'a', parts: [] }], history });
 

@@ -78,7 +78,7 @@ export async function admission(
  * transaction (ledger.admitTask): what the gateway does for every new task.
  * `notAfter` in the past makes the fence or expiry refuse it.
  */
-export function presetTask(store: Store, space: string, preset: PresetIssuance, opts: { units?: bigint; staleFence?: boolean } = {}) {
+export function presetTask(store: Store, space: string, preset: PresetIssuance, opts: { units?: bigint; staleFence?: boolean; gateway?: string } = {}) {
   const root = randomIds.next('dlg');
   const effect = randomIds.next('eff');
   const scopes = [agentScope(space)];
@@ -103,7 +103,7 @@ export function presetTask(store: Store, space: string, preset: PresetIssuance, 
           attempt_scope: attemptScope(space, randomIds.next('att')),
           actor_ref: actor,
           at: NOW(),
-          follow: { attempt_id: randomIds.next('att'), lease_owner: 'node_test', lease_until: NOW(), deadline: FAR },
+          follow: { attempt_id: randomIds.next('att'), lease_owner: 'node_test', lease_until: NOW(), deadline: FAR, ...(opts.gateway ? { gateway_id: opts.gateway } : {}) },
         }),
       });
     },

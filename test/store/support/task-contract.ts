@@ -86,7 +86,7 @@ export function taskContract(name: string, make: MakeStore): void {
       const t = presetTask(store, s, preset());
       await t.run(); // leased until "now": lapsed at once
       const later = new Date(Date.now() + 60_000).toISOString();
-      const claims = await Promise.all(['node_a', 'node_b', 'node_c'].map((n) => store.work.claim(n, NOW(), later, 100)));
+      const claims = await Promise.all(['node_a', 'node_b', 'node_c'].map((n) => store.work.claim(n, NOW(), later, 100, 'actor_gw')));
       const mine = claims.flat().filter((w) => w.effect_id === t.effect);
       expect(mine).toHaveLength(1);
       const owner = mine[0]!.lease_owner!;
@@ -94,12 +94,29 @@ export function taskContract(name: string, make: MakeStore): void {
       expect(await store.work.renew(t.effect, 'someone_else', later)).toBe(false);
       expect(await store.work.renew(t.effect, owner, later)).toBe(true);
       // Held: nobody else can claim it, not even as idle.
-      expect((await store.work.claim('node_d', NOW(), later, 100)).some((w) => w.effect_id === t.effect)).toBe(false);
+      expect((await store.work.claim('node_d', NOW(), later, 100, 'actor_gw')).some((w) => w.effect_id === t.effect)).toBe(false);
       expect(await store.work.claimIdle(t.effect, 'node_d', later)).toBeUndefined();
       // Handed back due in a minute: not claimable by time yet, but a wake-up may take it at once.
       expect(await store.work.release(t.effect, owner, later)).toBe(true);
-      expect((await store.work.claim('node_d', NOW(), later, 100)).some((w) => w.effect_id === t.effect)).toBe(false);
+      expect((await store.work.claim('node_d', NOW(), later, 100, 'actor_gw')).some((w) => w.effect_id === t.effect)).toBe(false);
       expect(await store.work.claimIdle(t.effect, 'node_d', later)).toMatchObject({ lease_owner: 'node_d', tries: 2 });
+      await store.close();
+    });
+
+    it("gateways sharing the store follow and sweep only their own gateway's turns (and rows that name none)", async () => {
+      const store = await make();
+      const s = await space(store);
+      const a = presetTask(store, s, preset(), { gateway: 'actor_baton_a' });
+      const legacy = presetTask(store, s, preset());
+      await a.run();
+      await legacy.run();
+      const later = new Date(Date.now() + 60_000).toISOString();
+      const ids = (rows: Array<{ effect_id: string }>) => rows.map((w) => w.effect_id).filter((e) => e === a.effect || e === legacy.effect).sort();
+      expect(ids(await store.work.list(100, 'actor_baton_b'))).toEqual([legacy.effect]);
+      expect(ids(await store.work.claim('node_b', NOW(), later, 100, 'actor_baton_b'))).toEqual([legacy.effect]);
+      expect(await store.work.get(a.effect)).toMatchObject({ gateway_id: 'actor_baton_a', lease_owner: 'node_test' });
+      expect(ids(await store.work.list(100, 'actor_baton_a'))).toEqual([a.effect, legacy.effect].sort());
+      expect(ids(await store.work.claim('node_a', NOW(), later, 100, 'actor_baton_a'))).toEqual([a.effect]);
       await store.close();
     });
   });
