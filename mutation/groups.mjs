@@ -93,8 +93,9 @@ export const GROUPS = {
     static: 'no schema in these files: the card schema is A2A\'s (the SDK), the trust config is parsed in src/config.ts',
   },
   audit: {
+    // The verifier over a real SQLite store's rows, tampered with; content.ts through the store's content table.
     mutate: ['src/audit/verify.ts', 'src/audit/content.ts', 'src/audit/report.ts'],
-    tests: ['test/audit/verify.test.ts', 'test/audit/sqlite-scan.test.ts'],
+    tests: ['test/audit/verify.test.ts', 'test/audit/sqlite-scan.test.ts', 'test/audit/content.test.ts', 'test/audit/content-approvals.test.ts'],
     break: 85,
     static: 'no edge schema: the verifier recomputes from the store\'s own rows; module-level code is the break-kind table',
   },
