@@ -13,7 +13,7 @@ import { computeContentDigest, refOf, sealRecord } from '../../src/records/envel
 import { randomIds } from '../../src/records/ids.ts';
 import { systemClock } from '../../src/records/time.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import { actor } from '../store/support/fixtures.ts';
+import { actor, attemptScope, freshSpace } from '../store/support/fixtures.ts';
 import { scanAll, scansHeadState, seed, verifyRows, withHeadStates, type HeadStateRow, type Scanned, type Seeded } from './support/seed.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-audit-'));
@@ -456,6 +456,63 @@ describe('audit rules over rows from a real store', () => {
       expect(kinds(report)).toEqual(['control_head_mismatch']);
     });
 
+    it('a head whose state or scope_kind is absent or null is not judged, whatever the other says', () => {
+      const agent = auth().agent;
+      for (const cols of [
+        { head_state: undefined, head_scope_kind: 'space' },
+        { head_state: null, head_scope_kind: 'agent' },
+        { head_state: 'tripped', head_scope_kind: undefined },
+        { head_state: 'tripped', head_scope_kind: null },
+      ]) {
+        const rows = copy();
+        for (const e of streamRows(rows, agent)) {
+          for (const [k, v] of Object.entries(cols)) if (v === undefined) delete (e as unknown as Record<string, unknown>)[k];
+          else Object.assign(e, { [k]: v });
+        }
+        expect(verifyRows(rows), JSON.stringify(cols)).toMatchObject({ break_count: 0, head_states_checked: clean.controlHeads.length - 1 });
+      }
+    });
+
+    it('a stream none of whose events addresses it recomputes no scope_kind, and its head kind is not judged', () => {
+      const rows = copy();
+      const first = eventRow(rows, 1);
+      const event = JSON.parse(first.document) as ControlEvent;
+      const draft = { ...event, branch_id: 'attempt:ghost', event_id: 'evt_ghost' }; // its control_scope_ref still addresses the real attempt
+      const forged = { ...draft, event_digest: eventDigest(draft) };
+      const row = {
+        ...first,
+        branch_id: forged.branch_id,
+        event_id: forged.event_id,
+        event_digest: forged.event_digest,
+        document: canonicalText(forged),
+        head_position: 1n,
+        head_event_id: forged.event_id,
+        head_event_digest: forged.event_digest,
+        head_state: 'unresolved',
+        head_scope_kind: 'attempt',
+      };
+      rows.events.push(row);
+      const report = verifyRows(rows);
+      expect(kinds(report)).toEqual(['event_state_invalid']);
+      expect(report.head_states_checked).toBe(clean.controlHeads.length + 1);
+    });
+
+    it('an unreadable event is skipped by the fold, which goes on from the state before it', () => {
+      const rows = copy();
+      const stream = streamRows(rows, auth().reassigned);
+      const revocation = stream.find((e) => e.event_type === 'rw003.delegation.revoked')!;
+      const reassignment = stream.find((e) => e.event_type === 'rw003.delegation.reassigned')!;
+      revocation.document = '{"event_id":';
+      expect(verifyRows(rows).breaks.map((b) => [b.kind, b.where.event_id, b.detail.replace(/^stored document is not strict JSON: .*/, 'not strict JSON')])).toEqual([
+        ['event_unparseable', revocation.event_id, 'not strict JSON'],
+        [
+          'event_state_invalid',
+          reassignment.event_id,
+          'rw003.delegation.reassigned on a delegation stream in state active: only a delegation revoked for reassignment can be reassigned; the fold keeps active',
+        ],
+      ]);
+    });
+
     it('rows without the head columns still audit the chains, and say how many head states were checked', () => {
       const report = verifyRows(scanned);
       expect(report.break_count).toBe(0);
@@ -464,6 +521,254 @@ describe('audit rules over rows from a real store', () => {
       for (const e of rows.events) Object.assign(e, { head_state: null, head_scope_kind: null });
       expect(verifyRows(rows)).toMatchObject({ break_count: 0, head_states_checked: 0 });
     });
+  });
+
+  describe('what each break names, exactly', () => {
+    const D0 = `sha256:${'0'.repeat(64)}`;
+    const D1 = `sha256:${'1'.repeat(64)}`;
+    const recordWhere = (row: { seq: bigint; record_id: string; revision_id: string }) => ({ seq: String(row.seq), record_id: row.record_id, revision_id: row.revision_id });
+    const eventWhere = (row: { project_id: string; branch_id: string; position: bigint; event_id: string }) => ({
+      project_id: row.project_id,
+      branch_id: row.branch_id,
+      position: String(row.position),
+      event_id: row.event_id,
+    });
+    /** A record document edited and re-sealed with a consistent content digest, document and column alike. */
+    const resealRecord = (row: { document: string; content_digest: string }, edit: (doc: Record<string, unknown>) => void) => {
+      const doc = JSON.parse(row.document) as Record<string, unknown>;
+      edit(doc);
+      doc.content_digest = computeContentDigest(doc);
+      Object.assign(row, { document: canonicalText(doc), content_digest: doc.content_digest });
+    };
+    /** Nested deeper than canonicalisation goes (128), within what the verifier parses (256). */
+    const deep = (): unknown => {
+      let v: unknown = 'bottom';
+      for (let i = 0; i < 150; i++) v = { d: v };
+      return v;
+    };
+    /** Re-seals an event row's document after `edit`, moving the head's digest along as a forger would. */
+    const resealEvent = (rows: Scanned, position: number, edit: (e: ControlEvent) => void) => {
+      const row = eventRow(rows, position);
+      const before = row.event_digest;
+      const forged = reseal(row.document, edit);
+      Object.assign(row, { document: forged.document, event_digest: forged.digest });
+      for (const e of eventRows(rows)) if (e.head_event_digest === before) e.head_event_digest = forged.digest;
+      return { row, before, digest: forged.digest };
+    };
+
+    it('an unreadable revision is one break: its columns stand in for it in the chain and at the head', () => {
+      for (const rev of seeded.revisions) {
+        const rows = copy();
+        const row = recordRow(rows, rev.revision_id);
+        row.document = row.document.slice(0, -1);
+        expect(verifyRows(rows).breaks, rev.revision_id).toEqual([{ kind: 'record_unparseable', where: recordWhere(row), detail: expect.stringMatching(/^stored document is not strict JSON: \S/) }]);
+      }
+    });
+
+    it('a stored document that is JSON but no object', () => {
+      for (const document of ['null', '1', '"grant"', '[1]']) {
+        const rows = copy();
+        const row = recordRow(rows, seeded.single.revision_id);
+        row.document = document;
+        expect(verifyRows(rows).breaks, document).toEqual([{ kind: 'record_unparseable', where: recordWhere(row), detail: 'stored document is not a JSON object' }]);
+      }
+    });
+
+    it('a document that is no envelope names the first five things wrong with it', () => {
+      const rows = copy();
+      const row = recordRow(rows, seeded.single.revision_id);
+      row.document = '{"record_id":"x"}';
+      const missing = (field: string, what = 'string') => `${field}: Invalid input: expected ${what}, received undefined`;
+      expect(verifyRows(rows).breaks).toEqual([
+        {
+          kind: 'record_unparseable',
+          where: recordWhere(row),
+          detail: `not a record envelope: ${[missing('revision_id'), missing('schema_ref'), missing('issued_by_actor_ref', 'object'), missing('issued_at'), missing('content_digest')].join('; ')}`,
+        },
+      ]);
+    });
+
+    it('bytes that are not canonical, and a document too deep to canonicalise whose digest cannot be recomputed', () => {
+      let rows = copy();
+      let row = recordRow(rows, seeded.single.revision_id);
+      row.document = row.document.replace('{', '{ ');
+      expect(verifyRows(rows).breaks[0]!.detail).toBe(`stored bytes (${Buffer.byteLength(row.document)} B) are not the canonical text the digest covers`);
+
+      rows = copy();
+      row = recordRow(rows, seeded.single.revision_id);
+      row.document = JSON.stringify({ ...(JSON.parse(row.document) as object), body: { deep: deep() } });
+      const c = seeded.single.content_digest;
+      expect(verifyRows(rows).breaks).toEqual([
+        { kind: 'record_not_canonical', where: recordWhere(row), detail: `stored bytes (${Buffer.byteLength(row.document)} B) are not the canonical text the digest covers` },
+        { kind: 'record_digest_mismatch', where: recordWhere(row), detail: `recomputed (none); column ${c}; document ${c}` },
+      ]);
+    });
+
+    it("a document whose own content_digest field was rewritten, bytes and column intact", () => {
+      const rows = copy();
+      const row = recordRow(rows, seeded.single.revision_id);
+      row.document = canonicalText({ ...(JSON.parse(row.document) as object), content_digest: D0 });
+      const c = seeded.single.content_digest;
+      expect(verifyRows(rows).breaks).toEqual([{ kind: 'record_digest_mismatch', where: recordWhere(row), detail: `recomputed ${c}; column ${c}; document ${D0}` }]);
+    });
+
+    it('a record_id column that disagrees with the document', () => {
+      const rows = copy();
+      const row = recordRow(rows, seeded.single.revision_id);
+      Object.assign(row, { record_id: 'grant_elsewhere', head_revision_id: row.revision_id });
+      expect(verifyRows(rows).breaks).toEqual([{ kind: 'record_column_mismatch', where: recordWhere(row), detail: `record_id: stored grant_elsewhere, document ${seeded.single.record_id}` }]);
+    });
+
+    it('a prior reference that names another object or another digest of the revision before', () => {
+      const [, second, third] = seeded.revisions;
+      for (const [patch, named] of [
+        [{ object_id: 'grant_other' }, 'object grant_other'],
+        [{ content_digest: D0 }, `digest ${D0}`],
+        [{ object_id: 'grant_other', content_digest: D0 }, `object grant_other, digest ${D0}`],
+      ] as const) {
+        const rows = copy();
+        const row = recordRow(rows, third!.revision_id);
+        resealRecord(row, (doc) => Object.assign(doc.prior_revision_ref as object, patch));
+        expect(verifyRows(rows).breaks, named).toEqual([
+          {
+            kind: 'record_chain_break',
+            where: recordWhere(row),
+            detail: `prior revision names ${named}; the one before it is ${second!.revision_id} ${second!.content_digest} (seq ${recordRow(rows, second!.revision_id).seq})`,
+          },
+        ]);
+      }
+    });
+
+    it('what a chain break and a head break say', () => {
+      const [first, second, third] = seeded.revisions;
+      let rows = copy();
+      rows.records = rows.records.filter((r) => r.revision_id !== first!.revision_id);
+      expect(verifyRows(rows).breaks[0]!.detail).toBe(`the first stored revision names a prior revision ${first!.revision_id}`);
+
+      rows = copy();
+      const row = recordRow(rows, third!.revision_id);
+      resealRecord(row, (doc) => delete doc.prior_revision_ref);
+      row.prior_revision = null;
+      expect(verifyRows(rows).breaks[0]!.detail).toBe(`names no prior revision; the one before it is ${second!.revision_id} (seq ${recordRow(rows, second!.revision_id).seq})`);
+
+      rows = copy();
+      recordRow(rows, seeded.single.revision_id).head_revision_id = null;
+      expect(verifyRows(rows).breaks[0]!.detail).toBe(`record has no head; its last revision is ${seeded.single.revision_id}`);
+
+      rows = copy();
+      rows.recordHeads.push({ record_id: 'grant_ghost', revision_id: 'rev_ghost', last_seq: null });
+      expect(verifyRows(rows).breaks[0]!.detail).toBe('head names revision rev_ghost but the record has no stored revision');
+    });
+
+    it('an event that is no control event names what is wrong, at the root too', () => {
+      let rows = copy();
+      let row = eventRow(rows, 2);
+      row.document = canonicalText({ ...(JSON.parse(row.document) as object), smuggled: 1 });
+      expect(verifyRows(rows).breaks[0]).toEqual({ kind: 'event_unparseable', where: eventWhere(row), detail: 'not a control event: (root): Unrecognized key: "smuggled"' });
+
+      rows = copy();
+      row = eventRow(rows, 2);
+      row.document = '{"event_id":"evt_x"}';
+      expect(verifyRows(rows).breaks[0]!.detail).toMatch(/^not a control event: event_type: [^;]+; control_scope_ref: [^;]+; actor_ref: [^;]+; event_schema_ref: [^;]+; project_id: [^;]+$/);
+    });
+
+    it("an event whose own event_digest field was rewritten: the digest break, and the head no longer names it", () => {
+      const rows = copy();
+      const row = eventRow(rows, 4);
+      row.document = canonicalText({ ...(JSON.parse(row.document) as object), event_digest: D1 });
+      const d = row.event_digest;
+      expect(verifyRows(rows).breaks).toEqual([
+        { kind: 'event_digest_mismatch', where: eventWhere(row), detail: `recomputed ${d}; column ${d}; document ${D1}` },
+        { kind: 'control_head_mismatch', where: eventWhere(row), detail: `head does not name the last event: event_digest: stored ${d}, document ${D1}` },
+      ]);
+    });
+
+    it('an event too deep to canonicalise: neither its digest nor its input digest can be recomputed', () => {
+      const rows = copy();
+      const row = eventRow(rows, 4);
+      row.document = JSON.stringify({ ...(JSON.parse(row.document) as object), payload: { deep: deep() } });
+      const d = row.event_digest;
+      expect(verifyRows(rows).breaks).toEqual([
+        { kind: 'event_not_canonical', where: eventWhere(row), detail: `stored bytes (${Buffer.byteLength(row.document)} B) are not the canonical text the digest covers` },
+        { kind: 'event_digest_mismatch', where: eventWhere(row), detail: `recomputed (none); column ${d}; document ${d}` },
+        { kind: 'event_column_mismatch', where: eventWhere(row), detail: `input_digest: stored ${row.input_digest}, document (absent)` },
+      ]);
+    });
+
+    it("a re-sealed event naming another project or branch than its row: the column, and a scope ref that does not address it", () => {
+      for (const field of ['project_id', 'branch_id'] as const) {
+        const rows = copy();
+        const { row } = resealEvent(rows, 4, (e) => (e[field] = `${e[field]}-elsewhere`));
+        expect(verifyRows(rows).breaks, field).toEqual([
+          { kind: 'event_column_mismatch', where: eventWhere(row), detail: `${field}: stored ${row[field]}, document ${row[field]}-elsewhere` },
+          {
+            kind: 'event_state_invalid',
+            where: eventWhere(row),
+            detail: `control_scope_ref addresses ${seeded.attempt.project_id} ${seeded.attempt.branch_id}, not the event's stream`,
+          },
+        ]);
+      }
+    });
+
+    it('a position column moved on: the gap, and the column against the document', () => {
+      const rows = copy();
+      for (const e of eventRows(rows)) e.head_position = 5n;
+      const row = eventRow(rows, 4);
+      row.position = 5n;
+      expect(verifyRows(rows).breaks).toEqual([
+        { kind: 'event_position_gap', where: eventWhere(row), detail: `expected position 4, found 5 after ${seeded.attempt.event_ids[2]}` },
+        { kind: 'event_column_mismatch', where: eventWhere(row), detail: 'position: stored 5, document 4' },
+      ]);
+    });
+
+    it('what the event chain breaks say', () => {
+      let rows = copy();
+      const d2 = eventRow(rows, 2).event_digest;
+      const third = resealEvent(rows, 3, (e) => (e.prev_event_digest = null));
+      expect(verifyRows(rows).breaks).toEqual([
+        { kind: 'event_chain_break', where: eventWhere(third.row), detail: `prev_event_digest is null; the previous event's digest is ${d2}` },
+        { kind: 'event_chain_break', where: eventWhere(eventRow(rows, 4)), detail: `prev_event_digest is ${third.before}; the previous event's digest is ${third.digest}` },
+      ]);
+
+      rows = copy();
+      const first = resealEvent(rows, 1, (e) => (e.prev_event_digest = D1));
+      expect(verifyRows(rows).breaks[0]).toEqual({ kind: 'event_chain_break', where: eventWhere(first.row), detail: `prev_event_digest is ${D1}; the first event must have null` });
+
+      rows = copy();
+      rows.events = rows.events.filter((e) => !(e.branch_id === seeded.attempt.branch_id && e.position === 1n));
+      expect(verifyRows(rows).breaks[0]!.detail).toBe('expected position 1, found 2');
+    });
+
+    it('what a head break on a stream says', () => {
+      const [, , e3, e4] = seeded.attempt.event_ids;
+      let rows = copy();
+      for (const e of eventRows(rows)) Object.assign(e, { head_position: 3n, head_event_id: e3 });
+      expect(verifyRows(rows).breaks[0]!.detail).toBe(`head does not name the last event: position: stored 3, document 4; event_id: stored ${e3}, document ${e4}`);
+
+      rows = copy();
+      for (const e of eventRows(rows)) e.head_event_id = e3!;
+      expect(verifyRows(rows).breaks[0]!.detail).toBe(`head does not name the last event: event_id: stored ${e3}, document ${e4}`);
+
+      rows = copy();
+      rows.controlHeads.push({ project_id: 'rw-control:nowhere', branch_id: 'agent:ghost', position: 2n, event_id: 'evt_ghost', event_digest: D1, last_position: null });
+      expect(verifyRows(rows).breaks[0]!.detail).toBe('head names position 2 (evt_ghost) but the stream has no stored event');
+    });
+  });
+
+  it('streams with the same branch in two projects are two streams', async () => {
+    const own = SqliteStore.open(join(dir, 'two-projects.db'), { create: true });
+    try {
+      for (const space of [freshSpace(), freshSpace()]) {
+        for (const event_type of ['rw003.permission.evaluated', 'rw003.execution.started'] as const) {
+          await own.control.appendControl({ event_type, control_scope_ref: attemptScope(space, 'att_same'), actor_ref: actor, payload: {} });
+        }
+      }
+      const rows = await scanAll(own.audit);
+      expect(new Set(rows.events.map((e) => e.branch_id))).toEqual(new Set(['attempt:att_same']));
+      expect(verifyRows(rows)).toMatchObject({ break_count: 0, events_checked: 4, streams_checked: 2 });
+    } finally {
+      await own.close();
+    }
   });
 
   it('keeps the first maxBreaks breaks and counts all of them', () => {
