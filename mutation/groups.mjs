@@ -35,7 +35,8 @@ export const GROUPS = {
     tests: ['test/contracts/**/*.test.ts'],
     // The CLI and the tree renderer are not the core (the CLI test spawns processes).
     exclude: ['test/contracts/delegate-cli.test.ts', 'test/contracts/render-tree.test.ts'],
-    break: 85,
+    break: 96,
+    measured: '98.38 % on 2026-12-04 (StrykerJS 9.6.1, --force, concurrency 1: 25 min)',
     static: true,
     classified: {
       'src/contracts/admission.ts:101:14': 'equivalent: with no region, !regions.includes(undefined) is already true (regions are ids): still fails closed',
