@@ -128,6 +128,8 @@ describe('attenuation: every widening is refused on its own dimension', () => {
     const many = attenuationDenied([{ dimension: 'spend', reason: 'a' }, { dimension: 'depth', reason: 'b' }, { dimension: 'spend', reason: 'c' }], { revision_of: 'rev_1' });
     expect(many.message).toBe('requested authority is wider than its parent on: spend, depth');
     expect(many.details.revision_of).toBe('rev_1');
+    // wider_on is the comma-joined list a caller's ErrorInfo carries (issue 25).
+    expect(many.details.wider_on).toBe('spend,depth');
   });
 });
 

@@ -241,3 +241,114 @@ describe('issuance from a human grant or a registered issuer', () => {
     expect(err.details.failures).toEqual([expect.objectContaining({ dimension: 'tokens' })]);
   });
 });
+
+// Each issuance refusal answers with its own code, message and details: the caller (and ADR-0014's
+// interaction_required flow) tells them apart by these.
+describe('issuance refusals, by message and details', () => {
+  const human: EntryPointProfile = { path: 'human_grant' };
+  const refusal = async (p: Promise<unknown>, code: Parameters<typeof expectCodeAsync>[1]) => {
+    const err = await expectCodeAsync(p, code);
+    return [err.message, err.details];
+  };
+
+  it('a malformed request names the offending member', async () => {
+    const w = await world();
+    const err = await expectCodeAsync(w.issue({ objective: { text: 'x' } }), 'invalid_request');
+    expect(err.message).toBe('issuance request is malformed');
+    expect(err.details.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'objective.type' })]));
+  });
+
+  it('a preset entry point refuses a grant reference by message', async () => {
+    const w = await world();
+    expect(await refusal(w.issue({ grant_ref: ref('grant_other') }), 'invalid_request')).toStrictEqual([
+      'this entry point issues from its preset; a grant reference cannot select other authority',
+      {},
+    ]);
+  });
+
+  it('a grant entry point: no grant reference, no grant store, an unknown grant', async () => {
+    const w = await world();
+    expect(await refusal(issueContract(baseRequest, caller, human, grantDeps(w, [])), 'interaction_required')).toStrictEqual([
+      'this entry point requires a human grant',
+      { path: 'human_grant' },
+    ]);
+    expect(await refusal(issueContract({ ...baseRequest, grant_ref: ref('grant_nope') }, caller, human, w.issuanceDeps), 'unavailable')).toStrictEqual([
+      'grant store is not configured',
+      {},
+    ]);
+    expect(await refusal(issueContract({ ...baseRequest, grant_ref: ref('grant_nope') }, caller, { path: 'registered_issuer' }, grantDeps(w, [])), 'interaction_required')).toStrictEqual([
+      'no such grant exists; a person must grant this scope',
+      { path: 'registered_issuer' },
+    ]);
+  });
+
+  it("a grant of the wrong kind, another caller's grant and another owner's grant are refused by message", async () => {
+    const w = await world();
+    const issuerActor = ref('actor_issuer_x');
+    const issuerGrant = await makeGrant(w, await w.makeSigner(issuerActor, 'x1'), { grantor: { kind: 'registered_issuer', issuer_id: 'iss_x' } });
+    const issuers = [{ issuer_id: 'iss_x', actor_ref: issuerActor }];
+    expect(await refusal(issueContract({ ...baseRequest, grant_ref: refOf(issuerGrant) }, caller, human, grantDeps(w, [issuerGrant], issuers)), 'invalid_request')).toStrictEqual([
+      'this entry point does not accept a registered_issuer grant',
+      {},
+    ]);
+    const forActor = await makeGrant(w, w.signer, { grantee_actor_ref: actors.mallory });
+    expect(await refusal(issueContract({ ...baseRequest, grant_ref: refOf(forActor) }, caller, human, grantDeps(w, [forActor])), 'invalid_request')).toStrictEqual([
+      'grant is bound to another actor or subject',
+      {},
+    ]);
+    const otherOwner = await makeGrant(w, w.signer, { owner: { ...owner, access_domain: 'dom_other' } });
+    expect(await refusal(issueContract({ ...baseRequest, grant_ref: refOf(otherOwner) }, caller, human, grantDeps(w, [otherOwner])), 'invalid_request')).toStrictEqual([
+      'grant belongs to another owner or access domain',
+      {},
+    ]);
+  });
+
+  it('a local preset needs no issuance counters; a machine preset names each exhausted bound', async () => {
+    const w = await world();
+    const { issuanceCounters: _c, ...noCounters } = w.issuanceDeps;
+    const local = localDirectPreset({
+      scope: { operations: ['a2a.SendMessage'], tools: [], resources: [{ kind: 'project', project_id: 'P' }], data_classes: ['public'], effect_classes: ['proposal'] },
+      delegatees: [delegatees.a],
+      objectiveTypes: ['task'],
+      owner: actors.owner,
+      spaceId: 'sp1',
+    });
+    const issued = await issueContract({ ...baseRequest, objective: { text: 'x', type: 'task' } }, caller, { path: 'owner_preset', preset: local }, noCounters);
+    expect(issued.contract.body.issuer_binding.path).toBe('owner_preset');
+    expect(await refusal(w.issue({}, undefined, noCounters), 'unavailable')).toStrictEqual(['issuance counters are unavailable for a machine preset', {}]);
+    const counters = (active: number, recent: number) => ({ ...w.issuanceDeps, issuanceCounters: { activeRoots: async () => active, issuedSince: async () => recent } });
+    expect(await refusal(w.issue({}, undefined, counters(8, 0)), 'limit_exceeded')).toStrictEqual(['preset has reached its active-root limit', { bound: 'active_roots' }]);
+    expect(await refusal(w.issue({}, undefined, counters(0, 4)), 'limit_exceeded')).toStrictEqual(['preset has reached its issuance rate', { bound: 'issuance_rate' }]);
+  });
+
+  it('the issuance rate counts the last minute', async () => {
+    const w = await world();
+    const asked: Array<[string, string]> = [];
+    const issuanceCounters = {
+      activeRoots: async () => 0,
+      issuedSince: async (id: string, since: Date) => {
+        asked.push([id, since.toISOString()]);
+        return 0;
+      },
+    };
+    await w.issue({}, undefined, { ...w.issuanceDeps, issuanceCounters });
+    expect(asked).toStrictEqual([['machine-research', new Date(Date.parse(T0) - 60_000).toISOString()]]);
+  });
+
+  it('an uncovered objective type alone is denied, each failure with its reason', async () => {
+    const w = await world();
+    expect(await refusal(w.issue({ objective: { text: 'x', type: 'publish' } }), 'deny')).toStrictEqual([
+      'requested authority is wider than its parent on: objective',
+      { failures: [{ dimension: 'objective', reason: 'objective type is not covered' }], wider_on: 'objective' },
+    ]);
+    const err = await expectCodeAsync(w.issue({ delegatee_card_ref: delegatees.c.card_ref }), 'deny');
+    expect(err.details.failures).toStrictEqual([{ dimension: 'delegatee', reason: 'card is not an eligible delegatee of this issuance source' }]);
+  });
+
+  it('a root gets a fresh dlg delegation id and a fresh ledger id', async () => {
+    const w = await world();
+    const { contract } = await w.issue();
+    expect(contract.record_id).toMatch(/^dlg_/);
+    expect(contract.body.ledger_ref).toMatch(/^ledger_/);
+  });
+});

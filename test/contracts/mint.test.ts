@@ -182,6 +182,28 @@ describe('mintChild and reviseChild: what they carry and how they refuse', () =>
     expect(r2.body.lineage).toStrictEqual(r1.body.lineage);
   });
 
+  it('a revision keeps a non-agent scope whose id happens to equal the old card id', async () => {
+    const w = await world();
+    const odd = { space_id: 'sp1', scope_kind: 'policy', scope_id: 'card_c' } as const;
+    const r = (await w.issue({ terms: { control_scopes: [...w.preset.terms.control_scopes, odd] } })).contract;
+    const r1 = (await w.mint(refOf(r), childRequest('c'), actors.agentA)).contract;
+    expect(r1.body.control_scopes).toContainEqual(odd);
+    const r2 = await reviseChild(await w.evaluate(refOf(r)), r1, childRequest('b'), new Map(), actors.agentA, w.mintDeps);
+    expect(r2.body.control_scopes).toContainEqual(odd);
+    expect(r2.body.control_scopes).not.toContainEqual({ space_id: 'sp1', scope_kind: 'agent', scope_id: 'card_c' });
+  });
+
+  it('a child delegation id and a revised one are fresh dlg ids, then the same id', async () => {
+    const w = await world();
+    const r = (await w.issue()).contract;
+    expect(r.record_id).toMatch(/^dlg_/);
+    const r1 = (await w.mint(refOf(r), childRequest('c'), actors.agentA)).contract;
+    expect(r1.record_id).toMatch(/^dlg_/);
+    expect(r1.body.ledger_ref).toMatch(/^ledger_/);
+    const r2 = await reviseChild(await w.evaluate(refOf(r)), r1, childRequest('b'), new Map(), actors.agentA, w.mintDeps);
+    expect(r2.record_id).toBe(r1.record_id);
+  });
+
   it("a dimension the remaining budget does not name keeps the revision's ceiling", async () => {
     const { w, r1, parent } = await assigned();
     const r2 = await reviseChild(parent, r1, childRequest('b'), new Map([['operations', 7n]]), actors.agentA, w.mintDeps);
