@@ -1,6 +1,6 @@
 /** Baton's own task view (src/attempts/task-view.ts): state names, the fingerprint read-back compares, artifact merging. */
 import { describe, expect, it } from 'vitest';
-import { fingerprint, isInterrupted, isTerminal, mergeArtifact, stateOf, TASK_STATES, TaskView } from '../../src/attempts/task-view.ts';
+import { fingerprint, isInterrupted, isTerminal, mergeArtifact, showsMessage, stateOf, TASK_STATES, TaskView } from '../../src/attempts/task-view.ts';
 import { digestOf } from '../../src/records/digest.ts';
 import type { JsonValue } from '../../src/records/strict-json.ts';
 
@@ -66,5 +66,18 @@ describe('TaskView: the schema a delegatee\'s task is read with', () => {
     expect(TaskView.parse({ ...ok, artifacts: [{ artifactId: 'a' }] }).artifacts).toEqual([{ artifactId: 'a', parts: [] }]);
     expect(TaskView.safeParse({ ...ok, artifacts: [{ artifactId: 'a', parts: [{ mediaType: 5 }] }] }).success).toBe(false);
     expect(TaskView.safeParse({ ...ok, contextId: 'c'.repeat(2049) }).success).toBe(false);
+  });
+});
+
+describe('showsMessage: whether a shared task shows a follow-up turn\'s own message (issue #25 item 2)', () => {
+  it('finds the message id among the history\'s messages, and nowhere else', () => {
+    const history: JsonValue[] = [null, 'text', ['m1'], { messageId: 'm0' }, { messageId: 'm1', role: 'ROLE_USER' }];
+    expect(showsMessage({ history }, 'm1')).toBe(true);
+    expect(showsMessage({ history }, 'm2')).toBe(false);
+    expect(showsMessage({ history: [{ messageId: 'm0' }] }, 'm1')).toBe(false);
+    // Not in the status message, an artifact, or a history that is not a list.
+    expect(showsMessage({ status: { message: { messageId: 'm1' } }, artifacts: [{ artifactId: 'm1' }] }, 'm1')).toBe(false);
+    expect(showsMessage({ history: { messageId: 'm1' } }, 'm1')).toBe(false);
+    expect(showsMessage({}, 'm1')).toBe(false);
   });
 });
