@@ -18,7 +18,7 @@ import { randomIds } from '../../src/records/ids.ts';
 import { systemClock } from '../../src/records/time.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
-import { actor, admission, chain, FAR, freshSpace, NOW, publishAgent } from '../store/support/fixtures.ts';
+import { actor, admission, agentScope, attemptScope, chain, decision, delegationScope, FAR, freshSpace, NOW, publishAgent } from '../store/support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-effects-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -118,6 +118,50 @@ describe('fences over a stream with no events yet', () => {
     const err = await expectCodeAsync(store.ledger.admit({ ...req, fence_set: [...fenceSetOf([...req.fence_set, ghost])] }), 'context_invalidated');
     expect(err.details).toStrictEqual({ failures: [{ branch_id: 'agent:agent_x', reason: 'unresolved' }] });
     expect(await store.ledger.reservation(req.reservation_id)).toBeUndefined();
+    await store.close();
+  });
+});
+
+describe('a task admission over an existing root', () => {
+  it('the existing root is fenced by the caller\'s boundary, not completed from the transaction; a stale one refuses and leaves no child', async () => {
+    const store = open();
+    const space = freshSpace();
+    await publishAgent(store, space);
+    const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW() };
+    const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: units(5n) };
+    await store.ledger.openBudget(rootReq);
+    const scopes = [agentScope(space)];
+    const fence = [...(await store.control.fenceSet([...scopes, delegationScope(space, rootReq.node_id)]))];
+    const task = (fence_set: typeof fence) => {
+      const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: units(2n) };
+      const effect = randomIds.next('eff');
+      const run = store.ledger.admitTask({
+        budgets: [rootReq, childReq],
+        fence_set,
+        admission: (completed) => ({
+          effect_id: effect,
+          reservation_id: randomIds.next('res'),
+          node_id: childReq.node_id,
+          kind: 'reserve',
+          amounts: { units: 1n },
+          fence_set: completed,
+          scopes,
+          decision: decision(effect),
+          attempt_scope: attemptScope(space, randomIds.next('att')),
+          actor_ref: actor,
+          at: NOW(),
+        }),
+      });
+      return { child: childReq.node_id, run };
+    };
+    const rootBranch = `delegation:${rootReq.node_id}`;
+    const stale = fence.map((b) => (b.branch_id === rootBranch ? { ...b, event_digest: `sha256:${'0'.repeat(64)}` } : b));
+    const refused = task(stale);
+    expect((await expectCodeAsync(refused.run, 'context_invalidated')).details).toStrictEqual({ failures: [{ branch_id: rootBranch, reason: 'head_moved' }] });
+    expect(await store.ledger.tree(refused.child)).toBeUndefined();
+    const admitted = task(fence);
+    const receipt = await admitted.run;
+    expect(receipt.fence_set.map((b) => b.branch_id).sort()).toStrictEqual(['agent:agent_x', `delegation:${admitted.child}`, rootBranch].sort());
     await store.close();
   });
 });
