@@ -166,6 +166,44 @@ describe('a task admission over an existing root', () => {
   });
 });
 
+describe('a task admission at the retained-records limit', () => {
+  it('a node it opens is refused for what is wrong with it first; the retained count is the admission\'s, after every open', async () => {
+    const store = open({ maxRetainedRecords: 1 });
+    const space = freshSpace();
+    await publishAgent(store, space);
+    const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW() };
+    const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: units(5n) };
+    await store.ledger.openBudget(rootReq);
+    const scopes = [agentScope(space)];
+    const fence = [...(await store.control.fenceSet([...scopes, delegationScope(space, rootReq.node_id)]))];
+    const task = (ceiling: bigint) => {
+      const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: units(ceiling) };
+      const effect = randomIds.next('eff');
+      return store.ledger.admitTask({
+        budgets: [rootReq, childReq],
+        fence_set: fence,
+        admission: (completed) => ({
+          effect_id: effect,
+          reservation_id: randomIds.next('res'),
+          node_id: childReq.node_id,
+          kind: 'reserve',
+          amounts: { units: 1n },
+          fence_set: completed,
+          scopes,
+          decision: decision(effect),
+          attempt_scope: attemptScope(space, randomIds.next('att')),
+          actor_ref: actor,
+          at: NOW(),
+        }),
+      });
+    };
+    expect((await expectCodeAsync(task(6n), 'deny')).details).toStrictEqual({ failures: [{ dimension: 'units', reason: 'wider_than_parent' }] });
+    const full = await expectCodeAsync(task(2n), 'limit_exceeded');
+    expect([full.message, full.details]).toStrictEqual(['owner namespace holds the maximum number of retained records', { max: 1 }]);
+    await store.close();
+  });
+});
+
 describe('the depth bound on a stored lineage', () => {
   it('a lineage deeper than maxDepth (opened under a larger limit) is refused, not admitted', async () => {
     const path = file();
