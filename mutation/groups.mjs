@@ -63,7 +63,8 @@ export const GROUPS = {
     // writer they share (tx/batch.ts) holds the record-head and event-chain checks of the hot path.
     mutate: ['src/ledger/rules.ts', 'src/ledger/amount.ts', 'src/ledger/programs.ts', 'src/ledger/open.ts', 'src/ledger/settle.ts', 'src/store/tx/batch.ts'],
     tests: ['test/ledger/**/*.test.ts', 'test/store/sqlite-ledger.test.ts'],
-    break: 85,
+    break: 88,
+    measured: '91.12 % on 2026-12-04 (StrykerJS 9.6.1, concurrency 1: 30 min full run, then incremental 8 + 4 min)',
     static: 'no edge schema: the ledger reads only what the core built; its module-level code is constant tables',
     classified: {
       'src/ledger/open.ts:96:54': LEDGER_LOCK,
