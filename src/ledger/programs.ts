@@ -47,7 +47,8 @@ function* chainOf(batch: TxBatch, leafId: string, maxDepth: number): Program<Nod
   while (id !== null) {
     const row: NodeRow | undefined = yield* nodeIn(batch, id, 'share');
     if (!row) throw invalidRequest(chain.length === 0 ? 'delegation is unknown' : 'delegation lineage is broken', { node_id: id });
-    if (chain.length > maxDepth + 1) throw invalidRequest('delegation lineage is too long');
+    // `chain` holds the nodes below this one: a lineage of more than maxDepth + 1 nodes is longer than any allowed chain.
+    if (chain.length > maxDepth) throw invalidRequest('delegation lineage is too long');
     chain.unshift(row);
     id = row.parent_id;
   }
