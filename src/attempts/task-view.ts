@@ -95,6 +95,6 @@ export function mergeArtifact(view: Json, update: Json): void {
  * holds the turn's own message (A2A Task.history; issue #25 item 2).
  */
 export function showsMessage(view: Json, messageId: string): boolean {
-  const history = Array.isArray(view.history) ? view.history : [];
-  return history.some((m) => typeof m === 'object' && m !== null && !Array.isArray(m) && m.messageId === messageId);
+  const history = view.history;
+  return Array.isArray(history) && history.some((m) => (m as { messageId?: JsonValue } | null)?.messageId === messageId);
 }
