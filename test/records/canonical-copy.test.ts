@@ -131,6 +131,11 @@ describe('frozenCopy and freezeCanonical', () => {
     expect(copy.f).toBe(frozen);
     expect(copy.list).toStrictEqual([null, 'x']);
     expect(Object.isFrozen(date)).toBe(false);
+    // An undefined member is copied as it is (canonicalising it is what refuses it).
+    const withUndefined = frozenCopy({ a: undefined, b: 1 });
+    expect(Object.keys(withUndefined)).toStrictEqual(['a', 'b']);
+    expect(withUndefined.a).toBeUndefined();
+    expect(Object.isFrozen(withUndefined)).toBe(true);
   });
 
   it('frozenCopy copies a null-prototype object rather than freezing the caller\'s', () => {
