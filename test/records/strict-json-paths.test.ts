@@ -42,6 +42,16 @@ describe('the fast path never answers what the strict parser refuses', () => {
     expect(outcome(`[{}, ${nest(63)}]`)).toStrictEqual({ value: [{}, JSON.parse(nest(63))] });
   });
 
+  it('a small depth bound holds on short documents too, down to 0', () => {
+    const bound = (maxDepth: number) => ['limit_exceeded', 'JSON nesting exceeds the depth bound', { maxDepth }];
+    expect(outcome('[]', 0)).toStrictEqual(bound(0));
+    expect(outcome('1', 0)).toStrictEqual({ value: 1 });
+    expect(outcome('[[1]]', 1)).toStrictEqual(bound(1));
+    expect(outcome('[1]', 1)).toStrictEqual({ value: [1] });
+    expect(outcome('[[[[1]]]]', 3)).toStrictEqual(bound(3));
+    expect(outcome('{"a":{"b":1}}', 1)).toStrictEqual(bound(1));
+  });
+
   it('colons inside strings do not stand in for a duplicated member', () => {
     const docs = [
       '{"a":1,"a":2}',
