@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { detachedOf, ride } from '../../src/records/detached.ts';
 import { computeContentDigest, refOf, sealRecord } from '../../src/records/envelope.ts';
 import { sequentialIds } from '../../src/records/ids.ts';
 import { manualClock } from '../../src/records/time.ts';
@@ -92,5 +93,24 @@ describe('putRecord', () => {
       { revision_id: r1.revision_id, prior_revision: null },
       { revision_id: r2.revision_id, prior_revision: r1.revision_id },
     ]);
+  });
+  it('a revision without a prior, under a record that has a head, is told the head moved', async () => {
+    const r1 = grant({ n: 1 });
+    await store.putRecord(r1);
+    const unsigned = { ...grant({ n: 2 }), record_id: r1.record_id };
+    const orphan = { ...unsigned, content_digest: computeContentDigest(unsigned) };
+    expect(await refusal(orphan)).toStrictEqual([
+      'a new revision must name the current head as its prior revision',
+      { record_id: r1.record_id, conflict: 'head_moved' },
+    ]);
+  });
+
+  it('stores the content riding beside a record in the same transaction', async () => {
+    const content = detachedOf('task_input', { text: 'hello' });
+    const rec = ride(grant({ input_digest: content.digest }), [content]);
+    expect(await store.putRecord(rec)).toBe('inserted');
+    const { stored_at } = store.handle.prepare('SELECT stored_at FROM records WHERE revision_id = ?').get(rec.revision_id) as { stored_at: string };
+    const rows = store.handle.prepare('SELECT digest, kind, document, stored_at FROM content').all();
+    expect(rows).toStrictEqual([{ digest: content.digest, kind: 'task_input', document: '{"text":"hello"}', stored_at }]);
   });
 });
