@@ -274,9 +274,9 @@ export const GROUPS = {
       'src/federation/consumption.ts:89:38': "equivalent: BigInt('') is 0n, as BigInt('0') is",
       'src/federation/consumption.ts:92:21': 'equivalent: when the claim equals the reservation both branches settle the same amount',
       // verifyJws's `catch {}` replaces every inner error with the one context_invalidated refusal; their messages go nowhere.
-      'src/federation/jws.ts:28:60': 'unobservable: message of an inner error the catch replaces (no binding, not logged)',
-      'src/federation/jws.ts:30:61': 'unobservable: message of an inner error the catch replaces (no binding, not logged)',
-      'src/federation/jws.ts:35:54': 'unobservable: message of an inner error the catch replaces (no binding, not logged)',
+      'src/federation/jws.ts:33:21': 'equivalent: a header without kid looks up keys.get(undefined), which is undefined as the guard gives',
+      'src/federation/jws.ts:34:98': 'unobservable: message of an inner error the catch replaces (no binding, not logged)',
+      'src/federation/jws.ts:39:54': 'unobservable: message of an inner error the catch replaces (no binding, not logged)',
     },
   },
   cards: {
