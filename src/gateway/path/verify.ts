@@ -126,15 +126,13 @@ export function verdict(deps: Deps, turn: Turn, observation: Observation, view?:
  */
 export const NOT_SHOWN = "the delegatee's task does not show this turn's message";
 
-async function judge(deps: Deps, turn: Turn, seen: Observation, view?: Json): Promise<Attempt> {
-  const foreign = seen.kind === 'task' && !heardIn(turn, view ?? (seen.task as Json));
-  if (foreign) return judgeForeign(deps, turn);
-  const observation = seen;
+async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Json): Promise<Attempt> {
   const latest = await deps.attempts.latest(turn.attempt);
   const r = await deps.store.ledger.reservation(turn.reservation_id);
   // Another path or node already gave this turn its verdict: nothing to add. An `unknown` one stands too — only
   // reconciliation settles an uncertain effect (ADR-0014), never a later poll of a node that lost the lease.
   if (r && r.status !== 'held' && (latest.body.state === 'closed' || r.status === 'unknown')) return latest;
+  if (observation.kind === 'task' && !heardIn(turn, view ?? (observation.task as Json))) return judgeForeign(deps, turn);
   const back = observation.kind === 'task' ? await timedReadBack(deps, turn, observation.task.id) : undefined;
   const current = (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps, turn));
   const projection = withFences(project(observation, back, turn.target.acceptance), current);
