@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { CallerConfig, JwtConfig } from './gateway/callers.ts';
 import { DelegateeConfig } from './gateway/delegatees.ts';
+import { McpServerConfig } from './mcp/config.ts';
 import { ApprovalsConfig } from './gates/policy.ts';
 import { GatewayPresetConfig } from './contracts/machine-preset.ts';
 import { DEFAULT_FOLLOW } from './gateway/path/deps.ts';
@@ -52,6 +53,8 @@ export const Config = z.strictObject({
   ownerNamespace: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/).default('local'),
   /** Remote agents Baton delegates to, each served at /agents/<id>. */
   delegatees: z.array(DelegateeConfig).default([]),
+  /** MCP servers Baton fronts at /mcp/<id> (src/mcp, README "Putting an MCP server behind Baton"). */
+  mcpServers: z.array(McpServerConfig).max(64).default([]),
   /** Who may call the front door, and from which preset their authority is issued. */
   callers: z.array(CallerConfig).default([]),
   jwt: JwtConfig.optional(),

@@ -38,6 +38,8 @@ import type { RemoteClient } from './gateway/remote.ts';
 import { VersionedRemoteClient } from './gateway/legacy-remote.ts';
 import { gatewayRouter } from './gateway/router.ts';
 import { createApp } from './http/app.ts';
+import { composeMcp, mcpRegistry } from './compose/mcp.ts';
+import { InFlightCalls } from './mcp/in-flight.ts';
 import { federationOf } from './federation/compose.ts';
 import { federationRouter } from './federation/routes.ts';
 import { notingCaller } from './http/access-log.ts';
@@ -137,6 +139,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
           // in the store (the next start adopts, follows and reads it back), not be recorded as lost.
           await store.close();
           await remote.abortAll();
+          await composed.mcp?.close();
           await composed.push?.close();
           await tracing?.shutdown();
           logger.info({ cut }, cut > 0 ? 'stopped; requests still running at the drain deadline were cut (their attempts stay open)' : 'stopped after draining');
@@ -194,7 +197,8 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   // A notice's trip is escalated like any breaker (escalations exist before the first notice can arrive).
   const escalate = (delegation_id: string, reasons: string[]) => escalations.raise('breaker_tripped', { delegation_id, scope: `delegation:${delegation_id}` }, reasons);
   const federation = federationOf(config, { store, keyring, self: gateway.actor_ref.object_id, actorRef: gateway.actor_ref, escalate });
-  const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets, federation });
+  const authority = new DelegationAuthority({ store, keyring, clock: systemClock, ids: randomIds, owner, gateway, presets, federation, registry: mcpRegistry(config) });
+  const calls = new InFlightCalls();
   const cards = new ProxyCards({ delegatees, keyring, publicUrl: () => publicUrl, identity: own.params, push: config.push.enabled });
   // Push and dispatcher refer to each other (a verified outcome feeds the outbox; a notification triggers a re-read).
   const refresh = (taskId: string): Promise<void> => dispatcher.refresh(taskId); // only ever called after both exist
@@ -226,6 +230,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     follow: config.follow,
     events,
     federation,
+    calls,
     ...(push ? { push: push.hooks } : {}),
     ...(gates ? { gates } : {}),
   });
@@ -258,6 +263,8 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   // /readyz names delegatees whose card does not verify (issue #17): their fault, not the callers'.
   const degraded = () => delegatees.cardProblems().map((p) => ({ delegatee: p.delegatee, problem: p.message, since: p.since }));
   const series = new ConsoleSeries();
+  const throttle = new AuthThrottle(config.authThrottle);
+  const mcp = composeMcp(config.mcpServers, { path: dispatcher.deps, calls, presets, auth, throttle, logger });
   const app = createApp({
     store,
     logger,
@@ -268,6 +275,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
       ...(push ? [push.inbound.router()] : []),
       federationRouter({ federation, auth }),
       wellKnownRouter({ publisher, authenticate: async (req) => auth.authenticate(req.headers).catch(() => undefined) }),
+      ...(mcp ? [mcp.router] : []),
       gatewayRouter({
         dispatcher,
         delegatees,
@@ -275,11 +283,11 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
         cards,
         logger,
         ownCard: async () => ownInternal,
-        throttle: new AuthThrottle(config.authThrottle),
+        throttle,
         ...(push ? { push: push.registry } : {}),
         ownExtendedCard: async (caller) => AgentCard.fromJSON(extendedCardFor(own, caller).card),
       }),
     ],
   });
-  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers, metrics, live, degraded, series };
+  return { publisher, dispatcher, delegatees, auth, app, ownerActor, push, operator, escalations, breakers, metrics, live, degraded, series, mcp };
 }

@@ -15,7 +15,8 @@ import type { TaskFingerprint } from './task-view.ts';
 
 /** RW-003 §10.3 observation of the card a delegation used. */
 export interface CardObservation {
-  form: CardVerification['form'];
+  /** The card form used; `mcp_discovery` for an MCP server (its initialize result and tool list, RW-003 §10.2: no card). */
+  form: CardVerification['form'] | 'mcp_discovery';
   source: string;
   raw_digest: Digest;
   payload_digest: Digest;
@@ -53,10 +54,11 @@ export interface AttemptBody {
   fence_set: ControlBoundaryRef[];
   remote: {
     endpoint: string;
-    protocol: 'a2a';
-    /** RW-003 §10.3: the exact protocol version spoken (0.3 through the SDK's compatibility layer). */
-    protocol_version: '1.0' | '0.3';
-    binding: 'JSONRPC';
+    /** The adapter (RW-003 §10.2): an A2A agent, or an MCP server's tool (src/mcp). */
+    protocol: 'a2a' | 'mcp';
+    /** RW-003 §10.3: the exact protocol version spoken (A2A 1.0, 0.3 through the SDK's compatibility layer; MCP's negotiated revision). */
+    protocol_version: string;
+    binding: 'JSONRPC' | 'streamable_http';
     card_ref: RevisionRef;
     /** The card observation the attempt was admitted on: form, digests, signed or not, identity source. */
     card?: CardObservation;
@@ -95,6 +97,14 @@ export interface AttemptBody {
   refused?: { reason: string; at: string };
   /** The human approval this attempt was admitted under (src/gateway/path/gate.ts). */
   approval?: { decision_ref: RevisionRef; request_ref: RevisionRef; tier: string };
+  /**
+   * How the outcome was established: absent, read back on a separate route;
+   * `observed`, an MCP tool without a configured read route — its result is
+   * recorded but never verified (RW-003 §10.3, issue #26).
+   */
+  verification?: 'observed';
+  /** An MCP tool call (src/mcp): the tool and the digest of its exact arguments (stored apart as the task input). */
+  tool?: { server: string; name: string; arguments_digest: string };
   /** RW-003 §6 T4: the reviewer decision a verified success waits for before it is projected. */
   review?: { state: 'pending' | 'accepted' | 'rejected'; decision_ref?: RevisionRef; receipt_outcome?: Outcome };
 }
@@ -118,7 +128,7 @@ export const AttemptBodySchema = z.looseObject({
   fence_set: z.array(ControlBoundaryRef),
   remote: z.looseObject({
     endpoint: z.string(),
-    protocol: z.literal('a2a'),
+    protocol: z.enum(['a2a', 'mcp']),
     protocol_version: z.string(),
     binding: z.string(),
     card_ref: RevisionRef,
@@ -157,7 +167,8 @@ export interface TaskInputBody {
 
 export interface ReceiptBody {
   [key: string]: unknown;
-  profile: 'a2a-readback/1';
+  /** A2A task read back with GetTask; an MCP call read back through its configured read route, or only observed. */
+  profile: 'a2a-readback/1' | 'mcp-read-route/1' | 'mcp-observed/1';
   attempt_id: string;
   delegation_ref: RevisionRef;
   /** The card observation the verified attempt ran on (RW-003 §10.3): signed or not, identity source. */

@@ -20,15 +20,32 @@ export const GatewayPresetConfig = z.strictObject({
   maxActiveRoots: z.number().int().min(1).max(1024).default(64),
   maxPerMinute: z.number().int().min(1).max(100_000).default(600),
   objectiveTypes: z.array(Identifier).min(1).default(['a2a_task']),
+  /**
+   * MCP tools this preset's roots may call, as `<server id>/<tool name>` (src/mcp, issue #26).
+   * Empty: no MCP tool is in scope, and `tools/list` shows none to its callers.
+   */
+  tools: z.array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}\/[A-Za-z0-9_.-]{1,128}$/)).max(256).default([]),
+  /** Tool calls one root may admit in total (the `tool_calls` budget); default: maxInvocations. */
+  maxToolCalls: z.number().int().min(1).max(1_000_000).optional(),
 });
 export type GatewayPresetConfig = z.infer<typeof GatewayPresetConfig>;
 
 /** The budget dimension every forwarded operation consumes one unit of. */
 export const INVOCATIONS = 'invocations';
+/** The budget dimension every MCP tool call consumes one unit of (RW-003 §2 max_tool_calls). */
+export const TOOL_CALLS = 'tool_calls';
+/** The operation an MCP `tools/call` is admitted as; the tool itself is a scope tool (src/mcp). */
+export const MCP_CALL = 'mcp.tools/call';
+
+/** The scope identity of an MCP tool: `mcp:<server id>/<tool name>`. */
+export const toolScopeId = (server: string, tool: string): string => `mcp:${server}/${tool}`;
 
 const OPERATIONS = ['a2a.SendMessage', 'a2a.SendStreamingMessage', 'a2a.GetTask', 'a2a.ListTasks', 'a2a.CancelTask', 'a2a.SubscribeToTask'];
 
 export function buildPreset(cfg: GatewayPresetConfig, ctx: { gateway: DelegateeOption; owner: ActorRef; spaceId: string }): Readonly<Preset> {
+  // Without tools the preset is exactly what it was before MCP (its digest, and so config revisions, unchanged).
+  const tools = cfg.tools.map((t) => `mcp:${t}`);
+  const toolCalls = cfg.maxToolCalls ?? cfg.maxInvocations;
   return definePreset({
     preset_id: cfg.id,
     revision: '1',
@@ -39,8 +56,8 @@ export function buildPreset(cfg: GatewayPresetConfig, ctx: { gateway: DelegateeO
     issuance: { max_active_roots: cfg.maxActiveRoots, max_per_minute: cfg.maxPerMinute },
     terms: {
       scope: {
-        operations: OPERATIONS,
-        tools: [],
+        operations: tools.length > 0 ? [...OPERATIONS, MCP_CALL] : OPERATIONS,
+        tools,
         resources: [{ kind: 'project', project_id: ctx.spaceId }],
         data_classes: ['public', 'internal'],
         effect_classes: ['read', 'proposal', 'reversible_mutation'],
@@ -51,11 +68,14 @@ export function buildPreset(cfg: GatewayPresetConfig, ctx: { gateway: DelegateeO
         max_invocations: cfg.maxInvocations,
         max_protected_operations: cfg.maxInvocations,
         max_tokens: 0,
-        max_tool_calls: 0,
+        max_tool_calls: tools.length > 0 ? toolCalls : 0,
         max_retries: 0,
         max_concurrency: 8,
       },
-      budget_ceilings: [{ name: INVOCATIONS, unit: 'invocation', ceiling: String(cfg.maxInvocations) }],
+      budget_ceilings: [
+        { name: INVOCATIONS, unit: 'invocation', ceiling: String(cfg.maxInvocations) },
+        ...(tools.length > 0 ? [{ name: TOOL_CALLS, unit: 'call', ceiling: String(toolCalls) }] : []),
+      ],
       autonomy: { tier: 'T1_draft', gates: [{ kind: 'automated_scope_check' }, { kind: 'provenance_check' }] },
       human_authorities: [],
       reviewers: [],

@@ -105,6 +105,17 @@ export const A2A_OPERATIONS: ReadonlyMap<string, OperationRegistration> = new Ma
 export const defaultScopeRegistry: ScopeRegistry = { operations: A2A_OPERATIONS, tools: new Set() };
 
 /**
+ * The registry of a gateway that also fronts MCP servers (issue #26): A2A's
+ * operations, `mcp.tools/call`, and exactly the tools the operator configured.
+ * A tool call changes something outside Baton, so it is registered as a
+ * reversible mutation; a tool the owner's scope does not name is never callable.
+ */
+export function registryWithTools(tools: readonly string[]): ScopeRegistry {
+  if (tools.length === 0) return defaultScopeRegistry;
+  return { operations: new Map([...A2A_OPERATIONS, ['mcp.tools/call', { effect_class: 'reversible_mutation' }]]), tools: new Set(tools) };
+}
+
+/**
  * Rejects operations/tools the registry does not know and operations whose
  * registered effect class the scope does not allow (malformed scope ⇒
  * invalid_request, ADR-0014 "Lifetime, limits and errors").

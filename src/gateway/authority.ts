@@ -16,8 +16,9 @@ import { issueContract, type TrustedCaller } from '../contracts/issuance.ts';
 import { mintChild } from '../contracts/mint.ts';
 import { parseContract, type DelegationContract, type OwnerBinding } from '../contracts/model.ts';
 import type { DelegateeOption, Preset } from '../contracts/presets.ts';
-import { defaultScopeRegistry } from '../contracts/scope.ts';
+import { defaultScopeRegistry, type ScopeRegistry } from '../contracts/scope.ts';
 import type { ContractSigner, ResolveSignerKey } from '../contracts/signing.ts';
+import type { TermsRequest } from '../contracts/terms.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Keyring } from '../keys/keyring.ts';
 import type { Envelope } from '../records/envelope.ts';
@@ -52,6 +53,8 @@ export interface AuthorityDeps {
   presets: ReadonlyMap<string, Readonly<Preset>>;
   /** Separate-store upstreams (issue #16): their streams are fenced remotely, not in this store. */
   federation?: Pick<Federation, 'isRemoteIssuer' | 'split'>;
+  /** Operations and tools a scope may name (default: A2A's operations, no tools; src/mcp adds its tools). */
+  registry?: ScopeRegistry;
 }
 
 export interface TaskAuthority {
@@ -86,6 +89,10 @@ export interface PreparedAuthority extends TaskAuthority {
 
 export class DelegationAuthority {
   constructor(private deps: AuthorityDeps) {}
+
+  private get registry(): ScopeRegistry {
+    return this.deps.registry ?? defaultScopeRegistry;
+  }
 
   /**
    * A reload's presets: roots minted from now on name the new config revision. The
@@ -129,8 +136,11 @@ export class DelegationAuthority {
   readonly resolveSignerKey: ResolveSignerKey = async (kid, issuer) =>
     sameRevision(issuer, this.deps.gateway.actor_ref) ? this.deps.keyring.all().find((k) => k.kid === kid)?.publicKey : undefined;
 
-  /** Issues the root from the caller's preset and mints the child for `delegatee`; nothing is stored. */
-  async prepareOpen(caller: Caller, delegatee: DelegateeOption, objectiveText: string): Promise<PreparedAuthority> {
+  /**
+   * Issues the root from the caller's preset and mints the child for `delegatee`; nothing is stored.
+   * `childTerms` narrows the child below the root (an MCP call: the one tool it calls).
+   */
+  async prepareOpen(caller: Caller, delegatee: DelegateeOption, objectiveText: string, childTerms?: TermsRequest): Promise<PreparedAuthority> {
     const preset = caller.preset === undefined ? undefined : this.deps.presets.get(caller.preset);
     if (!preset) throw invalidRequest('this caller has no issuance preset configured', { caller: caller.id });
     const objective = { text: objectiveText.slice(0, 2000) || 'A2A task', type: preset.objective_types[0]! };
@@ -141,14 +151,14 @@ export class DelegationAuthority {
       trusted,
       { path: 'owner_preset', preset },
       // The preset's limits are counted by the admission transaction, in the store (ledger checkPreset).
-      { clock: this.deps.clock, ids: this.deps.ids, signer, owner: this.deps.owner, registry: defaultScopeRegistry, issuanceCounters: DURABLE_COUNTERS },
+      { clock: this.deps.clock, ids: this.deps.ids, signer, owner: this.deps.owner, registry: this.registry, issuanceCounters: DURABLE_COUNTERS },
     );
     const rootChain = await evaluateChain([root], { clock: this.deps.clock, resolveSignerKey: this.resolveSignerKey, heads: this.headsWith([root], [root]) });
     const { contract: child } = await mintChild(
       rootChain,
-      { delegatee, objective, input_revisions: [] },
+      { delegatee, objective, input_revisions: [], ...(childTerms ? { terms: childTerms } : {}) },
       this.deps.gateway.actor_ref,
-      { clock: this.deps.clock, ids: this.deps.ids, signer, registry: defaultScopeRegistry, countDescendants: async () => 0 },
+      { clock: this.deps.clock, ids: this.deps.ids, signer, registry: this.registry, countDescendants: async () => 0 },
     );
     const contracts = [root, child];
     const issuance = { preset_id: preset.preset_id, max_active_roots: preset.issuance.max_active_roots, max_per_minute: preset.issuance.max_per_minute };
@@ -195,7 +205,7 @@ export class DelegationAuthority {
             chain,
             { delegatee, objective, input_revisions: [], ...(local ? { terms: local.terms } : {}) },
             self.actor_ref,
-            { clock: this.deps.clock, ids: { next: (p) => (p === 'dlg' ? childId : this.deps.ids.next(p)) }, signer: this.signer(self.actor_ref), registry: defaultScopeRegistry, countDescendants: async () => this.descendants(rootId) },
+            { clock: this.deps.clock, ids: { next: (p) => (p === 'dlg' ? childId : this.deps.ids.next(p)) }, signer: this.signer(self.actor_ref), registry: this.registry, countDescendants: async () => this.descendants(rootId) },
           )
         ).contract;
     const all = [...contracts, child];

@@ -64,6 +64,12 @@ export class Follower {
   async resume(row: WorkRow): Promise<void> {
     const turn = await rebuildTurn(this.deps, row);
     if (!turn) return this.deps.store.work.done(row.effect_id);
+    // An MCP call has no remote task to follow: its lease outlived the call's timeout, so the node that sent it
+    // stopped before its verdict. The tool may have run: `unknown`, held for reconciliation (RW-003 §10.3).
+    if (turn.attempt.body.remote.protocol === 'mcp') {
+      await verdict(this.deps, turn, { kind: 'lost', reason: 'the gateway stopped while the MCP tool call ran' });
+      return;
+    }
     const now = this.deps.clock.now().getTime();
     const deadline = Date.parse(row.deadline);
     if (now >= deadline) {

@@ -79,7 +79,8 @@ export function outcomeMetadata(attempt: AttemptBody, outcome: Outcome | undefin
     delegationId: attempt.delegation_ref.object_id,
     rootDelegationId: attempt.root_ref.object_id,
     outcome: outcome ?? null,
-    verified: outcome === 'succeeded',
+    // An MCP call without a read route is recorded as observed, never verified (issue #26).
+    verified: outcome === 'succeeded' && attempt.verification !== 'observed',
     receipt: camelRef(attempt.receipt_ref),
     ...(attempt.cancel_cause ? { cancelCause: { ...attempt.cancel_cause } } : {}),
     ...(attempt.reassigned_from ? { reassignedFrom: attempt.reassigned_from } : {}),

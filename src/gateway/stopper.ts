@@ -85,6 +85,11 @@ export class Stopper {
     if (latest.body.state === 'closed') return latest;
     const at = utc(this.deps.clock.now());
     latest = await this.deps.attempts.revise(latest, (l) => (l.body.cancel_cause || l.body.state === 'closed' ? undefined : { cancel_cause: { cause, at, ...(detail ? { detail: detail.slice(0, 512) } : {}) } }));
+    // An MCP call is cancelled where it runs (notifications/cancelled); its own verdict follows, `unknown` if it was cut.
+    if (latest.body.remote.protocol === 'mcp') {
+      if (!this.deps.calls?.abort(latest.record_id, `stopped: ${cause}`)) await this.escalate(latest.record_id, latest.body.delegation_ref.object_id, [`stop requested: ${cause}`, 'the MCP call does not run in this process; nothing to cancel here']);
+      return this.deps.attempts.latest(latest);
+    }
     // Stopping must work exactly when the delegatee's card no longer would: the endpoint the attempt was sent to.
     const target = pinnedTarget(this.deps, latest);
     const turns = (await Promise.all((await this.deps.store.work.ofAttempt(latest.record_id)).map((r) => rebuildTurn(this.deps, r)))).filter((t): t is Turn => t !== undefined);

@@ -77,3 +77,13 @@ export function sendHttpError(res: Response, err: unknown): BatonError {
   res.status(httpStatusOf(e)).json(errorBody(e));
   return e;
 }
+
+/**
+ * A JSON-RPC error object for the MCP binding (src/mcp/front.ts): the code's
+ * JSON-RPC number from the one table, the ADR-0014 code and safe details in
+ * `data`; never the cause.
+ */
+export function jsonRpcErrorOf(err: unknown): { code: number; message: string; data: { code: ErrorCode; details: Record<string, unknown> } } {
+  const e = toBatonError(err);
+  return { code: WIRE_CODES[e.code].jsonRpc, message: e.message, data: { code: e.code, details: { ...e.details } } };
+}

@@ -24,12 +24,49 @@ import type { AttemptBody } from '../../attempts/record.ts';
 import type { Attempt } from '../attempts.ts';
 import type { Caller } from '../callers.ts';
 import type { ResolvedDelegatee } from '../delegatees.ts';
+import type { DelegateeOption } from '../../contracts/presets.ts';
 import { INVOCATIONS } from '../../contracts/machine-preset.ts';
 import { CONTRACT_EXTENSION } from '../present.ts';
 import { taskInput } from '../task-input.ts';
 import type { PathDeps } from './deps.ts';
 import { targetOf } from './resolve-target.ts';
-import type { Json, Turn } from './turn.ts';
+import type { Json, Target, Turn } from './turn.ts';
+
+/**
+ * Where a turn goes, whatever the protocol (DESIGN "MCP is a second adapter,
+ * not a second path"): the delegatee's id and identity, the remote facts every
+ * attempt records (RW-003 §10.3), and how its result is judged.
+ */
+export interface Site {
+  delegateeId: string;
+  option: DelegateeOption;
+  remote: Pick<AttemptBody['remote'], 'endpoint' | 'protocol' | 'protocol_version' | 'binding' | 'card_ref' | 'card' | 'extensions'>;
+  target: Target;
+  /** How long this node holds the turn before another may take it over (default: follow.leaseMs). */
+  leaseMs?: number;
+  /** What one effect charges the budget (default: one invocation). */
+  amounts?: Record<string, bigint>;
+  /** Fields the first revision of the attempt carries besides the common ones (e.g. an MCP call's tool). */
+  attemptFields?: Partial<AttemptBody>;
+}
+
+/** An A2A delegatee as a site: its verified card, endpoint and version. */
+export function a2aSite(resolved: ResolvedDelegatee): Site {
+  return {
+    delegateeId: resolved.config.id,
+    option: resolved.option,
+    remote: {
+      endpoint: resolved.endpoint,
+      protocol: 'a2a',
+      protocol_version: resolved.protocolVersion,
+      binding: 'JSONRPC',
+      card_ref: resolved.option.card_ref,
+      card: resolved.observation,
+      extensions: [CONTRACT_EXTENSION],
+    },
+    target: targetOf(resolved),
+  };
+}
 
 /** A turn just admitted, with what forwarding it needs. */
 export interface AdmittedTurn extends Turn {
@@ -77,21 +114,22 @@ interface Effect {
 export async function admitFirstTurn(
   deps: PathDeps,
   caller: Pick<Caller, 'id'> & { contextId?: string },
-  resolved: ResolvedDelegatee,
+  resolved: ResolvedDelegatee | Site,
   authority: FirstAuthority,
   message: Json,
   operation: string,
   resumed?: Pick<AttemptBody, 'resumed_from' | 'reassigned_from'>,
   approved?: ApprovedEffect,
 ): Promise<AdmittedTurn> {
+  const site = 'delegateeId' in resolved ? resolved : a2aSite(resolved);
   try {
-    return await admitFirst(deps, caller, resolved, authority, message, operation, resumed, approved);
+    return await admitFirst(deps, caller, site, authority, message, operation, resumed, approved);
   } catch (err) {
     // Two first requests under a new upstream leaf both minted its child; the loser's node conflicts.
     // Its admission stored nothing: prepare again on the winner's child and admit once more (issue #16).
     const again = isBatonError(err, 'invalid_request') && authority.retryImport ? await authority.retryImport() : undefined;
     if (!again) throw err;
-    return admitFirst(deps, caller, resolved, again, message, operation, resumed, approved);
+    return admitFirst(deps, caller, site, again, message, operation, resumed, approved);
   }
 }
 
@@ -106,7 +144,7 @@ type FirstAuthority = {
 async function admitFirst(
   deps: PathDeps,
   caller: Pick<Caller, 'id'> & { contextId?: string },
-  resolved: ResolvedDelegatee,
+  site: Site,
   authority: FirstAuthority,
   message: Json,
   operation: string,
@@ -127,7 +165,7 @@ async function admitFirst(
         body: {
           attempt_id: attemptId,
           space_id: deps.spaceId,
-          delegatee_id: resolved.config.id,
+          delegatee_id: site.delegateeId,
           delegation_ref: refOf(chain.leaf),
           root_ref: refOf(authority.contracts[0]!),
           caller_id: caller.id,
@@ -135,19 +173,14 @@ async function admitFirst(
           fence_set: fence,
           idempotency_key: effect.effect_id,
           remote: {
-            endpoint: resolved.endpoint,
-            protocol: 'a2a',
-            protocol_version: resolved.protocolVersion,
-            binding: 'JSONRPC',
-            card_ref: resolved.option.card_ref,
-            card: resolved.observation,
-            extensions: [CONTRACT_EXTENSION],
+            ...site.remote,
             context_id: remoteContext,
             ...(typeof message.messageId === 'string' ? { message_id: message.messageId } : {}),
           },
           context_id: approved?.contextId ?? caller.contextId ?? deps.ids.next('ctx'),
           state: 'dispatching',
           input_ref: refOf(input),
+          ...site.attemptFields,
           ...resumed,
           ...(approved ? { approval: approved.approval } : {}),
         },
@@ -170,7 +203,7 @@ async function admitFirst(
     },
     ...(approved ? { pinnedFence: approved.pinnedFence, approval: approved.approval } : {}),
   };
-  return admitPlan(deps, resolved, plan);
+  return admitPlan(deps, site, plan);
 }
 
 /**
@@ -181,7 +214,7 @@ async function admitFirst(
  */
 export async function admitFollowUp(deps: PathDeps, resolved: ResolvedDelegatee, prior: Attempt, contracts: readonly DelegationContract[], chain: EvaluatedChain, message: Json, operation: string): Promise<AdmittedTurn> {
   const input = taskInput(prior.body.attempt_id, message, deps);
-  return admitPlan(deps, resolved, {
+  return admitPlan(deps, a2aSite(resolved), {
     attemptId: prior.body.attempt_id,
     chain,
     contracts,
@@ -193,7 +226,7 @@ export async function admitFollowUp(deps: PathDeps, resolved: ResolvedDelegatee,
   });
 }
 
-async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan): Promise<AdmittedTurn> {
+async function admitPlan(deps: PathDeps, site: Site, plan: Plan): Promise<AdmittedTurn> {
   const effect: Effect = { effect_id: deps.ids.next('eff'), reservation_id: deps.ids.next('res') };
   // Separate stores (issue #16): the upstream's streams are fenced through its signed
   // statement, fetched now, immediately before transmission (RW-003 §1.2); ours atomically below.
@@ -213,7 +246,7 @@ async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan
   const follow: FollowUp = {
     attempt_id: plan.attemptId,
     lease_owner: deps.node,
-    lease_until: utc(new Date(now.getTime() + deps.follow.leaseMs)),
+    lease_until: utc(new Date(now.getTime() + (site.leaseMs ?? deps.follow.leaseMs))),
     deadline: utc(new Date(now.getTime() + deps.follow.maxFollowMs)),
     gateway_id: deps.gatewayActor.object_id,
   };
@@ -225,7 +258,7 @@ async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan
       ...effect,
       node_id: plan.chain.leaf.record_id,
       kind: 'reserve',
-      amounts: { [INVOCATIONS]: 1n },
+      amounts: site.amounts ?? { [INVOCATIONS]: 1n },
       fence_set: fence,
       scopes: scopes.filter((s) => s.scope_kind !== 'delegation'),
       decision: decisionOf(deps, plan, effect, fence, at),
@@ -244,14 +277,14 @@ async function admitPlan(deps: PathDeps, resolved: ResolvedDelegatee, plan: Plan
     throw err;
   }
   const { attempt, fence } = built!;
-  await deps.events.emit({ type: 'admitted', delegatee: resolved.config.id, operation: plan.operation });
+  await deps.events.emit({ type: 'admitted', delegatee: site.delegateeId, operation: plan.operation });
   return {
     attempt,
     ...effect,
     fence_set: fence,
     scopes,
     ...(remote.length > 0 ? { remote_fence: { subject: plan.contracts[split!.upstreamLeaf]!.record_id, entries: remote } } : {}),
-    target: targetOf(resolved),
+    target: site.target,
     contracts: plan.contracts,
     ...(attempt.body.remote.task_id ? { remoteTaskId: attempt.body.remote.task_id } : {}),
     ...(plan.followUp ? { followUp: { messageId: plan.followUp, delivered: false } } : {}),

@@ -13,6 +13,7 @@ import type { ProxyCards } from '../proxy-card.ts';
 import type { RemoteClient } from '../remote.ts';
 import type { Federation } from '../../federation/federation.ts';
 import type { PathEvents } from './events.ts';
+import type { InFlightCalls } from '../../mcp/in-flight.ts';
 
 /** What the path needs of push notifications (src/push), so the two stay decoupled. */
 export interface PushHooks {
@@ -65,4 +66,6 @@ export interface PathDeps {
   federation?: Federation;
   /** Human authority gates (src/gates); absent when no approvals are configured. */
   gates?: HumanGates;
+  /** MCP tool calls running in this process, so a stop can cancel them (src/mcp). */
+  calls?: InFlightCalls;
 }

@@ -187,6 +187,13 @@ export interface Judgement {
   consumption?: ConsumptionEvidence;
   /** The attempt and reservation as the judgement just read them (not read again to commit). */
   read?: Known;
+  /** The receipt's verification profile and read-back verdict (default: an A2A task read back with GetTask, compared here). */
+  profile?: ReceiptBody['profile'];
+  readback?: ReceiptBody['readback'];
+  /** The view the closing revision keeps (default: the read-back's evidence, else the observed view). */
+  shown?: Json;
+  /** Fields the closing revision adds (an MCP call recorded as observed: `verification`). */
+  closing?: Partial<AttemptBody>;
 }
 
 type Known = { latest: Attempt; reservation: Reservation | undefined };
@@ -202,9 +209,9 @@ export function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promise<Att
 
 async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attempt> {
   const projection = { ...j.projection, outcome: j.projection.outcome ?? 'unknown' };
-  const receipt = receiptOf(deps, turn, j.observation, j.back, projection, j.fencesCurrent, j.consumption);
+  const receipt = receiptOf(deps, turn, j.observation, j.back, projection, j.fencesCurrent, { consumption: j.consumption, profile: j.profile, readback: j.readback });
   const evidence = j.back?.kind === 'task' ? j.back.raw : undefined;
-  const shown = evidence ?? j.view;
+  const shown = j.shown ?? evidence ?? j.view;
   // RW-003 §6 T4: a verified success still waits for the reviewer's decision before `succeeded` is projected.
   const review = turn.attempt.body.approval?.tier === 'T4_consequential_execute' && projection.outcome === 'succeeded';
   const measured = j.consumption && projection.settlement === 'consume' ? j.consumption.settled : undefined;
@@ -218,6 +225,7 @@ async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attem
           receipt_ref: refOf(receipt),
           ...(j.observation.kind === 'task' ? { observed: j.observation.fingerprint } : {}),
           ...(shown && typeof shown === 'object' && !Array.isArray(shown) ? { view: storedView(shown as Json) } : {}),
+          ...j.closing,
         },
   );
   if (j.consumption?.status === 'capped') {
@@ -328,14 +336,23 @@ function sameTask(a: TaskFingerprint, b: TaskFingerprint): boolean {
   return a.task_id === b.task_id && a.state === b.state && a.status_digest === b.status_digest && a.artifacts_digest === b.artifacts_digest;
 }
 
-function receiptOf(deps: Deps, turn: Turn, observation: Observation, back: (ReadBack & { raw?: JsonValue }) | undefined, projection: Projection & { outcome: NonNullable<Projection['outcome']> }, current: boolean, consumption?: ConsumptionEvidence): SealedRecord<ReceiptBody> {
+function receiptOf(
+  deps: Deps,
+  turn: Turn,
+  observation: Observation,
+  back: (ReadBack & { raw?: JsonValue }) | undefined,
+  projection: Projection & { outcome: NonNullable<Projection['outcome']> },
+  current: boolean,
+  how: { consumption?: ConsumptionEvidence | undefined; profile?: ReceiptBody['profile'] | undefined; readback?: ReceiptBody['readback'] | undefined } = {},
+): SealedRecord<ReceiptBody> {
+  const { consumption } = how;
   return sealRecord<ReceiptBody>(
     {
       type: 'verification_receipt',
       issuedBy: deps.gatewayActor,
       lifecycle: 'recorded',
       body: {
-        profile: 'a2a-readback/1',
+        profile: how.profile ?? 'a2a-readback/1',
         attempt_id: turn.attempt.body.attempt_id,
         delegation_ref: turn.attempt.body.delegation_ref,
         effect_id: turn.effect_id,
@@ -343,7 +360,7 @@ function receiptOf(deps: Deps, turn: Turn, observation: Observation, back: (Read
         ...(turn.attempt.body.remote.card ? { card: turn.attempt.body.remote.card } : {}),
         ...(observation.kind === 'task' ? { expected: observation.fingerprint } : {}),
         ...(back?.kind === 'task' ? { observed: back.fingerprint } : {}),
-        readback: back === undefined ? 'not_applicable' : back.kind === 'unavailable' ? 'unavailable' : observation.kind === 'task' && sameTask(observation.fingerprint, back.fingerprint) ? 'agreed' : 'disagreed',
+        readback: how.readback ?? (back === undefined ? 'not_applicable' : back.kind === 'unavailable' ? 'unavailable' : observation.kind === 'task' && sameTask(observation.fingerprint, back.fingerprint) ? 'agreed' : 'disagreed'),
         acceptance: projection.acceptance,
         fences_current: current,
         verifier_ref: deps.gatewayActor,
