@@ -16,6 +16,8 @@ const PURE_CORE = [
   'src/attempts/**',
   'src/audit/**',
   'src/store/tx/**',
+  // The MCP adapter's decisions (src/mcp/call.ts and front.ts are its edge).
+  'src/mcp/{read-route,outcome,policy}.ts',
   'src/store/port.ts',
   'src/errors.ts',
 ];

@@ -324,6 +324,16 @@ export const GROUPS = {
       'src/gateway/path/classify.ts:65:36': 'unreachable: saysNotTransmitted runs only once batonCodeOf found a code, so data is an array',
     },
   },
+  mcp: {
+    // The MCP adapter's decisions (issue #26): a read route formed from and checked against the call, a tool
+    // result's projection (only an agreeing read verifies), and the gate default the annotations choose.
+    mutate: ['src/mcp/read-route.ts', 'src/mcp/outcome.ts', 'src/mcp/policy.ts'],
+    tests: ['test/mcp/**/*.test.ts'],
+    break: 97,
+    measured: '100 % on 2026-12-04 (StrykerJS 9.6.1, concurrency 1: 1 min)',
+    static: true,
+    classified: {},
+  },
 };
 
 /** Where a group's committed incremental file (a Stryker JSON report) and summary live. */

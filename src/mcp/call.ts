@@ -30,7 +30,8 @@ import type { McpServerConfig, McpToolPolicy } from './config.ts';
 import type { InFlightCalls } from './in-flight.ts';
 import { callView, projectCall, type ReadOutcome } from './outcome.ts';
 import { checkRead, readArguments } from './read-route.ts';
-import { childTermsFor, gateOf, siteOf, type Announcer } from './site.ts';
+import { childTermsFor, gateOf } from './policy.ts';
+import { siteOf, type Announcer } from './site.ts';
 import type { McpUpstream } from './upstream.ts';
 import type { ArgumentCheck } from './arguments.ts';
 

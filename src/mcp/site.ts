@@ -6,9 +6,8 @@
  * negotiated revision, server info, capabilities and tool list. A changed
  * tool list is a new card revision; contracts name the exact one.
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { CardVerification } from '../cards/verify.ts';
-import { toolScopeId, MCP_CALL, TOOL_CALLS, INVOCATIONS } from '../contracts/machine-preset.ts';
+import { TOOL_CALLS, INVOCATIONS } from '../contracts/machine-preset.ts';
 import { identityOf } from '../gateway/delegatee-identity.ts';
 import type { Site } from '../gateway/path/admit.ts';
 import type { PathDeps } from '../gateway/path/deps.ts';
@@ -76,17 +75,3 @@ export class Announcer {
   }
 }
 
-/** The child's terms for one call: exactly this tool, under `mcp.tools/call` (attenuation, RW-003 §8). */
-export function childTermsFor(server: string, tool: string) {
-  return { scope: { operations: [MCP_CALL], tools: [toolScopeId(server, tool)], effect_classes: ['reversible_mutation' as const] } };
-}
-
-/** Is this tool a call Baton may forward without a human gate? Annotations only choose the default (MCP: destructiveHint defaults to true). */
-export function gateOf(policy: McpToolPolicy, tool: Pick<Tool, 'annotations'>): string | undefined {
-  if (policy.requireApproval === false) return undefined;
-  if (policy.requireApproval === true) return 'T3_consequential_propose';
-  if (policy.requireApproval) return policy.requireApproval;
-  const a = tool.annotations ?? {};
-  if (a.readOnlyHint === true || a.destructiveHint === false) return undefined;
-  return 'T3_consequential_propose';
-}
