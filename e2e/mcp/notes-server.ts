@@ -3,8 +3,9 @@
  * (McpServer over Streamable HTTP on loopback). It keeps notes in memory and
  * counts every call per tool, so a test can assert what reached it. Its
  * `lying_create` answers like `create_note` but stores nothing (the read
- * route then disagrees); `refuses` always rejects its params (-32602); `slow`
- * waits until cancelled or released.
+ * route then disagrees); `refuses` always rejects its params (-32602);
+ * `hangup` drops the connection after receiving the call; `slow` waits until
+ * cancelled.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -64,9 +65,11 @@ export async function startNotesServer(): Promise<NotesServer> {
       notes.clear();
       return { content: [{ type: 'text', text: 'deleted' }] };
     });
-    mcp.registerTool('refuses', { inputSchema: { x: z.string() } }, async () => {
-      throw new McpError(ErrorCode.InternalError, 'never reached: the edge refuses this tool');
-    });
+    for (const name of ['refuses', 'hangup']) {
+      mcp.registerTool(name, { inputSchema: { x: z.string() } }, async () => {
+        throw new McpError(ErrorCode.InternalError, 'never reached: the edge answers for this tool');
+      });
+    }
     mcp.registerTool('slow', { inputSchema: {} }, async (_args, extra) => {
       count('slow', extra._meta);
       slowWaiter?.(extra.signal);
@@ -81,8 +84,10 @@ export async function startNotesServer(): Promise<NotesServer> {
   // `refuses` is refused as a request, before any tool runs: a JSON-RPC invalid-params error (as an edge in front of a server would).
   app.post('/mcp', (req, res, next) => {
     const m = req.body as { id?: unknown; method?: string; params?: { name?: string; _meta?: unknown } };
-    if (m?.method !== 'tools/call' || m.params?.name !== 'refuses') return next();
-    count('refuses', m.params._meta);
+    if (m?.method !== 'tools/call' || (m.params?.name !== 'refuses' && m.params?.name !== 'hangup')) return next();
+    count(m.params.name, m.params._meta);
+    // `hangup` ran (counted) and the connection drops before any answer: the caller cannot know.
+    if (m.params.name === 'hangup') return void req.socket.destroy();
     res.json({ jsonrpc: '2.0', id: m.id, error: { code: ErrorCode.InvalidParams, message: 'refused: x is not acceptable here' } });
   });
   const transports = new Map<string, StreamableHTTPServerTransport>();

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { callView, projectCall } from '../../src/mcp/outcome.ts';
+import type { JsonValue } from '../../src/records/strict-json.ts';
 
-const ok = { content: [{ type: 'text', text: 'done' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }, { type: 'resource_link', uri: 'x:1' }], structuredContent: { id: 'n-1' } };
+const ok: { content: JsonValue[]; structuredContent: JsonValue } = { content: [{ type: 'text', text: 'done' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }, { type: 'resource_link', uri: 'x:1' }], structuredContent: { id: 'n-1' } };
 
 describe('callView: a tool result as the task view Baton keeps', () => {
   it('is COMPLETED with one artifact per content item, structured content last', () => {

@@ -1,0 +1,244 @@
+/**
+ * MCP tools behind Baton (issue #26): a stock MCP client (the official SDK)
+ * lists and calls tools of a real SDK MCP server through a real gateway on
+ * loopback, on each store (e2e/mcp.test.ts SQLite, e2e/mcp.pg.test.ts
+ * PostgreSQL). Each test asserts the record, reservation and call count of
+ * its own call (attempt id from the result's outcome metadata).
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { parse } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Config } from '../src/config.ts';
+import { startGateway, type Gateway } from '../src/main.ts';
+import { McpServerConfig } from '../src/mcp/config.ts';
+import { GatewayPresetConfig } from '../src/contracts/machine-preset.ts';
+import { startNotesServer, type NotesServer } from './mcp/notes-server.ts';
+
+const OUTCOME = 'urn:baton:outcome:v2';
+const CONTRACT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
+const KEYS = { planner: 'mcp-planner-key-not-a-secret', reader: 'mcp-reader-key-not-a-secret', tiny: 'mcp-tiny-key-not-a-secret' };
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** The README's example, parsed as the gateway parses config: its tool policies are the ones under test. */
+function readmeExample(): { mcpServers: unknown[]; presets: unknown[] } {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## Putting an MCP server behind Baton'));
+  return parse(/```yaml\n([\s\S]*?)```/.exec(section)![1]!) as { mcpServers: unknown[]; presets: unknown[] };
+}
+
+type Meta = { attemptId: string; outcome: string | null; verified: boolean };
+type Result = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean; _meta?: Record<string, unknown> };
+
+export interface McpSetup {
+  /** The config's `store` block (undefined: the embedded SQLite file under dataDir). */
+  store?: Record<string, unknown>;
+  /** Rows in the store's `records` table, counted apart from the gateway. */
+  records(dataDir: string): Promise<number>;
+}
+
+export function mcpSuite(name: string, setup: () => Promise<McpSetup>): void {
+describe(`${name}: MCP tools behind Baton`, () => {
+  let notes: NotesServer;
+  let gw: Gateway;
+  let dir: string;
+  let s: McpSetup;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    notes = await startNotesServer();
+    s = await setup();
+    dir = mkdtempSync(join(tmpdir(), 'baton-mcp-'));
+    const example = readmeExample();
+    const server = McpServerConfig.parse(example.mcpServers[0]);
+    const readRoute = server.tools.find((t) => t.name === 'create_note')!.readRoute!;
+    const config = Config.parse({
+      port: 0,
+      dataDir: dir,
+      logLevel: 'silent',
+      revocationSweepMs: 50,
+      callers: [
+        { id: 'planner', apiKeySha256: sha(KEYS.planner), preset: 'standard' },
+        { id: 'reader', apiKeySha256: sha(KEYS.reader), preset: 'narrow' },
+        { id: 'tiny', apiKeySha256: sha(KEYS.tiny), preset: 'tiny' },
+      ],
+      mcpServers: [
+        {
+          ...(example.mcpServers[0] as Record<string, unknown>),
+          url: notes.url,
+          allowHttp: true,
+          auth: undefined,
+          tools: [
+            ...server.tools.filter((t) => t.name === 'create_note'),
+            { name: 'lying_create', requireApproval: false, readRoute },
+            { name: 'echo', requireApproval: false },
+            { name: 'delete_all' },
+            { name: 'refuses', requireApproval: false },
+            { name: 'hangup', requireApproval: false },
+            { name: 'slow', requireApproval: false },
+          ],
+        },
+      ],
+      presets: [
+        { ...GatewayPresetConfig.parse(example.presets[0]), tools: ['notes/create_note', 'notes/lying_create', 'notes/echo', 'notes/delete_all', 'notes/refuses', 'notes/hangup', 'notes/slow'] },
+        { id: 'narrow', tools: ['notes/echo'] },
+        { id: 'tiny', tools: ['notes/echo'], maxPerMinute: 1 },
+      ],
+      ...(s.store ? { store: s.store } : {}),
+    });
+    gw = await startGateway(config);
+  }, 60_000);
+  afterAll(async () => {
+    for (const c of clients) await c.close().catch(() => undefined);
+    await gw?.close();
+    await notes?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function client(key: string): Promise<Client> {
+    const c = new Client({ name: 'test-client', version: '1.0.0' });
+    await c.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/notes`), { requestInit: { headers: { 'x-api-key': key } } }));
+    clients.push(c);
+    return c;
+  }
+  const call = async (c: Client, name: string, args: Record<string, unknown>) => (await c.callTool({ name, arguments: args })) as Result;
+  const metaOf = (r: Result) => r._meta![OUTCOME] as Meta;
+  async function attempt(id: string) {
+    const revs = await gw.store.listRevisions(id);
+    return revs[revs.length - 1]!.body as { state: string; outcome?: string; verification?: string; reservation_id: string; receipt_ref?: { object_id: string }; remote: Record<string, unknown>; tool?: Record<string, unknown> };
+  }
+  async function receipt(id: string) {
+    const ref = (await attempt(id)).receipt_ref!;
+    const revs = await gw.store.listRevisions(ref.object_id);
+    return revs[0]!.body as { profile: string; readback: string; outcome: string; reasons: string[] };
+  }
+  const reservation = async (id: string) => (await gw.store.ledger.reservation((await attempt(id)).reservation_id))!.status;
+  const records = () => s.records(dir);
+  async function refusal(p: Promise<unknown>): Promise<{ code: number; data: { code: string; details: Record<string, unknown> } }> {
+    const err = await p.then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(McpError);
+    return err as never;
+  }
+
+  it('lists only the tools the caller\'s preset scope names; no credential, no session', async () => {
+    const planner = (await (await client(KEYS.planner)).listTools()).tools.map((t) => t.name).sort();
+    expect(planner).toEqual(['create_note', 'delete_all', 'echo', 'hangup', 'lying_create', 'refuses', 'slow']);
+    expect((await (await client(KEYS.reader)).listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+    const anonymous = new Client({ name: 'anonymous', version: '1.0.0' });
+    await expect(anonymous.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/notes`)))).rejects.toMatchObject({ code: 401, message: expect.stringContaining('authentication_required') });
+  });
+
+  it('admits a call, forwards the contract chain in _meta and projects succeeded only after the read route agrees', async () => {
+    const before = notes.calls.get('get_note') ?? 0;
+    const r = await call(await client(KEYS.planner), 'create_note', { title: 'minutes of Tuesday' });
+    expect(r.isError).toBeFalsy();
+    expect(r.structuredContent).toMatchObject({ title: 'minutes of Tuesday' });
+    const meta = metaOf(r);
+    expect(meta).toMatchObject({ outcome: 'succeeded', verified: true });
+    expect(notes.calls.get('get_note')).toBe(before + 1);
+    const sent = notes.metas.get('create_note')!.at(-1) as Record<string, { attempt_id: string; chain: unknown[] }>;
+    expect(sent[CONTRACT]!.attempt_id).toBe(meta.attemptId);
+    expect(sent[CONTRACT]!.chain).toHaveLength(2);
+    const a = await attempt(meta.attemptId);
+    expect(a).toMatchObject({ state: 'closed', outcome: 'succeeded', remote: { protocol: 'mcp', binding: 'streamable_http', endpoint: notes.url }, tool: { server: 'notes', name: 'create_note' } });
+    expect(a.verification).toBeUndefined();
+    expect(await receipt(meta.attemptId)).toMatchObject({ profile: 'mcp-read-route/1', readback: 'agreed', outcome: 'succeeded' });
+    expect(await reservation(meta.attemptId)).toBe('settled');
+  });
+
+  it('records a tool without a read route as observed, never verified', async () => {
+    const r = await call(await client(KEYS.planner), 'echo', { text: 'hello' });
+    expect(r.content[0]).toMatchObject({ type: 'text', text: 'hello' });
+    const meta = metaOf(r);
+    expect(meta).toMatchObject({ outcome: 'succeeded', verified: false });
+    expect(await attempt(meta.attemptId)).toMatchObject({ verification: 'observed' });
+    expect(await receipt(meta.attemptId)).toMatchObject({ profile: 'mcp-observed/1', readback: 'not_applicable' });
+    expect(await reservation(meta.attemptId)).toBe('settled');
+  });
+
+  it('never projects succeeded for a server whose read route disagrees: unknown, held', async () => {
+    const r = await call(await client(KEYS.planner), 'lying_create', { title: 'phantom' });
+    expect(r.isError).toBe(true);
+    expect(r.structuredContent).toBeUndefined();
+    const meta = metaOf(r);
+    expect(meta).toMatchObject({ outcome: 'unknown', verified: false });
+    expect(await receipt(meta.attemptId)).toMatchObject({ profile: 'mcp-read-route/1', readback: 'disagreed', outcome: 'unknown' });
+    // Held for reconciliation: the ledger's `unknown`, never released (ADR-0014).
+    expect(await reservation(meta.attemptId)).toBe('unknown');
+  });
+
+  it('refuses arguments that do not match the input schema with nothing written and nothing sent', async () => {
+    const c = await client(KEYS.planner);
+    const [written, sent] = [await records(), notes.calls.get('create_note') ?? 0];
+    const err = await refusal(call(c, 'create_note', { title: 5 }));
+    expect(err.data).toMatchObject({ code: 'invalid_request', details: { tool: 'create_note', at: '/title' } });
+    expect(await records()).toBe(written);
+    expect(notes.calls.get('create_note') ?? 0).toBe(sent);
+  });
+
+  it('refuses a call outside the caller\'s scope (deny) and a gated tool (interaction_required) before anything is sent', async () => {
+    const written = await records();
+    expect((await refusal(call(await client(KEYS.reader), 'create_note', { title: 'x' }))).data.code).toBe('deny');
+    const gated = await refusal(call(await client(KEYS.planner), 'delete_all', {}));
+    expect(gated.data).toMatchObject({ code: 'interaction_required', details: { tool: 'delete_all', tier: 'T3_consequential_propose' } });
+    expect(notes.calls.get('delete_all')).toBeUndefined();
+    expect(await records()).toBe(written);
+  });
+
+  it('refuses a call over the preset\'s durable limit before transmission (limit_exceeded)', async () => {
+    const c = await client(KEYS.tiny);
+    const sent = notes.calls.get('echo') ?? 0;
+    expect(metaOf(await call(c, 'echo', { text: 'first' }))).toMatchObject({ outcome: 'succeeded' });
+    const err = await refusal(call(c, 'echo', { text: 'second' }));
+    expect(err.data.code).toBe('limit_exceeded');
+    expect(notes.calls.get('echo')).toBe(sent + 1);
+  });
+
+  it('releases the reservation when the server refuses the request as invalid params (not executed)', async () => {
+    const err = await refusal(call(await client(KEYS.planner), 'refuses', { x: 'y' }));
+    expect(err.data).toMatchObject({ code: 'invalid_request', details: { tool: 'refuses', released: true } });
+    const id = err.data.details.attempt_id as string;
+    expect(await reservation(id)).toBe('released');
+    expect(await attempt(id)).toMatchObject({ state: 'closed', outcome: 'failed' });
+  });
+
+  it('holds a call whose connection dropped after sending: unknown, never released', async () => {
+    const r = await call(await client(KEYS.planner), 'hangup', { x: 'y' });
+    expect(notes.calls.get('hangup')).toBe(1);
+    expect(r.isError).toBe(true);
+    const meta = metaOf(r);
+    expect(meta).toMatchObject({ outcome: 'unknown', verified: false });
+    expect(await attempt(meta.attemptId)).toMatchObject({ state: 'closed', outcome: 'unknown' });
+    expect(await reservation(meta.attemptId)).toBe('unknown');
+  });
+
+  // Last: it suspends the server's agent stream for good.
+  it('a suspension cancels a running call at the server, leaves it unknown, and refuses new calls', async () => {
+    const c = await client(KEYS.planner);
+    const running = call(c, 'slow', {});
+    const signal = await notes.slowStarted();
+    await gw.store.control.appendControl({
+      event_type: 'rw003.agent_card.lifecycle_changed',
+      control_scope_ref: { space_id: 'default', scope_kind: 'agent', scope_id: 'card_notes' },
+      actor_ref: { object_id: 'actor_test_operator', revision_id: 'rev_1', content_digest: `sha256:${sha('operator')}` },
+      idempotency_key: 'suspend-notes',
+      payload: { lifecycle: 'suspended', reason: 'test' },
+    });
+    // The revocation sweep stops the call; the SDK's notifications/cancelled reaches the tool.
+    if (!signal.aborted) await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+    const r = await running;
+    const meta = metaOf(r);
+    expect(meta).toMatchObject({ outcome: 'unknown', verified: false });
+    expect(await attempt(meta.attemptId)).toMatchObject({ state: 'closed', outcome: 'unknown', cancel_cause: { cause: 'operator' } });
+    expect(await reservation(meta.attemptId)).toBe('unknown');
+    const sent = notes.calls.get('echo') ?? 0;
+    expect((await refusal(call(c, 'echo', { text: 'after' }))).data.code).toBe('context_invalidated');
+    expect(notes.calls.get('echo') ?? 0).toBe(sent);
+  });
+});
+}
