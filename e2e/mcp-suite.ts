@@ -23,6 +23,8 @@ import { startNotesServer, type NotesServer } from './mcp/notes-server.ts';
 const OUTCOME = 'urn:baton:outcome:v2';
 const CONTRACT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
 const KEYS = { planner: 'mcp-planner-key-not-a-secret', reader: 'mcp-reader-key-not-a-secret', tiny: 'mcp-tiny-key-not-a-secret' };
+const ALICE = 'mcp-operator-alice-key-not-a-secret';
+const APPROVAL = 'urn:baton:approval:v1';
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /** The README's example, parsed as the gateway parses config: its tool policies are the ones under test. */
@@ -62,6 +64,9 @@ describe(`${name}: MCP tools behind Baton`, () => {
       dataDir: dir,
       logLevel: 'silent',
       revocationSweepMs: 50,
+      admin: { port: 0 },
+      operators: [{ id: 'alice', apiKeySha256: sha(ALICE) }],
+      approvals: { approvers: [{ operator: 'alice' }] },
       callers: [
         { id: 'planner', apiKeySha256: sha(KEYS.planner), preset: 'standard' },
         { id: 'reader', apiKeySha256: sha(KEYS.reader), preset: 'narrow' },
@@ -110,7 +115,7 @@ describe(`${name}: MCP tools behind Baton`, () => {
   const metaOf = (r: Result) => r._meta![OUTCOME] as Meta;
   async function attempt(id: string) {
     const revs = await gw.store.listRevisions(id);
-    return revs[revs.length - 1]!.body as { state: string; outcome?: string; verification?: string; reservation_id: string; receipt_ref?: { object_id: string }; remote: Record<string, unknown>; tool?: Record<string, unknown> };
+    return revs[revs.length - 1]!.body as { state: string; outcome?: string; verification?: string; reservation_id: string; receipt_ref?: { object_id: string }; remote: Record<string, unknown>; tool?: Record<string, unknown>; approval?: Record<string, unknown> };
   }
   async function receipt(id: string) {
     const ref = (await attempt(id)).receipt_ref!;
@@ -181,13 +186,46 @@ describe(`${name}: MCP tools behind Baton`, () => {
     expect(notes.calls.get('create_note') ?? 0).toBe(sent);
   });
 
-  it('refuses a call outside the caller\'s scope (deny) and a gated tool (interaction_required) before anything is sent', async () => {
+  it('refuses a call outside the caller\'s scope (deny) before anything is written or sent', async () => {
     const written = await records();
     expect((await refusal(call(await client(KEYS.reader), 'create_note', { title: 'x' }))).data.code).toBe('deny');
-    const gated = await refusal(call(await client(KEYS.planner), 'delete_all', {}));
-    expect(gated.data).toMatchObject({ code: 'interaction_required', details: { tool: 'delete_all', tier: 'T3_consequential_propose' } });
-    expect(notes.calls.get('delete_all')).toBeUndefined();
+    expect(notes.calls.get('create_note') ?? 0).toBe(1);
     expect(await records()).toBe(written);
+  });
+
+  it('holds a destructive tool at the gate with its exact preview; runs it once, after a named human approves that exact call', async () => {
+    const c = await client(KEYS.planner);
+    const gated = await refusal(call(c, 'delete_all', {}));
+    expect(gated.data.code).toBe('interaction_required');
+    const held = gated.data.details[APPROVAL] as { task: string; tier: string; preview_digest: string };
+    expect(held.tier).toBe('T3_consequential_propose');
+    expect(notes.calls.get('delete_all')).toBeUndefined();
+    // Before a decision, naming the request gets the gate's rule; another call naming it is no call of it.
+    const early = await refusal(c.callTool({ name: 'delete_all', arguments: {}, _meta: { [APPROVAL]: { task: held.task } } }));
+    expect(early.data).toMatchObject({ code: 'interaction_required', details: { rule: 'awaiting_approval' } });
+    expect((await refusal(c.callTool({ name: 'echo', arguments: { text: 'x' }, _meta: { [APPROVAL]: { task: held.task } } }))).data.code).toBe('deny');
+    // The operator sees the exact preview and approves it; the approval action admits and runs the call.
+    const shown = await fetch(`${gw.adminUrl}/admin/approvals/${held.task}`, { headers: { 'x-api-key': ALICE } }).then((r) => r.json() as Promise<{ preview: { rendering: string; operation: string } }>);
+    expect(shown.preview).toMatchObject({ operation: 'mcp.tools/call', rendering: 'tool "delete_all"\narguments {}' });
+    const approved = await fetch(`${gw.adminUrl}/admin/approvals/${held.task}/approve`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': ALICE }, body: JSON.stringify({ previewDigest: held.preview_digest, note: 'checked' }) }).then((r) => r.json() as Promise<{ admission: { attempt_id: string } }>);
+    expect(approved.admission.attempt_id).toBe(held.task);
+    // The client collects the outcome by naming the request (bounded polling while the call runs).
+    let r: Result | undefined;
+    for (let i = 0; i < 200 && !r; i++) {
+      r = (await c.callTool({ name: 'delete_all', arguments: {}, _meta: { [APPROVAL]: { task: held.task } } }).catch((e: unknown) => {
+        if (e instanceof McpError && (e.data as { details?: { retry?: boolean } }).details?.retry) return undefined;
+        throw e;
+      })) as Result | undefined;
+      if (!r) await new Promise((res) => setTimeout(res, 25));
+    }
+    expect(r!.content[0]).toMatchObject({ type: 'text', text: 'deleted' });
+    expect(metaOf(r!)).toMatchObject({ attemptId: held.task, outcome: 'succeeded', verified: false });
+    expect(notes.calls.get('delete_all')).toBe(1);
+    const a = await attempt(held.task);
+    expect(a).toMatchObject({ state: 'closed', approval: { tier: 'T3_consequential_propose' } });
+    // Asking again returns the recorded outcome; the call is not run a second time.
+    expect(metaOf((await c.callTool({ name: 'delete_all', arguments: {}, _meta: { [APPROVAL]: { task: held.task } } })) as Result)).toMatchObject({ attemptId: held.task, outcome: 'succeeded' });
+    expect(notes.calls.get('delete_all')).toBe(1);
   });
 
   it('refuses a call over the preset\'s durable limit before transmission (limit_exceeded)', async () => {

@@ -231,6 +231,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     events,
     federation,
     calls,
+    ...(config.mcpServers.length > 0 ? { mcp: { resumeApproved: (taskId: string) => mcp!.resumeApproved(taskId) } } : {}), // called only once both exist
     ...(push ? { push: push.hooks } : {}),
     ...(gates ? { gates } : {}),
   });

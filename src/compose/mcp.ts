@@ -11,6 +11,7 @@ import type { Preset } from '../contracts/presets.ts';
 import { registryWithTools, type ScopeRegistry } from '../contracts/scope.ts';
 import type { CallerAuthenticator } from '../gateway/callers.ts';
 import type { PathDeps } from '../gateway/path/deps.ts';
+import type { Attempt } from '../gateway/attempts.ts';
 import type { AuthThrottle } from '../http/auth-throttle.ts';
 import type { Logger } from '../log.ts';
 import { ArgumentCheck } from '../mcp/arguments.ts';
@@ -35,6 +36,8 @@ export function mcpRegistry(config: { mcpServers: readonly McpServerConfig[]; pr
 
 export interface ComposedMcp {
   router: Router;
+  /** Admits and runs an approved MCP call (the approval action, the approvals sweep). */
+  resumeApproved(taskId: string): Promise<Attempt>;
   close(): Promise<void>;
 }
 
@@ -57,6 +60,7 @@ export function composeMcp(
   });
   return {
     router: front.router,
+    resumeApproved: front.resumeApproved,
     close: async () => {
       await front.close();
       await Promise.all([...handles.values()].map((h) => h.upstream.close()));

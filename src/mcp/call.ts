@@ -2,33 +2,36 @@
  * One MCP `tools/call` through Baton (issue #26; DESIGN "MCP is a second
  * adapter, not a second path"): the same steps as an A2A send, each reused —
  *
- *   validate → bind authority → admit → forward → read back → verdict → present
+ *   validate → bind authority → gate → admit → forward → read back → verdict → present
  *
  * Arguments are checked against the tool's input schema before anything is
  * written; the attenuated child names exactly this tool; the admission is
  * the A2A path's own (path/admit.ts: complete fence set, shared root budget,
  * PermissionDecision, attempt and input in one transaction); the verdict is
  * path/verify.ts's commit with an MCP receipt profile. A tool result is
- * transport evidence only (RW-003 §10.3).
+ * transport evidence only (RW-003 §10.3). Gated calls: ./gate.ts.
  */
 import { fingerprint } from '../attempts/task-view.ts';
 import type { Observation, ReadBack } from '../attempts/outcome.ts';
+import { withFences } from '../attempts/outcome.ts';
 import { BatonError, invalidRequest } from '../errors.ts';
 import { MCP_CALL, toolScopeId } from '../contracts/machine-preset.ts';
 import type { Preset } from '../contracts/presets.ts';
+import type { PreparedAuthority } from '../gateway/authority.ts';
 import type { Caller } from '../gateway/callers.ts';
-import { admitFirstTurn, type AdmittedTurn } from '../gateway/path/admit.ts';
+import { admitFirstTurn, type AdmittedTurn, type ApprovedEffect, type Site } from '../gateway/path/admit.ts';
 import type { PathDeps } from '../gateway/path/deps.ts';
 import { CONTRACT_EXTENSION, OUTCOME_METADATA, outcomeMetadata } from '../gateway/present.ts';
 import { commitVerdict, fencesCurrent, remoteFenceCurrent, verdict, verdictReleased } from '../gateway/path/verify.ts';
-import { withFences } from '../attempts/outcome.ts';
+import type { ApprovalRequest } from '../gates/records.ts';
 import { digestOf } from '../records/digest.ts';
 import { refOf } from '../records/envelope.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { Attempt } from '../gateway/attempts.ts';
 import type { McpServerConfig, McpToolPolicy } from './config.ts';
 import type { InFlightCalls } from './in-flight.ts';
-import { callView, projectCall, type ReadOutcome } from './outcome.ts';
+import { approvalNamed, approvedEffect, asApprovalUse, callPreview, holdCall } from './gate.ts';
+import { callView, projectCall, resultOfView, type ReadOutcome } from './outcome.ts';
 import { checkRead, readArguments } from './read-route.ts';
 import { childTermsFor, gateOf } from './policy.ts';
 import { siteOf, type Announcer } from './site.ts';
@@ -59,55 +62,99 @@ export function coveredTools(deps: Pick<McpCallDeps, 'preset'>, server: McpServe
   return server.tools.filter((t) => scope.has(toolScopeId(server.id, t.name)));
 }
 
+/** A call validated and bound to its authority, not yet admitted. */
+interface PreparedCall {
+  server: McpServerHandle;
+  caller: Caller;
+  policy: McpToolPolicy;
+  args: Json;
+  message: Json;
+  site: Site;
+  authority: PreparedAuthority;
+  tier: ReturnType<typeof gateOf>;
+}
+
 /** A `tools/call`: the CallToolResult the caller sees, with Baton's outcome under `_meta`. */
-export async function callTool(deps: McpCallDeps, server: McpServerHandle, caller: Caller, name: string, rawArgs: unknown): Promise<Json> {
-  // Step 1: validate — exposed to this caller, listed by the server, arguments as its schema says. Nothing is written on refusal.
+export async function callTool(deps: McpCallDeps, server: McpServerHandle, caller: Caller, name: string, rawArgs: unknown, meta?: unknown): Promise<Json> {
+  const named = approvalNamed(meta);
+  if (named) return callApproved(deps, server, caller, name, rawArgs, named);
+  const call = await prepareCall(deps, server, caller, name, rawArgs);
+  if (call.tier) {
+    if (!deps.path.gates) throw new BatonError('unsupported', 'this tool needs a named human approval for each call and no approvers are configured', { tool: name, tier: call.tier });
+    const chain = await call.authority.reevaluate();
+    await holdCall(deps.path, deps.path.gates, { tier: call.tier, callerId: caller.id, server: server.config.id, card: call.site.option.card_ref, leaf: chain.leaf, fenceScopes: chain.fenceScopes, message: call.message });
+  }
+  const turn = await admitCall(deps, call);
+  const { closed, result } = await runCall(deps, call, turn);
+  return present(closed, result);
+}
+
+/**
+ * An approved call, admitted by the approval action or any node's sweep and
+ * run in the background (as an approved A2A send is forwarded); the client
+ * collects its outcome by calling again with the request named.
+ */
+export async function resumeApprovedCall(deps: McpCallDeps, servers: ReadonlyMap<string, McpServerHandle>, taskId: string): Promise<Attempt> {
+  const { request, call } = await approvedRequest(deps, servers, taskId);
+  const turn = await admitApprovedCall(deps, call, request);
+  void runCall(deps, call, turn).catch(() => undefined); // its verdict is recorded; a failure here leaves the turn to the follower
+  return turn.attempt;
+}
+
+/** Steps 1–3: exposed to this caller, listed by the server, arguments as its schema says; the child for exactly this tool. Nothing is written. */
+async function prepareCall(deps: McpCallDeps, server: McpServerHandle, caller: Caller, name: string, rawArgs: unknown): Promise<PreparedCall> {
   const policy = coveredTools(deps, server.config, caller).find((t) => t.name === name);
-  if (!policy) throw new BatonError('deny', 'this tool is not in the caller\'s scope', { tool: name, server: server.config.id });
+  if (!policy) throw new BatonError('deny', "this tool is not in the caller's scope", { tool: name, server: server.config.id });
   const tool = await server.upstream.tool(name).catch((err: unknown) => {
     throw new BatonError('unavailable', 'the MCP server could not be reached to list its tools', { server: server.config.id }, { cause: err });
   });
   if (!tool) throw invalidRequest('the MCP server does not list this tool', { tool: name, server: server.config.id });
   const args = (rawArgs ?? {}) as Json;
   deps.args.check(server.config.id, tool, args);
-  const tier = gateOf(policy, tool);
-  // Gated MCP calls are not built yet: fail closed, naming the tier (README "Putting an MCP server behind Baton").
-  if (tier) throw new BatonError('interaction_required', 'this tool needs a named human approval for each call, which Baton does not yet offer for MCP tools', { tool: name, tier });
-
-  // Steps 2–4: the attenuated child for exactly this tool, admitted as an A2A send is.
   const message: Json = { tool: name, arguments: args };
-  const argsDigest = digestOf(args);
-  const site = await siteOf(server.config, server.upstream, policy, argsDigest, deps.announcer).catch((err: unknown) => {
+  const site = await siteOf(server.config, server.upstream, policy, digestOf(args), deps.announcer).catch((err: unknown) => {
     if (err instanceof BatonError) throw err;
     throw new BatonError('unavailable', 'the MCP server could not be reached', { server: server.config.id }, { cause: err });
   });
   const prepared = await deps.path.authority.prepareOpen(caller, site.option, `MCP tools/call ${digestOf(message)}`, childTermsFor(server.config.id, name));
   const op = { ...deps.path.authority.operation(MCP_CALL, 'reversible_mutation'), tool: toolScopeId(server.config.id, name) };
-  const turn = await admitFirstTurn(deps.path, { id: caller.id }, site, { ...prepared, reevaluate: () => prepared.reevaluate(op) }, message, MCP_CALL);
+  // The tool's own gate (policy, else its annotations) and the operator's approval rules for this server: the higher tier applies.
+  const ruled = deps.path.gates?.tierFor({ delegatee: server.config.id, ...(caller.preset ? { preset: caller.preset } : {}) });
+  const own = gateOf(policy, tool);
+  const tier = own === 'T4_consequential_execute' || ruled === 'T4_consequential_execute' ? 'T4_consequential_execute' : (own ?? ruled);
+  return { server, caller, policy, args, message, site, authority: { ...prepared, reevaluate: () => prepared.reevaluate(op) }, tier };
+}
 
-  // Step 5: forward, with the contract chain named in `_meta` (RW-003 §10.2: the reference travels in extension metadata).
+/** Step 4: the A2A path's admission (path/admit.ts), optionally with the approval bound. */
+function admitCall(deps: McpCallDeps, call: PreparedCall, approved?: ApprovedEffect): Promise<AdmittedTurn> {
+  return admitFirstTurn(deps.path, { id: call.caller.id }, call.site, call.authority, call.message, MCP_CALL, undefined, approved);
+}
+
+/** Steps 5–7: forward with the chain named in `_meta`, read back through the configured route, commit the verdict. */
+async function runCall(deps: McpCallDeps, call: PreparedCall, turn: AdmittedTurn): Promise<{ closed: Attempt; result?: Json }> {
+  const { server, policy, args } = call;
+  // RW-003 §10.2: the contract reference travels in extension metadata.
   const meta: Json = { [CONTRACT_EXTENSION]: { attempt_id: turn.attempt.body.attempt_id, effect_id: turn.effect_id, chain: turn.contracts.map((c) => refOf(c)) as unknown as JsonValue } };
   const running = deps.calls.start(turn.attempt.body.attempt_id);
   let sent;
   try {
-    sent = await server.upstream.call(name, args, meta, { signal: running.signal });
+    sent = await server.upstream.call(policy.name, args, meta, { signal: running.signal });
   } finally {
     running.done();
   }
   if (sent.kind === 'not_executed') {
     await verdictReleased(deps.path, turn, sent.reason);
-    throw new BatonError(sent.code !== undefined ? 'invalid_request' : 'unavailable', sent.reason, { server: server.config.id, tool: name, attempt_id: turn.attempt.body.attempt_id, released: true });
+    throw new BatonError(sent.code !== undefined ? 'invalid_request' : 'unavailable', sent.reason, { server: server.config.id, tool: policy.name, attempt_id: turn.attempt.body.attempt_id, released: true });
   }
-  if (sent.kind === 'lost') return present(await verdict(deps.path, turn, { kind: 'lost', reason: sent.reason }), undefined);
+  if (sent.kind === 'lost') return { closed: await verdict(deps.path, turn, { kind: 'lost', reason: sent.reason }) };
 
-  // Steps 6–7: read back through the configured route, then the verdict in one transaction.
   const view = callView(`${turn.attempt.body.attempt_id}:${turn.effect_id}`, sent.result);
   const read = await readBackCall(server.upstream, policy, { arguments: args, result: sent.result });
   const current = (await fencesCurrent(deps.path.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps.path, turn));
   const projected = projectCall(view, read.outcome, policy.acceptance);
   const projection = withFences(projected, current);
   const observation: Observation = { kind: 'task', task: view, fingerprint: fingerprint(view) };
-  const closed = await commitVerdict(deps.path, turn as AdmittedTurn, {
+  const closed = await commitVerdict(deps.path, turn, {
     observation,
     back: read.back,
     projection,
@@ -117,7 +164,7 @@ export async function callTool(deps: McpCallDeps, server: McpServerHandle, calle
     shown: view as unknown as Json,
     ...(projected.verification && projection.outcome === projected.outcome ? { closing: { verification: projected.verification } } : {}),
   });
-  return present(closed, sent.result);
+  return { closed, result: sent.result };
 }
 
 /** The read route's verdict and the read-back the receipt records (its evidence digest). */
@@ -130,6 +177,56 @@ async function readBackCall(upstream: McpUpstream, policy: McpToolPolicy, call: 
   if (read.kind !== 'result') return { outcome: { kind: 'unavailable', reason: read.reason }, back: { kind: 'unavailable', reason: read.reason } };
   const readView = callView(`read:${route.tool}`, read.result);
   return { outcome: { kind: 'read', check: checkRead(route, call, read.result) }, back: { kind: 'task', task: readView, fingerprint: fingerprint(readView), raw: read.result } };
+}
+
+/**
+ * A call naming an approval request: only its caller, for exactly the
+ * approved tool and arguments. Approved and not yet admitted, it runs now;
+ * admitted (by the approval action or a sweep), its outcome is returned
+ * once its verdict is in; anything else is refused with the gate's rule.
+ */
+async function callApproved(deps: McpCallDeps, server: McpServerHandle, caller: Caller, name: string, rawArgs: unknown, taskId: string): Promise<Json> {
+  const request = await deps.path.gates?.byTask(taskId);
+  const message = { tool: name, arguments: (rawArgs ?? {}) as JsonValue };
+  if (!request || request.body.caller_id !== caller.id || request.body.delegatee_id !== server.config.id || request.body.operation !== MCP_CALL || digestOf((request.body.params?.message ?? null) as JsonValue) !== digestOf(message)) {
+    throw new BatonError('deny', 'no approval request of this caller covers this exact call', { tool: name, task: taskId });
+  }
+  if (request.body.state === 'admitted') {
+    const attempt = await deps.path.attempts.get(taskId);
+    if (!attempt || attempt.body.state !== 'closed') throw new BatonError('unavailable', 'the approved call is still running; call again for its outcome', { task: taskId, retry: true });
+    return present(attempt, attempt.body.view ? resultOfView(attempt.body.view) : undefined);
+  }
+  const call = await prepareCall(deps, server, caller, name, rawArgs);
+  const turn = await admitApprovedCall(deps, call, request);
+  const { closed, result } = await runCall(deps, call, turn);
+  return present(closed, result);
+}
+
+/** The request behind a task id, as the approval action or the sweep finds it, prepared as its caller's call. */
+async function approvedRequest(deps: McpCallDeps, servers: ReadonlyMap<string, McpServerHandle>, taskId: string): Promise<{ request: ApprovalRequest; call: PreparedCall }> {
+  const gates = deps.path.gates;
+  const request = await gates?.byTask(taskId);
+  if (!gates || !request) throw invalidRequest('no such approval request', { task: taskId.slice(0, 128) });
+  const server = servers.get(request.body.delegatee_id);
+  const caller = gates.deps.callerOf(request.body.caller_id);
+  if (!server || !caller) {
+    const refusal = { code: 'deny' as const, rule: server ? 'caller_removed' : 'server_removed', reason: server ? 'the requesting caller is no longer configured' : 'the MCP server is no longer configured' };
+    if (request.body.state === 'approved') await gates.refuse(request, refusal).catch(() => undefined);
+    throw new BatonError('deny', refusal.reason, { rule: refusal.rule, task: taskId });
+  }
+  const message = (request.body.params?.message ?? {}) as Json;
+  return { request, call: await prepareCall(deps, server, caller, String(message.tool), message.arguments) };
+}
+
+/** Admits an approved call: the preview rebuilt now must be the approved one; the approval is used once (gate.ts). */
+async function admitApprovedCall(deps: McpCallDeps, call: PreparedCall, request: ApprovalRequest): Promise<AdmittedTurn> {
+  const gates = deps.path.gates!;
+  const chain = await call.authority.reevaluate();
+  const current = callPreview({ tier: request.body.tier, callerId: call.caller.id, server: call.server.config.id, card: call.site.option.card_ref, leaf: chain.leaf, message: call.message, expiresAt: request.body.preview.expires_at });
+  const approved = await approvedEffect(gates, request, current, deps.path.clock.now());
+  return admitCall(deps, call, approved).catch((err: unknown) => {
+    throw asApprovalUse(err, request.body.task_id);
+  });
 }
 
 /**

@@ -19,7 +19,8 @@ import { bodyTooLarge, httpStatusOf, jsonRpcErrorOf } from '../http/error-map.ts
 import type { Logger } from '../log.ts';
 import { parseStrictJson } from '../records/strict-json.ts';
 import { VERSION } from '../version.ts';
-import { callTool, coveredTools, type McpCallDeps, type McpServerHandle } from './call.ts';
+import { callTool, coveredTools, resumeApprovedCall, type McpCallDeps, type McpServerHandle } from './call.ts';
+import type { Attempt } from '../gateway/attempts.ts';
 
 export interface McpFrontDeps extends McpCallDeps {
   servers: ReadonlyMap<string, McpServerHandle>;
@@ -40,7 +41,7 @@ interface Session {
   lastUsed: number;
 }
 
-export function mcpRouter(deps: McpFrontDeps): { router: Router; close: () => Promise<void> } {
+export function mcpRouter(deps: McpFrontDeps): { router: Router; close: () => Promise<void>; resumeApproved: (taskId: string) => Promise<Attempt> } {
   const router = Router();
   const sessions = new Map<string, Session>();
   const limit = deps.maxBodyBytes ?? 1024 * 1024;
@@ -83,6 +84,7 @@ export function mcpRouter(deps: McpFrontDeps): { router: Router; close: () => Pr
   });
   return {
     router,
+    resumeApproved: (taskId) => resumeApprovedCall(deps, deps.servers, taskId),
     close: async () => {
       clearInterval(sweep);
       await Promise.all([...sessions.keys()].map(closeSession));
@@ -95,7 +97,7 @@ function openSession(deps: McpFrontDeps, handle: McpServerHandle, caller: Caller
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listFor(deps, handle, caller) }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     try {
-      return await callTool(deps, handle, caller, request.params.name, request.params.arguments);
+      return await callTool(deps, handle, caller, request.params.name, request.params.arguments, request.params._meta);
     } catch (err) {
       if (!(err instanceof BatonError)) deps.logger.warn({ err, server: handle.config.id, tool: request.params.name }, 'MCP tool call failed');
       const e = jsonRpcErrorOf(err);

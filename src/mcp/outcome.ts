@@ -25,7 +25,10 @@ export interface CallProjection extends Projection {
   verification?: 'observed';
 }
 
-/** One part per content item (text as text/plain), and the structured content as application/json. */
+/** The artifact that carries a result's structured content (after one artifact per content item). */
+export const STRUCTURED = 'structured-content';
+
+/** One part per content item (text as text/plain). */
 function partsOf(result: Json): Json[] {
   const content = Array.isArray(result.content) ? result.content : [];
   const parts = content.map((item): Json => {
@@ -33,7 +36,6 @@ function partsOf(result: Json): Json[] {
     if (c.type === 'text') return { text: typeof c.text === 'string' ? c.text : '', mediaType: 'text/plain' };
     return { data: c, mediaType: typeof c.mimeType === 'string' ? c.mimeType : `application/vnd.mcp.${String(c.type)}+json` };
   });
-  if (result.structuredContent !== undefined) parts.push({ data: result.structuredContent, mediaType: 'application/json' });
   return parts;
 }
 
@@ -43,12 +45,27 @@ function partsOf(result: Json): Json[] {
  * one artifact per item — which the acceptance checks count.
  */
 export function callView(callId: string, result: Json): TaskView {
-  const parts = partsOf(result);
-  return TaskView.parse({
-    id: callId,
-    status: { state: result.isError === true ? 'TASK_STATE_FAILED' : 'TASK_STATE_COMPLETED' },
-    artifacts: parts.map((part, i) => ({ artifactId: `content-${i}`, parts: [part] })),
-  });
+  const artifacts: Json[] = partsOf(result).map((part, i) => ({ artifactId: `content-${i}`, parts: [part] }));
+  if (result.structuredContent !== undefined) artifacts.push({ artifactId: STRUCTURED, parts: [{ data: result.structuredContent, mediaType: 'application/json' }] });
+  return TaskView.parse({ id: callId, status: { state: result.isError === true ? 'TASK_STATE_FAILED' : 'TASK_STATE_COMPLETED' }, artifacts });
+}
+
+/**
+ * The tool result again from the view Baton kept (an approved call the
+ * client asks for later): text parts as text content, the structured content
+ * as itself, every other item as it arrived.
+ */
+export function resultOfView(view: { status: { state: string }; artifacts?: unknown[] }): Json {
+  const content: JsonValue[] = [];
+  let structured: JsonValue | undefined;
+  for (const a of (view.artifacts ?? []) as Array<{ artifactId?: string; parts?: Json[] }>) {
+    const part = a.parts?.[0];
+    if (!part) continue;
+    if (a.artifactId === STRUCTURED) structured = part.data ?? null;
+    else if (typeof part.text === 'string') content.push({ type: 'text', text: part.text });
+    else if (part.data !== undefined) content.push(part.data);
+  }
+  return { content, ...(structured !== undefined ? { structuredContent: structured } : {}), ...(view.status.state === 'TASK_STATE_FAILED' ? { isError: true } : {}) };
 }
 
 export function projectCall(view: TaskView, read: ReadOutcome, criteria: AcceptanceCriteria): CallProjection {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { callView, projectCall } from '../../src/mcp/outcome.ts';
+import { callView, projectCall, resultOfView } from '../../src/mcp/outcome.ts';
 import type { JsonValue } from '../../src/records/strict-json.ts';
 
 const ok: { content: JsonValue[]; structuredContent: JsonValue } = { content: [{ type: 'text', text: 'done' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }, { type: 'resource_link', uri: 'x:1' }], structuredContent: { id: 'n-1' } };
@@ -13,7 +13,7 @@ describe('callView: a tool result as the task view Baton keeps', () => {
       { artifactId: 'content-0', parts: [{ text: 'done', mediaType: 'text/plain' }] },
       { artifactId: 'content-1', parts: [{ data: ok.content[1], mediaType: 'image/png' }] },
       { artifactId: 'content-2', parts: [{ data: ok.content[2], mediaType: 'application/vnd.mcp.resource_link+json' }] },
-      { artifactId: 'content-3', parts: [{ data: { id: 'n-1' }, mediaType: 'application/json' }] },
+      { artifactId: 'structured-content', parts: [{ data: { id: 'n-1' }, mediaType: 'application/json' }] },
     ]);
   });
   it('is FAILED for a tool error, and empty without content', () => {
@@ -56,5 +56,17 @@ describe('projectCall: only an agreeing read route projects a verified success',
     for (const read of [{ kind: 'none' } as const, { kind: 'unavailable', reason: 'x' } as const, { kind: 'read', check: { agreed: true } } as const]) {
       expect(projectCall(failed, read, {})).toMatchObject({ outcome: 'failed', settlement: 'consume', reasons: ['the tool reported an error'], acceptance: [] });
     }
+  });
+});
+
+describe('resultOfView: the tool result again from the view Baton kept', () => {
+  it('gives back content, structured content and the error flag', () => {
+    expect(resultOfView(callView('c', ok))).toEqual({ content: [{ type: 'text', text: 'done' }, ok.content[1], ok.content[2]], structuredContent: { id: 'n-1' } });
+    expect(resultOfView(callView('c', { isError: true, content: [{ type: 'text', text: 'boom' }] }))).toStrictEqual({ content: [{ type: 'text', text: 'boom' }], isError: true });
+    expect(resultOfView(callView('c', { structuredContent: null }))).toEqual({ content: [], structuredContent: null });
+  });
+  it('skips what it cannot read', () => {
+    expect(resultOfView({ status: { state: 'TASK_STATE_COMPLETED' } })).toEqual({ content: [] });
+    expect(resultOfView({ status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ artifactId: 'x', parts: [] }, { artifactId: 'y' }, { artifactId: 'z', parts: [{ mediaType: 'text/plain' }] }, { artifactId: 'structured-content', parts: [{}] }] })).toEqual({ content: [], structuredContent: null });
   });
 });

@@ -68,4 +68,6 @@ export interface PathDeps {
   gates?: HumanGates;
   /** MCP tool calls running in this process, so a stop can cancel them (src/mcp). */
   calls?: InFlightCalls;
+  /** Admits and runs an approved MCP call (src/mcp/gate.ts): the gate's requests name either adapter. */
+  mcp?: { resumeApproved(taskId: string): Promise<Attempt> };
 }

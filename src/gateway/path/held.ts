@@ -7,6 +7,7 @@
  * delegates here; holding, listing and withdrawing a request are in gate.ts.
  */
 import type { Acting } from '../../gates/approvals.ts';
+import { MCP_CALL } from '../../contracts/machine-preset.ts';
 import { BatonError, isBatonError } from '../../errors.ts';
 import type { Attempt } from '../attempts.ts';
 import type { PathDeps } from './deps.ts';
@@ -29,6 +30,11 @@ export class HeldTasks {
    */
   async resumeApproved(taskId: string): Promise<Attempt> {
     if (!this.deps.gates) throw new BatonError('unsupported', 'no approvals are configured');
+    // An approved MCP call is the MCP adapter's to admit and run (src/mcp/gate.ts).
+    if ((await this.deps.gates.byTask(taskId))?.body.operation === MCP_CALL) {
+      if (!this.deps.mcp) throw new BatonError('unsupported', 'this gateway serves no MCP servers', { task: taskId });
+      return this.deps.mcp.resumeApproved(taskId);
+    }
     const { turn, params } = await admitApproved(this.deps, this.deps.gates, taskId);
     const sent = await send(this.deps, turn, wireParams(this.deps, turn, params, false), false);
     if (sent.kind === 'reply' && sent.result.task) turn.remoteTaskId ??= (sent.result.task as { id?: string }).id;
