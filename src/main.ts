@@ -265,7 +265,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const degraded = () => delegatees.cardProblems().map((p) => ({ delegatee: p.delegatee, problem: p.message, since: p.since }));
   const series = new ConsoleSeries();
   const throttle = new AuthThrottle(config.authThrottle);
-  const mcp = composeMcp(config.mcpServers, { path: dispatcher.deps, calls, presets, auth, throttle, logger });
+  const mcp = composeMcp(config.mcpServers, { path: dispatcher.deps, calls, presets, auth, throttle, logger, ...(config.jwt ? { oauth: { issuer: config.jwt.issuer, publicUrl: () => publicUrl } } : {}) });
   const app = createApp({
     store,
     logger,

@@ -43,7 +43,7 @@ export interface ComposedMcp {
 
 export function composeMcp(
   servers: readonly McpServerConfig[],
-  deps: { path: PathDeps; calls: InFlightCalls; presets: ReadonlyMap<string, Readonly<Preset>>; auth: CallerAuthenticator; throttle?: AuthThrottle; logger: Logger },
+  deps: { path: PathDeps; calls: InFlightCalls; presets: ReadonlyMap<string, Readonly<Preset>>; auth: CallerAuthenticator; throttle?: AuthThrottle; logger: Logger; oauth?: { issuer: string; publicUrl: () => string } },
 ): ComposedMcp | undefined {
   if (servers.length === 0) return undefined;
   const handles = new Map<string, McpServerHandle>(servers.map((config) => [config.id, { config, upstream: new McpUpstream(config) }]));
@@ -57,6 +57,7 @@ export function composeMcp(
     auth: deps.auth,
     logger: deps.logger,
     ...(deps.throttle ? { throttle: deps.throttle } : {}),
+    ...(deps.oauth ? { oauth: deps.oauth } : {}),
   });
   return {
     router: front.router,

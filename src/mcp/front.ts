@@ -32,6 +32,12 @@ export interface McpFrontDeps extends McpCallDeps {
   maxSessions?: number;
   /** A session unused this long is closed. */
   idleMs?: number;
+  /**
+   * Where bearer tokens come from, when callers use them (config `jwt`): served
+   * as OAuth protected-resource metadata (RFC 9728, the MCP authorization spec).
+   * The token's audience is the gateway's configured one.
+   */
+  oauth?: { issuer: string; publicUrl: () => string };
 }
 
 interface Session {
@@ -58,10 +64,21 @@ export function mcpRouter(deps: McpFrontDeps): { router: Router; close: () => Pr
     await s?.transport.close().catch(() => undefined);
   }
 
+  const metadataUrl = (id: string) => `${deps.oauth!.publicUrl()}/.well-known/oauth-protected-resource/mcp/${id}`;
+  if (deps.oauth) {
+    const oauth = deps.oauth;
+    router.get('/.well-known/oauth-protected-resource/mcp/:server', (req: Request, res: Response, next: NextFunction) => {
+      const id = String(req.params.server);
+      if (!deps.servers.has(id)) return next();
+      res.setHeader('cache-control', 'public, max-age=300');
+      res.json({ resource: `${oauth.publicUrl()}/mcp/${id}`, authorization_servers: [oauth.issuer], bearer_methods_supported: ['header'], resource_name: `Baton MCP gateway: ${id}` });
+    });
+  }
+
   router.all('/mcp/:server', async (req: Request, res: Response, next: NextFunction) => {
     const handle = deps.servers.get(String(req.params.server));
     if (!handle) return next();
-    const caller = await authenticated(deps, req, res);
+    const caller = await authenticated(deps, req, res, deps.oauth ? `Bearer resource_metadata="${metadataUrl(handle.config.id)}"` : 'Bearer');
     if (!caller) return;
     const body = await strictBody(req, res, limit);
     if (body === FAILED) return;
@@ -131,7 +148,7 @@ async function listFor(deps: McpFrontDeps, handle: McpServerHandle, caller: Call
   return out;
 }
 
-async function authenticated(deps: McpFrontDeps, req: Request, res: Response): Promise<Caller | undefined> {
+async function authenticated(deps: McpFrontDeps, req: Request, res: Response, challenge: string): Promise<Caller | undefined> {
   const throttled = deps.throttle?.refusal(req);
   if (throttled) {
     sendBatonError(res, throttled);
@@ -147,7 +164,7 @@ async function authenticated(deps: McpFrontDeps, req: Request, res: Response): P
     }
   }
   deps.throttle?.failed(req);
-  res.setHeader('WWW-Authenticate', 'Bearer');
+  res.setHeader('WWW-Authenticate', challenge);
   sendBatonError(res, new BatonError('authentication_required', 'this gateway requires an API key or bearer token'));
   return undefined;
 }
