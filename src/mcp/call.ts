@@ -37,6 +37,7 @@ import { childTermsFor, gateOf } from './policy.ts';
 import { siteOf, type Announcer } from './site.ts';
 import type { McpUpstream } from './upstream.ts';
 import type { ArgumentCheck } from './arguments.ts';
+import { inSpan, turnIds } from '../telemetry/tracing.ts';
 
 type Json = { [k: string]: JsonValue };
 
@@ -78,7 +79,7 @@ interface PreparedCall {
 export async function callTool(deps: McpCallDeps, server: McpServerHandle, caller: Caller, name: string, rawArgs: unknown, meta?: unknown): Promise<Json> {
   const named = approvalNamed(meta);
   if (named) return callApproved(deps, server, caller, name, rawArgs, named);
-  const call = await prepareCall(deps, server, caller, name, rawArgs);
+  const call = await inSpan('baton.validate', { 'baton.delegatee': server.config.id, 'baton.mcp.tool': name }, () => prepareCall(deps, server, caller, name, rawArgs));
   if (call.tier) {
     if (!deps.path.gates) throw new BatonError('unsupported', 'this tool needs a named human approval for each call and no approvers are configured', { tool: name, tier: call.tier });
     const chain = await call.authority.reevaluate();
@@ -127,7 +128,11 @@ async function prepareCall(deps: McpCallDeps, server: McpServerHandle, caller: C
 
 /** Step 4: the A2A path's admission (path/admit.ts), optionally with the approval bound. */
 function admitCall(deps: McpCallDeps, call: PreparedCall, approved?: ApprovedEffect): Promise<AdmittedTurn> {
-  return admitFirstTurn(deps.path, { id: call.caller.id }, call.site, call.authority, call.message, MCP_CALL, undefined, approved);
+  return inSpan('baton.admit', { 'baton.delegatee': call.server.config.id, 'baton.operation': MCP_CALL }, async (span) => {
+    const turn = await admitFirstTurn(deps.path, { id: call.caller.id }, call.site, call.authority, call.message, MCP_CALL, undefined, approved);
+    span.setAttributes(turnIds(turn));
+    return turn;
+  });
 }
 
 /** Steps 5–7: forward with the chain named in `_meta`, read back through the configured route, commit the verdict. */
@@ -136,12 +141,18 @@ async function runCall(deps: McpCallDeps, call: PreparedCall, turn: AdmittedTurn
   // RW-003 §10.2: the contract reference travels in extension metadata.
   const meta: Json = { [CONTRACT_EXTENSION]: { attempt_id: turn.attempt.body.attempt_id, effect_id: turn.effect_id, chain: turn.contracts.map((c) => refOf(c)) as unknown as JsonValue } };
   const running = deps.calls.start(turn.attempt.body.attempt_id);
+  const started = performance.now();
   let sent;
   try {
-    sent = await server.upstream.call(policy.name, args, meta, { signal: running.signal });
+    sent = await inSpan('baton.forward', { ...turnIds(turn), 'baton.mcp.tool': policy.name }, async (span) => {
+      const s = await server.upstream.call(policy.name, args, meta, { signal: running.signal });
+      span.setAttribute('baton.forwarded', s.kind);
+      return s;
+    });
   } finally {
     running.done();
   }
+  await deps.path.events.emit({ type: 'upstream', call: 'send', delegatee: server.config.id, seconds: (performance.now() - started) / 1000, ok: sent.kind === 'result' });
   if (sent.kind === 'not_executed') {
     await verdictReleased(deps.path, turn, sent.reason);
     throw new BatonError(sent.code !== undefined ? 'invalid_request' : 'unavailable', sent.reason, { server: server.config.id, tool: policy.name, attempt_id: turn.attempt.body.attempt_id, released: true });
@@ -149,7 +160,13 @@ async function runCall(deps: McpCallDeps, call: PreparedCall, turn: AdmittedTurn
   if (sent.kind === 'lost') return { closed: await verdict(deps.path, turn, { kind: 'lost', reason: sent.reason }) };
 
   const view = callView(`${turn.attempt.body.attempt_id}:${turn.effect_id}`, sent.result);
-  const read = await readBackCall(server.upstream, policy, { arguments: args, result: sent.result });
+  const readStarted = performance.now();
+  const read = await inSpan('baton.read_back', turnIds(turn), async (span) => {
+    const r = await readBackCall(server.upstream, policy, { arguments: args, result: sent.result });
+    span.setAttribute('baton.read_back', r.outcome.kind);
+    return r;
+  });
+  if (policy.readRoute) await deps.path.events.emit({ type: 'upstream', call: 'read_back', delegatee: server.config.id, seconds: (performance.now() - readStarted) / 1000, ok: read.outcome.kind === 'read' });
   const current = (await fencesCurrent(deps.path.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps.path, turn));
   const projected = projectCall(view, read.outcome, policy.acceptance);
   const projection = withFences(projected, current);
