@@ -146,10 +146,11 @@ describe(`${name}: MCP tools behind Baton`, () => {
     const meta = metaOf(r);
     expect(meta).toMatchObject({ outcome: 'succeeded', verified: true });
     expect(notes.calls.get('get_note')).toBe(before + 1);
-    const sent = notes.metas.get('create_note')!.at(-1) as Record<string, { attempt_id: string; chain: unknown[] }>;
-    expect(sent[CONTRACT]!.attempt_id).toBe(meta.attemptId);
-    expect(sent[CONTRACT]!.chain).toHaveLength(2);
+    const sent = notes.metas.get('create_note')!.at(-1) as Record<string, { chain: Array<{ record_id: string; body: { scope: { tools: string[] } } }> }>;
     const a = await attempt(meta.attemptId);
+    // The whole chain, root and the child for exactly this tool, as an A2A message carries it.
+    expect(sent[CONTRACT]!.chain.map((c) => c.record_id)).toEqual([(a as unknown as { root_ref: { object_id: string } }).root_ref.object_id, (a as unknown as { delegation_ref: { object_id: string } }).delegation_ref.object_id]);
+    expect(sent[CONTRACT]!.chain[1]!.body.scope.tools).toEqual(['mcp:notes/create_note']);
     expect(a).toMatchObject({ state: 'closed', outcome: 'succeeded', remote: { protocol: 'mcp', binding: 'streamable_http', endpoint: notes.url }, tool: { server: 'notes', name: 'create_note' } });
     expect(a.verification).toBeUndefined();
     expect(await receipt(meta.attemptId)).toMatchObject({ profile: 'mcp-read-route/1', readback: 'agreed', outcome: 'succeeded' });

@@ -191,7 +191,8 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const fetcher = createDocumentFetcher();
   const trust = await TrustStore.fromConfig(config.trust, { readFile: async (p) => readFile(p), fetchJwks: jwksFetcherOf(fetcher) });
   const onCardProblem = (id: string, p: CardProblem | undefined) => (p ? logger.warn({ delegatee: id, problem: p.message }, 'delegatee card does not verify: /readyz reports it degraded') : logger.info({ delegatee: id }, 'delegatee card verifies again'));
-  const delegatees = new DelegateeRegistry(config.delegatees, { resolver: new CardResolver({ fetch: fetcher, trust, history: storeCardHistory(store.meta) }), store, spaceId: config.spaceId, announcer: gateway.actor_ref, onCardProblem });
+  const resolver = new CardResolver({ fetch: fetcher, trust, history: storeCardHistory(store.meta) });
+  const delegatees = new DelegateeRegistry(config.delegatees, { resolver, store, spaceId: config.spaceId, announcer: gateway.actor_ref, onCardProblem });
   const presetOf = (p: GatewayPresetConfig) => buildPreset(p, { gateway, owner: ownerActor, spaceId: config.spaceId });
   const presets = new Map(config.presets.map((p) => [p.id, presetOf(p)]));
   // A notice's trip is escalated like any breaker (escalations exist before the first notice can arrive).
@@ -265,7 +266,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const degraded = () => delegatees.cardProblems().map((p) => ({ delegatee: p.delegatee, problem: p.message, since: p.since }));
   const series = new ConsoleSeries();
   const throttle = new AuthThrottle(config.authThrottle);
-  const mcp = composeMcp(config.mcpServers, { path: dispatcher.deps, calls, presets, auth, throttle, logger, ...(config.jwt ? { oauth: { issuer: config.jwt.issuer, publicUrl: () => publicUrl } } : {}) });
+  const mcp = composeMcp(config.mcpServers, { path: dispatcher.deps, calls, presets, auth, throttle, logger, resolver, keyring, publicUrl: () => publicUrl, identity: own.params, ...(config.jwt ? { oauth: { issuer: config.jwt.issuer, publicUrl: () => publicUrl } } : {}) });
   const app = createApp({
     store,
     logger,

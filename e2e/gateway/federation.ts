@@ -64,7 +64,25 @@ export interface FederationOptions {
   upstream?: Record<string, unknown>;
   /** Extra top-level config for every org (e.g. `revocationSweepMs`). */
   config?: Record<string, unknown>;
+  /**
+   * An MCP server behind the last org (issue #26): it fronts the server at /mcp/notes; every org above fronts the
+   * next org's /mcp/notes under the same id, identified by that org's signed MCP card; org A's preset may call
+   * `notes/create_note` (read back through `get_note`, which each upstream may call at the next org on its own preset).
+   */
+  mcpUrl?: string;
 }
+
+/** The operator-attested identity of the MCP server at the end of the chain (it has no card). */
+const NOTES_FACTS = {
+  attested_by: 'principal_baton_operator',
+  agent_actor_ref: { object_id: 'actor_notes', revision_id: 'rev_1', content_digest: `sha256:${sha256('notes')}` },
+  accountable_operator: { operator_principal_ref: 'principal_notes_vendor', resolution: 'declared', evidence_ref: 'contract_2026_077', effective_from: '2026-01-01T00:00:00Z' },
+};
+const NOTES_TOOLS = [
+  { name: 'create_note', requireApproval: false, readRoute: { tool: 'get_note', arguments: { id: '$.result.structuredContent.id' }, expect: { 'structuredContent.title': '$.arguments.title' } } },
+  { name: 'get_note' },
+  { name: 'slow', requireApproval: false },
+];
 
 export async function startFederation(opts: FederationOptions = {}): Promise<Federation> {
   const hops = opts.hops ?? 2;
@@ -99,6 +117,8 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
       callers.push({
         id: `org-${prev}`,
         apiKeySha256: sha256(forwardKey(prev, name)),
+        // The upstream's read routes are its own calls here (read-only), on a local preset naming only the read tool.
+        ...(opts.mcpUrl ? { preset: 'reads' } : {}),
         upstream: {
           actorObjectId: `actor_baton_${prev}`,
           contractJwksFile: join(dir, `${prev}.jwks.json`),
@@ -137,7 +157,19 @@ export async function startFederation(opts: FederationOptions = {}): Promise<Fed
         delegatees: [delegatee],
         callers,
         // Below A, the chain is clamped to a local preset: its depth must leave room for the hops still below (issue 25).
-        presets: i === 0 ? [{ id: 'standard', maxInvocations: 5, delegationDepth: 3, ...opts.presetA }] : [{ id: 'from-upstream', delegationDepth: hops - i, ...opts.presetBelow }],
+        presets: [
+          ...(i === 0 ? [{ id: 'standard', maxInvocations: 5, delegationDepth: 3, ...(opts.mcpUrl ? { tools: ['notes/create_note', 'notes/slow'] } : {}), ...opts.presetA }] : [{ id: 'from-upstream', delegationDepth: hops - i, ...opts.presetBelow }]),
+          ...(opts.mcpUrl && i > 0 ? [{ id: 'reads', tools: ['notes/get_note'] }] : []),
+        ],
+        ...(opts.mcpUrl
+          ? {
+              mcpServers: [
+                next
+                  ? { id: 'notes', url: `${urlOf(i + 1)}/mcp/notes`, cardUrl: `${urlOf(i + 1)}/mcp/notes/.well-known/agent-card.json`, allowHttp: true, auth: { header: 'x-api-key', env: `E2E_FWD_${name.toUpperCase()}` }, tools: NOTES_TOOLS }
+                  : { id: 'notes', url: opts.mcpUrl, allowHttp: true, rw003: NOTES_FACTS, tools: NOTES_TOOLS },
+              ],
+            }
+          : {}),
         ...opts.config,
       }),
     );

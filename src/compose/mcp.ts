@@ -20,7 +20,11 @@ import { mcpConfigProblems, type McpServerConfig } from '../mcp/config.ts';
 import { mcpRouter } from '../mcp/front.ts';
 import type { InFlightCalls } from '../mcp/in-flight.ts';
 import { McpUpstream } from '../mcp/upstream.ts';
-import { Announcer } from '../mcp/site.ts';
+import { McpIdentities } from '../mcp/site.ts';
+import { McpCards } from '../mcp/card.ts';
+import type { CardResolver } from '../cards/resolver.ts';
+import type { Rw003CardParams } from '../cards/extension.ts';
+import type { Keyring } from '../keys/keyring.ts';
 
 /** The scope registry for this config: A2A's operations, plus every configured MCP tool; throws on config problems. */
 export function mcpRegistry(config: { mcpServers: readonly McpServerConfig[]; presets: readonly GatewayPresetConfig[]; delegatees: ReadonlyArray<{ id: string }> }): ScopeRegistry {
@@ -43,7 +47,12 @@ export interface ComposedMcp {
 
 export function composeMcp(
   servers: readonly McpServerConfig[],
-  deps: { path: PathDeps; calls: InFlightCalls; presets: ReadonlyMap<string, Readonly<Preset>>; auth: CallerAuthenticator; throttle?: AuthThrottle; logger: Logger; oauth?: { issuer: string; publicUrl: () => string } },
+  deps: { path: PathDeps; calls: InFlightCalls; presets: ReadonlyMap<string, Readonly<Preset>>; auth: CallerAuthenticator; throttle?: AuthThrottle; logger: Logger; oauth?: { issuer: string; publicUrl: () => string };
+    resolver: Pick<CardResolver, 'resolve'>;
+    keyring: Keyring;
+    publicUrl: () => string;
+    identity: Rw003CardParams;
+  },
 ): ComposedMcp | undefined {
   if (servers.length === 0) return undefined;
   const handles = new Map<string, McpServerHandle>(servers.map((config) => [config.id, { config, upstream: new McpUpstream(config) }]));
@@ -51,7 +60,8 @@ export function composeMcp(
     path: deps.path,
     calls: deps.calls,
     args: new ArgumentCheck(),
-    announcer: new Announcer(deps.path),
+    identities: new McpIdentities({ ...deps.path, resolver: deps.resolver }),
+    cards: new McpCards({ keyring: deps.keyring, publicUrl: deps.publicUrl, identity: deps.identity }),
     preset: (id) => deps.presets.get(id),
     servers: handles,
     auth: deps.auth,

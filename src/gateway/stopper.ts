@@ -87,7 +87,11 @@ export class Stopper {
     latest = await this.deps.attempts.revise(latest, (l) => (l.body.cancel_cause || l.body.state === 'closed' ? undefined : { cancel_cause: { cause, at, ...(detail ? { detail: detail.slice(0, 512) } : {}) } }));
     // An MCP call is cancelled where it runs (notifications/cancelled); its own verdict follows, `unknown` if it was cut.
     if (latest.body.remote.protocol === 'mcp') {
-      if (!this.deps.calls?.abort(latest.record_id, `stopped: ${cause}`)) await this.escalate(latest.record_id, latest.body.delegation_ref.object_id, [`stop requested: ${cause}`, 'the MCP call does not run in this process; nothing to cancel here']);
+      const reasons: string[] = [];
+      // A downstream Baton fronting the server hears it signed first, so it blocks new calls at once (issue #16).
+      if (cause !== 'caller') await this.deps.federation?.notifyDownstream(latest.body.delegation_ref.object_id).catch((err: unknown) => reasons.push(`control notice was not accepted: ${err instanceof Error ? err.message : String(err)}`));
+      if (!this.deps.calls?.abort(latest.record_id, `stopped: ${cause}`)) reasons.push('the MCP call does not run in this process; nothing to cancel here');
+      if (reasons.length > 0) await this.escalate(latest.record_id, latest.body.delegation_ref.object_id, [`stop requested: ${cause}`, ...reasons]);
       return this.deps.attempts.latest(latest);
     }
     // Stopping must work exactly when the delegatee's card no longer would: the endpoint the attempt was sent to.

@@ -24,8 +24,8 @@ import type { PathDeps } from '../gateway/path/deps.ts';
 import { CONTRACT_EXTENSION, OUTCOME_METADATA, outcomeMetadata } from '../gateway/present.ts';
 import { commitVerdict, fencesCurrent, remoteFenceCurrent, verdict, verdictReleased } from '../gateway/path/verify.ts';
 import type { ApprovalRequest } from '../gates/records.ts';
+import type { ConsumptionEvidence } from '../federation/consumption.ts';
 import { digestOf } from '../records/digest.ts';
-import { refOf } from '../records/envelope.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { Attempt } from '../gateway/attempts.ts';
 import type { McpServerConfig, McpToolPolicy } from './config.ts';
@@ -34,7 +34,9 @@ import { approvalNamed, approvedEffect, asApprovalUse, callPreview, holdCall } f
 import { callView, projectCall, resultOfView, type ReadOutcome } from './outcome.ts';
 import { checkRead, readArguments } from './read-route.ts';
 import { childTermsFor, gateOf } from './policy.ts';
-import { siteOf, type Announcer } from './site.ts';
+import { siteOf, type McpIdentities } from './site.ts';
+import type { McpCards } from './card.ts';
+import { chainOf } from '../gateway/wire.ts';
 import type { McpUpstream } from './upstream.ts';
 import type { ArgumentCheck } from './arguments.ts';
 import { inSpan, turnIds } from '../telemetry/tracing.ts';
@@ -47,7 +49,9 @@ export interface McpCallDeps {
   preset(id: string): Readonly<Preset> | undefined;
   calls: InFlightCalls;
   args: ArgumentCheck;
-  announcer: Announcer;
+  identities: McpIdentities;
+  /** Baton's own signed card for each MCP server it fronts: what an upstream Baton's chain must name (./card.ts). */
+  cards: Pick<McpCards, 'get'>;
 }
 
 export interface McpServerHandle {
@@ -76,18 +80,20 @@ interface PreparedCall {
 }
 
 /** A `tools/call`: the CallToolResult the caller sees, with Baton's outcome under `_meta`. */
-export async function callTool(deps: McpCallDeps, server: McpServerHandle, caller: Caller, name: string, rawArgs: unknown, meta?: unknown): Promise<Json> {
+export async function callTool(deps: McpCallDeps, server: McpServerHandle, caller: Caller, name: string, rawArgs: unknown, meta?: unknown, cancelled?: AbortSignal): Promise<Json> {
   const named = approvalNamed(meta);
   if (named) return callApproved(deps, server, caller, name, rawArgs, named);
-  const call = await inSpan('baton.validate', { 'baton.delegatee': server.config.id, 'baton.mcp.tool': name }, () => prepareCall(deps, server, caller, name, rawArgs));
+  const presented = presentedChain(caller, meta);
+  const call = await inSpan('baton.validate', { 'baton.delegatee': server.config.id, 'baton.mcp.tool': name }, () => prepareCall(deps, server, caller, name, rawArgs, presented));
   if (call.tier) {
     if (!deps.path.gates) throw new BatonError('unsupported', 'this tool needs a named human approval for each call and no approvers are configured', { tool: name, tier: call.tier });
     const chain = await call.authority.reevaluate();
     await holdCall(deps.path, deps.path.gates, { tier: call.tier, callerId: caller.id, server: server.config.id, card: call.site.option.card_ref, leaf: chain.leaf, fenceScopes: chain.fenceScopes, message: call.message });
   }
   const turn = await admitCall(deps, call);
-  const { closed, result } = await runCall(deps, call, turn);
-  return present(closed, result);
+  const { closed, result } = await runCall(deps, call, turn, cancelled);
+  // An upstream Baton settles its own reservation by this gateway's signed receipt (separate stores).
+  return present(closed, result, await deps.path.federation?.consumptionReceipt(closed.body));
 }
 
 /**
@@ -103,8 +109,9 @@ export async function resumeApprovedCall(deps: McpCallDeps, servers: ReadonlyMap
 }
 
 /** Steps 1–3: exposed to this caller, listed by the server, arguments as its schema says; the child for exactly this tool. Nothing is written. */
-async function prepareCall(deps: McpCallDeps, server: McpServerHandle, caller: Caller, name: string, rawArgs: unknown): Promise<PreparedCall> {
-  const policy = coveredTools(deps, server.config, caller).find((t) => t.name === name);
+async function prepareCall(deps: McpCallDeps, server: McpServerHandle, caller: Caller, name: string, rawArgs: unknown, presented?: unknown[]): Promise<PreparedCall> {
+  // An upstream Baton's chain is its authority (ADR-0014 "existing task authority"): the tool must be configured here and named by the chain.
+  const policy = presented ? server.config.tools.find((t) => t.name === name) : coveredTools(deps, server.config, caller).find((t) => t.name === name);
   if (!policy) throw new BatonError('deny', "this tool is not in the caller's scope", { tool: name, server: server.config.id });
   const tool = await server.upstream.tool(name).catch((err: unknown) => {
     throw new BatonError('unavailable', 'the MCP server could not be reached to list its tools', { server: server.config.id }, { cause: err });
@@ -113,11 +120,14 @@ async function prepareCall(deps: McpCallDeps, server: McpServerHandle, caller: C
   const args = (rawArgs ?? {}) as Json;
   deps.args.check(server.config.id, tool, args);
   const message: Json = { tool: name, arguments: args };
-  const site = await siteOf(server.config, server.upstream, policy, digestOf(args), deps.announcer).catch((err: unknown) => {
+  const site = await siteOf(server.config, server.upstream, policy, digestOf(args), deps.identities).catch((err: unknown) => {
     if (err instanceof BatonError) throw err;
     throw new BatonError('unavailable', 'the MCP server could not be reached', { server: server.config.id }, { cause: err });
   });
-  const prepared = await deps.path.authority.prepareOpen(caller, site.option, `MCP tools/call ${digestOf(message)}`, childTermsFor(server.config.id, name));
+  const objective = `MCP tools/call ${digestOf(message)}`;
+  const prepared = presented
+    ? await deps.path.authority.prepareAdopt(caller, presented, (await deps.cards.get(server.config.id)).option, site.option, objective)
+    : await deps.path.authority.prepareOpen(caller, site.option, objective, childTermsFor(server.config.id, name));
   const op = { ...deps.path.authority.operation(MCP_CALL, 'reversible_mutation'), tool: toolScopeId(server.config.id, name) };
   // The tool's own gate (policy, else its annotations) and the operator's approval rules for this server: the higher tier applies.
   const ruled = deps.path.gates?.tierFor({ delegatee: server.config.id, ...(caller.preset ? { preset: caller.preset } : {}) });
@@ -136,16 +146,16 @@ function admitCall(deps: McpCallDeps, call: PreparedCall, approved?: ApprovedEff
 }
 
 /** Steps 5–7: forward with the chain named in `_meta`, read back through the configured route, commit the verdict. */
-async function runCall(deps: McpCallDeps, call: PreparedCall, turn: AdmittedTurn): Promise<{ closed: Attempt; result?: Json }> {
+async function runCall(deps: McpCallDeps, call: PreparedCall, turn: AdmittedTurn, cancelled?: AbortSignal): Promise<{ closed: Attempt; result?: Json }> {
   const { server, policy, args } = call;
-  // RW-003 §10.2: the contract reference travels in extension metadata.
-  const meta: Json = { [CONTRACT_EXTENSION]: { attempt_id: turn.attempt.body.attempt_id, effect_id: turn.effect_id, chain: turn.contracts.map((c) => refOf(c)) as unknown as JsonValue } };
+  // RW-003 §10.2: the contract chain travels in extension metadata, as in an A2A message's (src/gateway/path/forward.ts).
+  const meta: Json = { [CONTRACT_EXTENSION]: { chain: turn.contracts as unknown as JsonValue } };
   const running = deps.calls.start(turn.attempt.body.attempt_id);
   const started = performance.now();
   let sent;
   try {
     sent = await inSpan('baton.forward', { ...turnIds(turn), 'baton.mcp.tool': policy.name }, async (span) => {
-      const s = await server.upstream.call(policy.name, args, meta, { signal: running.signal });
+      const s = await server.upstream.call(policy.name, args, meta, { signal: cancelled ? AbortSignal.any([running.signal, cancelled]) : running.signal });
       span.setAttribute('baton.forwarded', s.kind);
       return s;
     });
@@ -171,7 +181,9 @@ async function runCall(deps: McpCallDeps, call: PreparedCall, turn: AdmittedTurn
   const projected = projectCall(view, read.outcome, policy.acceptance);
   const projection = withFences(projected, current);
   const observation: Observation = { kind: 'task', task: view, fingerprint: fingerprint(view) };
+  const consumption = projection.settlement === 'consume' ? await consumptionOf(deps, turn, sent.result) : undefined;
   const closed = await commitVerdict(deps.path, turn, {
+    ...(consumption ? { consumption } : {}),
     observation,
     back: read.back,
     projection,
@@ -182,6 +194,28 @@ async function runCall(deps: McpCallDeps, call: PreparedCall, turn: AdmittedTurn
     ...(projected.verification && projection.outcome === projected.outcome ? { closing: { verification: projected.verification } } : {}),
   });
   return { closed, result: sent.result };
+}
+
+/**
+ * Separate stores (issue #16): a downstream Baton's signed consumption
+ * receipt, carried in its result's outcome metadata and naming its own
+ * attempt, settles this turn's reservation — never above it.
+ */
+async function consumptionOf(deps: McpCallDeps, turn: AdmittedTurn, result: Json): Promise<ConsumptionEvidence | undefined> {
+  if (!deps.path.federation) return undefined;
+  const r = await deps.path.store.ledger.reservation(turn.reservation_id);
+  if (!r) return undefined;
+  const theirs = ((result._meta as Json | undefined)?.[OUTCOME_METADATA] ?? undefined) as { attemptId?: unknown; consumptionReceipt?: unknown } | undefined;
+  const task = typeof theirs?.attemptId === 'string' ? theirs.attemptId : undefined;
+  return deps.path.federation.settleFromReceipt(turn.attempt.body, task, theirs?.consumptionReceipt, r.amounts);
+}
+
+/** The chain an upstream Baton presents in `_meta` (only an upstream caller may present one). */
+function presentedChain(caller: Caller, meta: unknown): unknown[] | undefined {
+  const presented = meta && typeof meta === 'object' ? (meta as Record<string, JsonValue>)[CONTRACT_EXTENSION] : undefined;
+  if (presented === undefined) return undefined;
+  if (!caller.upstream) throw invalidRequest('this caller may not present delegation chains');
+  return chainOf(presented);
 }
 
 /** The read route's verdict and the read-back the receipt records (its evidence digest). */
@@ -251,9 +285,9 @@ async function admitApprovedCall(deps: McpCallDeps, call: PreparedCall, request:
  * `succeeded` or `failed`; otherwise a held notice, never the unverified
  * content as if it counted (`isError`, outcome under `_meta`).
  */
-function present(closed: Attempt, result: Json | undefined): Json {
+function present(closed: Attempt, result: Json | undefined, consumptionReceipt?: string): Json {
   const outcome = closed.body.outcome;
-  const meta = { [OUTCOME_METADATA]: outcomeMetadata(closed.body, outcome) as unknown as JsonValue };
+  const meta = { [OUTCOME_METADATA]: { ...outcomeMetadata(closed.body, outcome), ...(consumptionReceipt ? { consumptionReceipt } : {}) } as unknown as JsonValue };
   if (result && (outcome === 'succeeded' || outcome === 'failed')) {
     const { _meta: _theirs, ...rest } = result;
     return { ...rest, ...(outcome === 'failed' ? { isError: true } : {}), _meta: meta };

@@ -50,8 +50,13 @@ export const McpServerConfig = z.strictObject({
   allowHttp: z.boolean().default(false),
   /** Credential Baton presents: a header filled from an environment variable (never a literal secret). */
   auth: z.strictObject({ header: z.string().regex(/^[a-z0-9-]+$/), env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/), scheme: z.string().optional() }).optional(),
-  /** The RW-003 identity facts the operator attests for this server (required: MCP carries none). */
-  rw003: OperatorFacts,
+  /**
+   * Who the server is (MCP carries no identity): the RW-003 facts the operator attests for it, or — for an MCP server
+   * behind another organisation's Baton — that Baton's signed card for it (`<its url>/.well-known/agent-card.json`),
+   * verified under the keys pinned for its origin in `trust`. Exactly one of the two.
+   */
+  rw003: OperatorFacts.optional(),
+  cardUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** How long one call may run before it is recorded `unknown` and held (its reservation is never released). */
   callTimeoutMs: z.number().int().min(100).max(3_600_000).default(60_000),
   tools: z.array(McpToolPolicy).min(1).max(256),
@@ -67,6 +72,8 @@ export function mcpConfigProblems(servers: readonly McpServerConfig[], delegatee
     seen.add(s.id);
     if (delegateeIds.includes(s.id)) out.push(`mcpServers: ${s.id} is also a delegatee id`);
     if (new URL(s.url).protocol === 'http:' && !s.allowHttp) out.push(`mcpServers: ${s.id} uses http without allowHttp`);
+    if ((s.rw003 === undefined) === (s.cardUrl === undefined)) out.push(`mcpServers: ${s.id} needs exactly one of rw003 (attested facts) and cardUrl (another Baton's signed card)`);
+    if (s.cardUrl && new URL(s.cardUrl).origin !== new URL(s.url).origin) out.push(`mcpServers: ${s.id} cardUrl is on another origin than its url`);
   }
   return out;
 }

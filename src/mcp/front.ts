@@ -18,6 +18,7 @@ import type { AuthThrottle } from '../http/auth-throttle.ts';
 import { bodyTooLarge, httpStatusOf, jsonRpcErrorOf } from '../http/error-map.ts';
 import type { Logger } from '../log.ts';
 import { parseStrictJson } from '../records/strict-json.ts';
+import { serveDocument } from '../http/well-known.ts';
 import { VERSION } from '../version.ts';
 import { callTool, coveredTools, resumeApprovedCall, type McpCallDeps, type McpServerHandle } from './call.ts';
 import type { Attempt } from '../gateway/attempts.ts';
@@ -75,6 +76,16 @@ export function mcpRouter(deps: McpFrontDeps): { router: Router; close: () => Pr
     });
   }
 
+  // Baton's signed card for this MCP endpoint (./card.ts): public, like every agent card it serves.
+  router.get('/mcp/:server/.well-known/agent-card.json', async (req: Request, res: Response, next: NextFunction) => {
+    if (!deps.servers.has(String(req.params.server))) return next();
+    try {
+      serveDocument(req, res, (await deps.cards.get(String(req.params.server))).doc, 'public, max-age=60');
+    } catch (err) {
+      sendBatonError(res, err instanceof BatonError ? err : new BatonError('unavailable', 'the card could not be built'));
+    }
+  });
+
   router.all('/mcp/:server', async (req: Request, res: Response, next: NextFunction) => {
     const handle = deps.servers.get(String(req.params.server));
     if (!handle) return next();
@@ -112,9 +123,10 @@ export function mcpRouter(deps: McpFrontDeps): { router: Router; close: () => Pr
 function openSession(deps: McpFrontDeps, handle: McpServerHandle, caller: Caller, opened: (id: string, s: Session) => void, closed: (id: string) => void): Session {
   const server = new Server({ name: `baton/${handle.config.id}`, version: VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listFor(deps, handle, caller) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     try {
-      return await callTool(deps, handle, caller, request.params.name, request.params.arguments, request.params._meta);
+      // The caller's notifications/cancelled aborts the call upstream too (an upstream Baton stopping its effect).
+      return await callTool(deps, handle, caller, request.params.name, request.params.arguments, request.params._meta, extra.signal);
     } catch (err) {
       if (!(err instanceof BatonError)) deps.logger.warn({ err, server: handle.config.id, tool: request.params.name }, 'MCP tool call failed');
       const e = jsonRpcErrorOf(err);
@@ -139,7 +151,8 @@ function openSession(deps: McpFrontDeps, handle: McpServerHandle, caller: Caller
 /** The server's own definitions of the tools this caller may call (never its output schema: a held result carries none). */
 async function listFor(deps: McpFrontDeps, handle: McpServerHandle, caller: Caller): Promise<Tool[]> {
   const out: Tool[] = [];
-  for (const policy of coveredTools(deps, handle.config, caller)) {
+  // An upstream Baton's authority is the chain it presents with each call, not a preset here: it sees every configured tool.
+  for (const policy of caller.upstream ? handle.config.tools : coveredTools(deps, handle.config, caller)) {
     const tool = await handle.upstream.tool(policy.name).catch(() => undefined);
     if (!tool) continue;
     const { outputSchema: _o, _meta: _m, ...shown } = tool;

@@ -16,6 +16,13 @@ import type { McpServerConfig } from './config.ts';
 
 type Json = { [k: string]: JsonValue };
 
+export interface Discovery {
+  protocolVersion: string;
+  serverInfo: Json;
+  capabilities: Json;
+  tools: Tool[];
+}
+
 /** What a call to the server came to. */
 export type CallResult =
   | { kind: 'result'; result: Json }
@@ -60,17 +67,26 @@ export class McpUpstream {
 
   constructor(readonly config: McpServerConfig) {}
 
-  /** The server's negotiated protocol revision and identity, once connected (RW-003 §10.3). */
-  async discovery(): Promise<{ protocolVersion: string; serverInfo: Json; capabilities: Json; tools: Tool[] }> {
+  /**
+   * The server's negotiated protocol revision and identity, once connected (RW-003 §10.3): the same
+   * object while the session and the tool list last, so what is derived from it is computed once.
+   */
+  async discovery(): Promise<Discovery> {
     const client = await this.connected();
-    const tools = [...(await this.toolMap()).values()];
-    return {
+    const map = await this.toolMap();
+    if (this.seen?.client === client && this.seen.tools === map) return this.seen.discovery;
+    const tools = [...map.values()];
+    const discovery: Discovery = {
       protocolVersion: this.transport?.protocolVersion ?? 'unknown',
       serverInfo: (client.getServerVersion() ?? {}) as unknown as Json,
       capabilities: (client.getServerCapabilities() ?? {}) as unknown as Json,
       tools,
     };
+    this.seen = { client, tools: map, discovery };
+    return discovery;
   }
+
+  private seen: { client: Client; tools: Map<string, Tool>; discovery: Discovery } | undefined;
 
   /** A tool the server lists, or undefined (the list is read once, then again when a name is not in it). */
   async tool(name: string): Promise<Tool | undefined> {
