@@ -3,7 +3,8 @@
  * agent, through the node:http + undici pass-through, through the read-back
  * pass-through (the same two agent round trips as Baton: SendMessage, then
  * GetTask on a separate pool) and through Baton, at concurrency 1 and 32;
- * with the CPU each process spent per request.
+ * with the CPU each process spent per request. `measure` is shared with
+ * the MCP phase (bench/mcp.ts).
  */
 import { completedTask, LoadGenerator, sendMessageBody, type LoadTarget, type PhaseResult } from './lib/load.ts';
 import { cpuTicks, ticksToMs } from './lib/proc.ts';
@@ -40,7 +41,7 @@ export interface HttpResults {
 
 const BASE_HEADERS = { 'content-type': 'application/json', 'a2a-version': '1.0' };
 
-async function measure(
+export async function measure(
   target: LoadTarget,
   concurrency: number,
   t: { warmupMs: number; durationMs: number; minWarm: number },

@@ -1,8 +1,10 @@
 /**
  * `npm run demo`: the two-organisation scenario on loopback. Org A's Baton
  * delegates to org B's Baton, which delegates to B's agent; then one Baton in
- * front of an agent whose read-back contradicts its claim. Tasks are sent with
- * the stock @a2a-js/sdk client; the demo prints what Baton recorded — the
+ * front of an agent whose read-back contradicts its claim; then one MCP tool
+ * call through Baton, read back through the tool's read route (./mcp-hop.ts).
+ * Tasks are sent with the stock @a2a-js/sdk client, the tool call with the
+ * official MCP SDK client; the demo prints what Baton recorded — the
  * delegation tree with the shared root budget, outcomes and the verification
  * receipts of every hop. Everything lives in temporary directories.
  */
@@ -14,6 +16,7 @@ import { startWorld } from '../e2e/gateway/world.ts';
 import { startTwoOrgs } from '../e2e/gateway/two-orgs.ts';
 import { renderLedgerTree } from '../src/ledger/render.ts';
 import type { Store } from '../src/store/port.ts';
+import { mcpHop } from './mcp-hop.ts';
 
 const OUTCOME = 'urn:baton:outcome:v2';
 const say = (s = '') => process.stdout.write(`${s}\n`);
@@ -77,3 +80,7 @@ try {
 } finally {
   await world.close();
 }
+
+say();
+say('== One gateway in front of an MCP server: a tool call read back through its read route ==');
+await mcpHop(say);
