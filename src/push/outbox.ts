@@ -92,10 +92,19 @@ export class Outbox {
    */
   async notify(closed: Attempt, verifiedTask?: JsonValue): Promise<number> {
     if (closed.body.state !== 'closed') return 0;
-    const configs = await this.deps.store.push.configs(closed.record_id);
+    const configs = this.own(await this.deps.store.push.configs(closed.record_id));
     const added = await this.enqueueFor(closed, configs, verifiedTask);
     if (added > 0) this.wake();
     return added;
+  }
+
+  /**
+   * The configs this gateway sends to: its own and those naming none. Another
+   * gateway's config on a task judged here (a legacy work row any gateway
+   * follows) is left to that gateway's recovery pass, which signs with its key.
+   */
+  private own(configs: PushConfigRow[]): PushConfigRow[] {
+    return configs.filter((c) => c.gateway_id === null || c.gateway_id === this.deps.gateway);
   }
 
   private async enqueueFor(closed: Attempt, configs: readonly PushConfigRow[], verifiedTask?: JsonValue): Promise<number> {
@@ -112,7 +121,7 @@ export class Outbox {
    * request revision, signed and retried like the others.
    */
   async notifyTask(taskId: string, revisionId: string, task: JsonValue): Promise<number> {
-    const configs = await this.deps.store.push.configs(taskId);
+    const configs = this.own(await this.deps.store.push.configs(taskId));
     if (configs.length === 0) return 0;
     const added = await this.deps.store.push.enqueue(configs.map((c) => outboxDelivery(c, revisionId, { task }, this.deps.clock.now(), this.deps.gateway)));
     for (const c of configs) await this.deps.store.push.markSeen(c.task_id, c.config_id, revisionId, c.created_at);
