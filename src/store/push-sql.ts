@@ -59,7 +59,7 @@ export const pushGatewaySql = `
   ALTER TABLE push_deliveries ADD COLUMN gateway_id TEXT;
 `;
 
-/** A gateway's own rows (parameter n), and those from before rows named their gateway; `t` qualifies the column. */
+/** A gateway's own rows (`gateway`: the placeholder of its id), and those from before rows named their gateway; `t` qualifies the column. */
 export const ownRows = (gateway: string, t = '') => `(${t}gateway_id = ${gateway} OR ${t}gateway_id IS NULL)`;
 
 /**
