@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textPart } from './agents/card.ts';
 import { pollUntil } from './harness/process.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
+import { otherOrgGateway } from './gateway/other-org.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
@@ -362,6 +363,26 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       const audit = await batonCli(['audit', 'verify'], env);
       expect(audit.code, audit.stdout + audit.stderr).toBe(0);
     }, 120_000); // two CLI processes
+
+    it("another organisation's gateway on the same store neither sweeps up nor admits this gateway's approved request", async () => {
+      // Started first: announcing its cards moves heads that a request fences (as secondNode).
+      const other = await otherOrgGateway(world.configFile, 'other');
+      try {
+        const task = await sendGated('gated', 'for this organisation only');
+        expect((await batonCli(['approvals', 'approve', task.id, '--as', 'alice', '--preview', (await show(task.id)).preview_digest, '--note', 'ok'], env)).code).toBe(0);
+        const before = await sends('gated');
+        const errors: string[] = [];
+        expect(await other.dispatcher.sweepApprovals((id) => errors.push(id))).toBe(0);
+        expect(errors).toEqual([]);
+        await expect(other.dispatcher.resumeApproved(task.id)).rejects.toMatchObject({ code: 'invalid_request', message: 'no such approval request' });
+        expect((await show(task.id)).state).toBe('approved');
+        expect(await sends('gated')).toBe(before);
+        await (await secondNode()).dispatcher.sweepApprovals(() => undefined); // this gateway's own sweep admits it
+        await pollUntil(() => getTask(task.id), (t) => t.status.state === 'TASK_STATE_COMPLETED', { polls: 400, what: 'own sweep admitted it' });
+      } finally {
+        await other.close();
+      }
+    }, 120_000); // one CLI process
   });
 
   /** The gated agent's card id, from an approved attempt's audit. */

@@ -203,7 +203,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   const cards = new ProxyCards({ delegatees, keyring, publicUrl: () => publicUrl, identity: own.params, push: config.push.enabled });
   // Push and dispatcher refer to each other (a verified outcome feeds the outbox; a notification triggers a re-read).
   const refresh = (taskId: string): Promise<void> => dispatcher.refresh(taskId); // only ever called after both exist
-  const push = config.push.enabled ? await composePush(config, { store, keyring, logger, publicUrl, trust, delegatees, refresh }) : undefined;
+  const push = config.push.enabled ? await composePush(config, { store, keyring, logger, publicUrl, gateway: gateway.actor_ref.object_id, trust, delegatees, refresh }) : undefined;
   const webhook = config.admin.webhookUrl;
   const escalations = new Escalations({
     store,

@@ -24,7 +24,7 @@ import type { Store } from '../store/port.ts';
 /** Push notifications: sealed webhook configs, Baton's inbound webhook, the signed outbox and its guarded HTTP agent. */
 export async function composePush(
   config: Config,
-  deps: { store: Store; keyring: Keyring; logger: Logger; publicUrl: string; trust: TrustStore; delegatees: DelegateeRegistry; refresh: (taskId: string) => Promise<void> },
+  deps: { store: Store; keyring: Keyring; logger: Logger; publicUrl: string; gateway: string; trust: TrustStore; delegatees: DelegateeRegistry; refresh: (taskId: string) => Promise<void> },
 ) {
   const p = config.push;
   const box = await SecretBox.open(resolvedPaths(config).keys);
@@ -36,7 +36,7 @@ export async function composePush(
   }
   const agent = guardedAgent(policy, { connectTimeoutMs: Math.min(p.deliveryTimeoutMs, 10_000) });
   const outbox = new Outbox(
-    { store: deps.store, keyring: deps.keyring, box, agent, policy, logger: deps.logger, owner: randomIds.next('wrk'), clock: systemClock },
+    { store: deps.store, keyring: deps.keyring, box, agent, policy, logger: deps.logger, owner: randomIds.next('wrk'), gateway: deps.gateway, clock: systemClock },
     {
       retry: { maxAttempts: p.maxAttempts, baseMs: p.backoffBaseMs, maxMs: p.backoffMaxMs },
       deliveryTimeoutMs: p.deliveryTimeoutMs,

@@ -25,7 +25,7 @@ import {
 } from './records.ts';
 import { detachBody, hydrateBody } from './content.ts';
 import type { EffectPreview } from './preview.ts';
-import { decisionRefusal, type Refusal, type RequestState } from './rules.ts';
+import { decisionRefusal, isOwnRequest, type Refusal, type RequestState } from './rules.ts';
 
 /** What the request path hands over when it holds an effect for approval. */
 export interface OpenRequest {
@@ -99,6 +99,7 @@ export class HumanGates {
       requested_at: utc(now),
       expires_at: body.preview.expires_at,
       state: 'pending' as const,
+      gateway_id: this.deps.gatewayActor.object_id,
     };
     const whole = ApprovalRequestBody.parse(full) as ApprovalRequestBody;
     const apart = detachBody(whole);
@@ -110,7 +111,7 @@ export class HumanGates {
     return { ...record, body: { ...apart.body, params: whole.params, preview: whole.preview } };
   }
 
-  /** The request behind a task id, read back through its schema. */
+  /** The request behind a task id, read back through its schema; another gateway's is none of this one's (isOwnRequest). */
   async byTask(taskId: string): Promise<ApprovalRequest | undefined> {
     if (!/^att_/.test(taskId)) return undefined;
     return this.requestOf(await this.deps.store.getRecord(requestIdOf(taskId)));
@@ -118,7 +119,7 @@ export class HumanGates {
 
   /** A request record read back through its schema, made whole from the content store (content.ts). */
   private async requestOf(r: Envelope | undefined): Promise<ApprovalRequest | undefined> {
-    if (!r || r.schema_ref !== REQUEST_SCHEMA) return undefined;
+    if (!r || r.schema_ref !== REQUEST_SCHEMA || !this.own(r)) return undefined;
     return { ...r, body: ApprovalRequestBody.parse(await hydrateBody(r.body as Record<string, unknown>, this.deps.store.content)) } as SealedRecord<ApprovalRequestBody>;
   }
 
@@ -129,12 +130,18 @@ export class HumanGates {
     return { ...r, body: AuthorityDecisionBody.parse(r.body) } as AuthorityDecision;
   }
 
-  /** Newest first; a bounded scan. */
+  /** This gateway's requests (isOwnRequest), newest first; a bounded scan. */
   list(opts: { state?: RequestState; limit?: number } = {}): Promise<ApprovalRequest[]> {
     const limit = Math.min(Math.max(opts.limit ?? 100, 1), 1000);
-    return currentWhere<ApprovalRequest & Envelope>(this.deps.store, REQUEST_SCHEMA, (r) => !opts.state || (r.body as ApprovalRequestBody).state === opts.state, { limit, pages: 20, pageSize: 200 }).then((rs) =>
+    const match = (r: Envelope) => this.own(r) && (!opts.state || (r.body as ApprovalRequestBody).state === opts.state);
+    return currentWhere<ApprovalRequest & Envelope>(this.deps.store, REQUEST_SCHEMA, match, { limit, pages: 20, pageSize: 200 }).then((rs) =>
       Promise.all(rs.map(async (r) => (await this.requestOf(r))!)),
     );
+  }
+
+  /** Whether a request record is this gateway's (its body names it, or names none). */
+  private own(r: Envelope): boolean {
+    return isOwnRequest(r.body as { gateway_id?: unknown }, this.deps.gatewayActor.object_id);
   }
 
   /**

@@ -56,6 +56,14 @@ export const ApprovalRequestBody = z.looseObject({
   decision_ref: RevisionRef.optional(),
   attempt_id: z.string().optional(),
   refusal: z.looseObject({ code: z.string(), rule: z.string(), reason: z.string(), at: z.string() }).optional(),
+  /**
+   * The gateway (its actor id) that held the effect, carried by every
+   * revision. Gateways of several organisations can share one store (README
+   * "one shared ledger"): only this gateway's approvers decide it and only
+   * its nodes admit it — another would forward it under its own name.
+   * Absent on requests from before (everyone's, as the work queue's legacy rows).
+   */
+  gateway_id: z.string().optional(),
 });
 export type ApprovalRequestBody = z.infer<typeof ApprovalRequestBody> & { [key: string]: unknown };
 

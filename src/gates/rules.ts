@@ -64,3 +64,8 @@ export function reviewRefusal(i: { pending: boolean; reviewer: Approver | undefi
   if (!i.pending) return refuse('invalid_request', 'no_review_pending', 'this task has no review pending');
   return undefined;
 }
+
+/** A request this gateway may decide, sweep and admit: its own, or one from before requests named their gateway. */
+export function isOwnRequest(request: { gateway_id?: unknown }, gateway: string): boolean {
+  return request.gateway_id === undefined || request.gateway_id === gateway;
+}

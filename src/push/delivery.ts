@@ -65,12 +65,16 @@ export function notificationBody(closed: SealedRecord<AttemptBody>, verifiedTask
   return { task: withClosingRevision(task, closed) };
 }
 
-export function buildDelivery(closed: SealedRecord<AttemptBody>, config: ConfigGeneration, at: Date, verifiedTask?: JsonValue): DeliveryRow {
-  return outboxDelivery(config, closed.revision_id, notificationBody(closed, verifiedTask), at);
+export function buildDelivery(closed: SealedRecord<AttemptBody>, config: ConfigGeneration, at: Date, gateway: string, verifiedTask?: JsonValue): DeliveryRow {
+  return outboxDelivery(config, closed.revision_id, notificationBody(closed, verifiedTask), at, gateway);
 }
 
-/** Any outbox delivery: the body's exact bytes under a stable id for this registration. Signed when sent, not here. */
-export function outboxDelivery(config: ConfigGeneration, revisionId: string, payload: Json, at: Date): DeliveryRow {
+/**
+ * Any outbox delivery: the body's exact bytes under a stable id for this
+ * registration, owned by the enqueuing `gateway` (only its outbox sends it).
+ * Signed when sent, not here.
+ */
+export function outboxDelivery(config: ConfigGeneration, revisionId: string, payload: Json, at: Date, gateway: string): DeliveryRow {
   const now = at.toISOString();
   return {
     delivery_id: deliveryIdOf(config, revisionId),
@@ -86,6 +90,7 @@ export function outboxDelivery(config: ConfigGeneration, revisionId: string, pay
     last_error: null,
     created_at: now,
     delivered_at: null,
+    gateway_id: gateway,
   };
 }
 

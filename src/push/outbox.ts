@@ -57,6 +57,14 @@ export interface OutboxDeps {
   logger: Logger;
   /** Names this process's leases. */
   owner: string;
+  /**
+   * The gateway (its actor id) this outbox sends for. Gateways of several
+   * organisations can share one store (README "one shared ledger"): configs
+   * it registers and deliveries it enqueues name it, and it recovers and
+   * claims only its own (and rows naming none, from before) — another's it
+   * would sign with its own key, to that organisation's integrators.
+   */
+  gateway: string;
   /** The one clock the outbox reads: enqueue times, claims and leases, signatures, backoff, recovery's grace (records/time.ts). */
   clock: Clock;
   random?: () => number;
@@ -73,22 +81,36 @@ export class Outbox {
     private readonly opts: OutboxOptions,
   ) {}
 
+  /** The gateway this outbox sends for (the registry names it on the configs it stores). */
+  get gateway(): string {
+    return this.deps.gateway;
+  }
+
   /**
    * Enqueues the verified outcome `closed` for every webhook on its task.
    * `verifiedTask` is the read-back the verdict agreed with, when known.
    */
   async notify(closed: Attempt, verifiedTask?: JsonValue): Promise<number> {
     if (closed.body.state !== 'closed') return 0;
-    const configs = await this.deps.store.push.configs(closed.record_id);
+    const configs = this.own(await this.deps.store.push.configs(closed.record_id));
     const added = await this.enqueueFor(closed, configs, verifiedTask);
     if (added > 0) this.wake();
     return added;
   }
 
+  /**
+   * The configs this gateway sends to: its own and those naming none. Another
+   * gateway's config on a task judged here (a legacy work row any gateway
+   * follows) is left to that gateway's recovery pass, which signs with its key.
+   */
+  private own(configs: PushConfigRow[]): PushConfigRow[] {
+    return configs.filter((c) => c.gateway_id === null || c.gateway_id === this.deps.gateway);
+  }
+
   private async enqueueFor(closed: Attempt, configs: readonly PushConfigRow[], verifiedTask?: JsonValue): Promise<number> {
     if (configs.length === 0) return 0;
     const at = this.deps.clock.now();
-    const added = await this.deps.store.push.enqueue(configs.map((c) => buildDelivery(closed, c, at, verifiedTask)));
+    const added = await this.deps.store.push.enqueue(configs.map((c) => buildDelivery(closed, c, at, this.deps.gateway, verifiedTask)));
     for (const c of configs) await this.deps.store.push.markSeen(c.task_id, c.config_id, closed.revision_id, c.created_at);
     return added;
   }
@@ -99,9 +121,9 @@ export class Outbox {
    * request revision, signed and retried like the others.
    */
   async notifyTask(taskId: string, revisionId: string, task: JsonValue): Promise<number> {
-    const configs = await this.deps.store.push.configs(taskId);
+    const configs = this.own(await this.deps.store.push.configs(taskId));
     if (configs.length === 0) return 0;
-    const added = await this.deps.store.push.enqueue(configs.map((c) => outboxDelivery(c, revisionId, { task }, this.deps.clock.now())));
+    const added = await this.deps.store.push.enqueue(configs.map((c) => outboxDelivery(c, revisionId, { task }, this.deps.clock.now(), this.deps.gateway)));
     for (const c of configs) await this.deps.store.push.markSeen(c.task_id, c.config_id, revisionId, c.created_at);
     if (added > 0) this.wake();
     return added;
@@ -117,16 +139,16 @@ export class Outbox {
     const config =
       existing && existing.url === url
         ? existing
-        : { task_id: record.record_id, config_id: 'operator', caller_id: 'operator', url, sealed_credentials: null, created_at: this.deps.clock.now().toISOString() };
+        : { task_id: record.record_id, config_id: 'operator', caller_id: 'operator', url, sealed_credentials: null, created_at: this.deps.clock.now().toISOString(), gateway_id: this.deps.gateway };
     if (config !== existing) await this.deps.store.push.putConfig(config);
-    await this.deps.store.push.enqueue([outboxDelivery(config, record.revision_id, payload, this.deps.clock.now())]);
+    await this.deps.store.push.enqueue([outboxDelivery(config, record.revision_id, payload, this.deps.clock.now(), this.deps.gateway)]);
     // Seen at once: the recovery pass must not take an escalation for a task to re-read.
     await this.deps.store.push.markSeen(record.record_id, 'operator', record.revision_id, config.created_at);
     this.wake();
   }
 
   /**
-   * The recovery pass: every config whose task moved since it was last
+   * The recovery pass: every config of this gateway whose task moved since it was last
    * examined is examined at the head revision the query returned, and
    * marked seen there. A closed task gets its outcome enqueued (a process
    * may have died between closing the attempt and enqueueing) unless it
@@ -135,7 +157,7 @@ export class Outbox {
    * verdict, when the follower commits it, is a new revision and comes back here.
    */
   async recover(limit = 200): Promise<void> {
-    const changed = await this.deps.store.push.changedConfigs(limit);
+    const changed = await this.deps.store.push.changedConfigs(limit, this.deps.gateway);
     const groups = new Map<string, { taskId: string; head: string; configs: PushConfigRow[] }>();
     for (const c of changed) {
       const key = `${c.task_id}\u0000${c.head_revision}`;
@@ -161,7 +183,7 @@ export class Outbox {
   /** Claims one batch of due deliveries and sends them; returns how many were tried. */
   async drain(): Promise<number> {
     const now = this.deps.clock.now();
-    const claimed = await this.deps.store.push.claim(this.deps.owner, now.toISOString(), new Date(now.getTime() + this.opts.leaseMs).toISOString(), this.opts.batch);
+    const claimed = await this.deps.store.push.claim(this.deps.owner, now.toISOString(), new Date(now.getTime() + this.opts.leaseMs).toISOString(), this.opts.batch, this.deps.gateway);
     await Promise.all(claimed.map((d) => this.deliver(d)));
     return claimed.length;
   }

@@ -62,6 +62,7 @@ export class PushRegistry {
       url: input.url,
       sealed_credentials: creds ? this.deps.box.seal(JSON.stringify(creds), credentialContext(taskId, configId)) : null,
       created_at: at.toISOString(),
+      gateway_id: this.deps.outbox.gateway,
     };
     await this.deps.store.push.putConfig(row);
     if (attempt.body.state === 'closed') await this.deps.outbox.notify(attempt);
@@ -91,7 +92,7 @@ export class PushRegistry {
     const configs = await this.deps.store.push.configs(fromTaskId);
     for (const c of configs) {
       const sealed = c.sealed_credentials && this.deps.box.seal(this.deps.box.open(c.sealed_credentials, credentialContext(c.task_id, c.config_id)), credentialContext(toTaskId, c.config_id));
-      await this.deps.store.push.putConfig({ task_id: toTaskId, config_id: c.config_id, caller_id: c.caller_id, url: c.url, sealed_credentials: sealed, created_at: (this.deps.clock.now()).toISOString() });
+      await this.deps.store.push.putConfig({ task_id: toTaskId, config_id: c.config_id, caller_id: c.caller_id, url: c.url, sealed_credentials: sealed, created_at: (this.deps.clock.now()).toISOString(), gateway_id: this.deps.outbox.gateway });
     }
     return configs.length;
   }

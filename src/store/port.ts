@@ -117,6 +117,8 @@ export interface PushConfigRow {
   deleted_at: string | null;
   /** The task record revision last examined for a verified outcome (outbox recovery). */
   seen_revision: string | null;
+  /** The gateway (its actor id) that registered it; null on rows from before migration 13 (everyone's). */
+  gateway_id: string | null;
 }
 
 export type DeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'dead';
@@ -140,6 +142,8 @@ export interface DeliveryRow {
   last_error: string | null;
   created_at: string;
   delivered_at: string | null;
+  /** The gateway (its actor id) that enqueued it, the only one that sends it; null on rows from before migration 13 (everyone's). */
+  gateway_id: string | null;
 }
 
 /** Push notification state: webhook configs and the outbox. Mutable by design; records stay the audit trail. */
@@ -153,11 +157,11 @@ export interface PushStore {
   /** Marks a config deleted (kept for audit); false when there was no active one. */
   deleteConfig(taskId: string, configId: string, at: string): Promise<boolean>;
   /**
-   * Active configs whose task's current record revision is not
-   * `seen_revision`, oldest registration first, each with that head as read
-   * by the same statement.
+   * Active configs of `gateway` (or naming none) whose task's current record
+   * revision is not `seen_revision`, oldest registration first, each with
+   * that head as read by the same statement.
    */
-  changedConfigs(limit: number): Promise<Array<PushConfigRow & { head_revision: string }>>;
+  changedConfigs(limit: number, gateway: string): Promise<Array<PushConfigRow & { head_revision: string }>>;
   /**
    * Records that `revisionId` of the task was examined for this config.
    * With `generation`, only while the config is still that registration
@@ -170,9 +174,10 @@ export interface PushStore {
    * Atomically claims up to `limit` due deliveries for `owner` until
    * `leaseUntil`: pending ones with next_at <= now, and delivering ones whose
    * lease expired (their owner died). Each claim increments `attempts`.
-   * Two concurrent claimers never get the same row.
+   * Two concurrent claimers never get the same row. Only deliveries `gateway`
+   * enqueued, or naming none, are taken (gateways sharing the store).
    */
-  claim(owner: string, now: string, leaseUntil: string, limit: number): Promise<DeliveryRow[]>;
+  claim(owner: string, now: string, leaseUntil: string, limit: number, gateway: string): Promise<DeliveryRow[]>;
   /** Records a claimed delivery's result, only while `owner` still holds it; false otherwise. */
   finish(
     deliveryId: string,

@@ -46,6 +46,23 @@ export const pushTablesSql = (strict: string) => `
 `;
 
 /**
+ * Migration 13: the gateway (its actor id) that registered a config and that
+ * enqueued a delivery. Gateways of several organisations can share one store
+ * (README "one shared ledger"); a gateway's outbox recovers only its own
+ * configs and claims only its own deliveries — another organisation's it
+ * would sign with its own key, to that organisation's integrators (as
+ * migration 12 does for the work queue, work-sql.ts). Rows from before carry
+ * none and stay everyone's.
+ */
+export const pushGatewaySql = `
+  ALTER TABLE push_configs ADD COLUMN gateway_id TEXT;
+  ALTER TABLE push_deliveries ADD COLUMN gateway_id TEXT;
+`;
+
+/** A gateway's own rows (`gateway`: the placeholder of its id), and those from before rows named their gateway; `t` qualifies the column. */
+export const ownRows = (gateway: string, t = '') => `(${t}gateway_id = ${gateway} OR ${t}gateway_id IS NULL)`;
+
+/**
  * What a purged delivery's body becomes. Never valid JSON, so no body Baton
  * POSTs (always a JSON document) can be mistaken for it.
  */
@@ -64,12 +81,12 @@ export interface PushDialect {
 
 const DELIVERY_COLUMNS = [
   'delivery_id', 'task_id', 'config_id', 'revision_id', 'body', 'status',
-  'attempts', 'next_at', 'lease_until', 'lease_owner', 'last_error', 'created_at', 'delivered_at',
+  'attempts', 'next_at', 'lease_until', 'lease_owner', 'last_error', 'created_at', 'delivered_at', 'gateway_id',
 ] as const satisfies ReadonlyArray<keyof DeliveryRow>;
 // Adding a field to DeliveryRow without a column here fails to compile.
 const _everyField: Record<Exclude<keyof DeliveryRow, (typeof DELIVERY_COLUMNS)[number]>, never> = {};
 
-/** Rows per INSERT: 13 columns × 500 stays under both engines' parameter limits. */
+/** Rows per INSERT: 14 columns × 500 stays under both engines' parameter limits. */
 const CHUNK = 500;
 
 const clamp = (limit: number) => Math.min(Math.max(Math.trunc(limit) || 1, 1), 1000);
@@ -90,10 +107,10 @@ export function composePush({ p, lock, all }: PushDialect): PushStore {
     putConfig: async (c) => {
       // A2A Create is an upsert: the new registration replaces the old one wholesale, and is looked at afresh.
       await all(
-        `INSERT INTO push_configs(task_id, config_id, caller_id, url, sealed_credentials, created_at) VALUES (${list(1, 6)})
+        `INSERT INTO push_configs(task_id, config_id, caller_id, url, sealed_credentials, created_at, gateway_id) VALUES (${list(1, 7)})
          ON CONFLICT(task_id, config_id) DO UPDATE SET caller_id = excluded.caller_id, url = excluded.url,
-           sealed_credentials = excluded.sealed_credentials, created_at = excluded.created_at, deleted_at = NULL, seen_revision = NULL`,
-        [c.task_id, c.config_id, c.caller_id, c.url, c.sealed_credentials, c.created_at],
+           sealed_credentials = excluded.sealed_credentials, created_at = excluded.created_at, gateway_id = excluded.gateway_id, deleted_at = NULL, seen_revision = NULL`,
+        [c.task_id, c.config_id, c.caller_id, c.url, c.sealed_credentials, c.created_at, c.gateway_id],
       );
     },
     config: async (taskId, configId) =>
@@ -101,12 +118,12 @@ export function composePush({ p, lock, all }: PushDialect): PushStore {
     configs: (taskId) => all<PushConfigRow>(`SELECT * FROM push_configs WHERE task_id = ${p(1)} AND ${ACTIVE} ORDER BY created_at, config_id`, [taskId]),
     deleteConfig: (taskId, configId, at) =>
       changed(`UPDATE push_configs SET deleted_at = ${p(3)} WHERE task_id = ${p(1)} AND config_id = ${p(2)} AND ${ACTIVE}`, [taskId, configId, at]),
-    changedConfigs: (limit) =>
+    changedConfigs: (limit, gateway) =>
       all<PushConfigRow & { head_revision: string }>(
         `SELECT c.*, h.revision_id AS head_revision FROM push_configs c JOIN record_heads h ON h.record_id = c.task_id
-         WHERE c.${ACTIVE} AND (c.seen_revision IS NULL OR c.seen_revision <> h.revision_id)
+         WHERE c.${ACTIVE} AND (c.seen_revision IS NULL OR c.seen_revision <> h.revision_id) AND ${ownRows(p(2), 'c.')}
          ORDER BY c.created_at, c.task_id, c.config_id LIMIT ${p(1)}`,
-        [clamp(limit)],
+        [clamp(limit), gateway],
       ),
     markSeen: async (taskId, configId, revisionId, generation) => {
       if (generation === undefined) {
@@ -129,16 +146,16 @@ export function composePush({ p, lock, all }: PushDialect): PushStore {
       }
       return inserted;
     },
-    claim: async (owner, now, leaseUntil, limit) => {
+    claim: async (owner, now, leaseUntil, limit, gateway) => {
       if (limit < 1) return []; // asking for none must not take one
       const rows = await all<DeliveryRow>(
         `UPDATE push_deliveries SET status = 'delivering', lease_owner = ${p(1)}, lease_until = ${p(3)}, attempts = attempts + 1
          WHERE delivery_id IN (
            SELECT delivery_id FROM push_deliveries
-           WHERE (status = 'pending' AND next_at <= ${p(2)}) OR (status = 'delivering' AND lease_until <= ${p(2)})
+           WHERE ((status = 'pending' AND next_at <= ${p(2)}) OR (status = 'delivering' AND lease_until <= ${p(2)})) AND ${ownRows(p(5))}
            ORDER BY next_at, delivery_id LIMIT ${p(4)}${lock})
          RETURNING *`,
-        [owner, now, leaseUntil, clamp(limit)],
+        [owner, now, leaseUntil, clamp(limit), gateway],
       );
       return rows.map(deliveryOf).sort(byDue); // RETURNING follows no ORDER BY
     },

@@ -7,7 +7,7 @@
  * The SQL is shared by both adapters, as push-sql.ts is.
  */
 import type { WorkStore } from './port.ts';
-import type { PushDialect } from './push-sql.ts';
+import { ownRows, type PushDialect } from './push-sql.ts';
 import type { WorkRow } from './tx/ops.ts';
 
 /** Migration 5 in both dialects; `strict` is ' STRICT' for SQLite. */
@@ -48,8 +48,6 @@ export const workRemoteTaskSql = 'ALTER TABLE attempt_work ADD COLUMN remote_tas
 export const workGatewaySql = 'ALTER TABLE attempt_work ADD COLUMN gateway_id TEXT;';
 
 const COLUMNS = 'effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at, remote_task_id, gateway_id';
-/** A gateway's own rows, and those from before rows named their gateway. */
-const ownRows = (gateway: string) => `(gateway_id = ${gateway} OR gateway_id IS NULL)`;
 const rowOf = (r: WorkRow): WorkRow => ({ ...r, tries: Number(r.tries) });
 const clamp = (limit: number) => Math.min(Math.max(Math.trunc(limit) || 1, 1), 1000);
 

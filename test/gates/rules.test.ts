@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { admissionRefusal, decisionRefusal, reviewRefusal } from '../../src/gates/rules.ts';
+import { admissionRefusal, decisionRefusal, isOwnRequest, reviewRefusal } from '../../src/gates/rules.ts';
 import { ApprovalsConfig, approversOf, callerPrincipal, RequireApproval, requiredTier } from '../../src/gates/policy.ts';
 import { approvalProblems, t4ReviewerProblems } from '../../src/gates/check.ts';
 import { CHAIN_KEY, previewDigest, renderParts, type EffectPreview } from '../../src/gates/preview.ts';
@@ -45,6 +45,15 @@ describe('admission rules (approval bound to the exact effect, once, before expi
     ['an expired approval', { now: new Date('2026-12-03T10:15:00Z') }, 'context_invalidated', 'approval_expired', 'the approval expired before admission'],
   ])('refuses %s', (_what, over, code, rule, reason) => {
     expect(admit(over)).toEqual({ code, rule, reason });
+  });
+});
+
+describe('gateways sharing a store', () => {
+  it("a gateway's own request, or one naming no gateway (from before), is its to decide and admit; another gateway's is not", () => {
+    expect(isOwnRequest({ gateway_id: 'actor_baton_a' }, 'actor_baton_a')).toBe(true);
+    expect(isOwnRequest({}, 'actor_baton_a')).toBe(true);
+    expect(isOwnRequest({ gateway_id: 'actor_baton_b' }, 'actor_baton_a')).toBe(false);
+    expect(isOwnRequest({ gateway_id: null }, 'actor_baton_a')).toBe(false);
   });
 });
 

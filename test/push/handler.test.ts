@@ -29,7 +29,7 @@ async function setup(opts: { push: boolean }) {
   const box = new SecretBox(Buffer.alloc(32, 9));
   const agent = guardedAgent(LOOPBACK);
   const outbox = new Outbox(
-    { store: w.store, keyring: w.keyring, box, agent, policy: LOOPBACK, logger: quietLogger(), owner: 'wrk_test', clock: systemClock },
+    { store: w.store, keyring: w.keyring, box, agent, policy: LOOPBACK, logger: quietLogger(), owner: 'wrk_test', gateway: 'actor_baton_test', clock: systemClock },
     { retry: { maxAttempts: 2, baseMs: 10, maxMs: 10 }, deliveryTimeoutMs: 1_000, leaseMs: 3_000, intervalMs: 50, batch: 4 },
   );
   const registry = new PushRegistry({ store: w.store, box, policy: LOOPBACK, ids: randomIds, outbox, maxPerTask: 3, clock: systemClock });

@@ -5,7 +5,7 @@ import type { DeliveryRow } from '../../src/store/port.ts';
 import { purgedBody } from '../../src/store/push-sql.ts';
 import { expectCode } from '../helpers/errors.ts';
 
-const row = { task_id: 'att_1', config_id: 'c1', caller_id: 'planner', url: 'https://hooks.example.com/x', sealed_credentials: 'v1.a.b.c', created_at: '', deleted_at: null, seen_revision: null };
+const row = { task_id: 'att_1', config_id: 'c1', caller_id: 'planner', url: 'https://hooks.example.com/x', sealed_credentials: 'v1.a.b.c', created_at: '', deleted_at: null, seen_revision: null, gateway_id: null };
 
 describe('push config input', () => {
   it('accepts the SDK shape (absent strings as empty) and keeps credentials apart', () => {
@@ -61,7 +61,7 @@ describe('retry rules', () => {
 describe('requeue refusals', () => {
   const d = (over: Partial<DeliveryRow>): DeliveryRow => ({
     delivery_id: 'dlv_1', task_id: 'att_1', config_id: 'c1', revision_id: 'rev_1', body: '{}', status: 'dead', attempts: 8,
-    next_at: '', lease_until: null, lease_owner: null, last_error: 'HTTP 410', created_at: '', delivered_at: null, ...over,
+    next_at: '', lease_until: null, lease_owner: null, last_error: 'HTTP 410', created_at: '', delivered_at: null, gateway_id: null, ...over,
   });
   it('names why: no such delivery, not dead, or its body purged by retention (issue 25 item 16), each invalid_request', () => {
     expect(expectCode(() => { throw requeueRefused('dlv_x', undefined); }, 'invalid_request').message).toBe('no such delivery');

@@ -15,6 +15,8 @@ import { actor, closeAttempt, openAttempt, quietLogger, receiver, world } from '
 
 const LOOPBACK: WebhookPolicy = { allowHttp: true, allow: ['127.0.0.0/8'] };
 const caller = { id: 'planner' } as Caller;
+/** The gateway this outbox sends for (its actor id). */
+const GATEWAY = 'actor_baton_test';
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -36,7 +38,7 @@ async function setup(opts: { policy?: WebhookPolicy; retry?: Partial<OutboxOptio
     batch: 8,
   };
   const outbox = new Outbox(
-    { store: w.store, keyring: w.keyring, box, agent, policy: opts.policy ?? LOOPBACK, logger: quietLogger(), owner: randomIds.next('wrk'), clock, random: () => 0.5 },
+    { store: w.store, keyring: w.keyring, box, agent, policy: opts.policy ?? LOOPBACK, logger: quietLogger(), owner: randomIds.next('wrk'), gateway: GATEWAY, clock, random: () => 0.5 },
     outboxOpts,
   );
   const registry = new PushRegistry({ store: w.store, box, policy: LOOPBACK, ids: randomIds, outbox, maxPerTask: 3, clock });
@@ -196,7 +198,7 @@ describe('push outbox', () => {
     await s.store.putRecord(closeAttempt(s.attempt));
     await s.outbox.recover();
     const now = s.clock.now();
-    const [stolen] = await s.store.push.claim('crashed-worker', now.toISOString(), new Date(now.getTime() + 5_000).toISOString(), 10);
+    const [stolen] = await s.store.push.claim('crashed-worker', now.toISOString(), new Date(now.getTime() + 5_000).toISOString(), 10, GATEWAY);
     expect(stolen).toBeDefined();
     expect(await s.outbox.drain()).toBe(0); // still leased
     s.clock.advance(5_001);
@@ -211,7 +213,7 @@ describe('push outbox', () => {
     const r = await hook();
     await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: r.url });
     await s.outbox.recover();
-    expect(await s.store.push.changedConfigs(10)).toEqual([]); // examined, so seen, although open
+    expect(await s.store.push.changedConfigs(10, GATEWAY)).toEqual([]); // examined, so seen, although open
     await s.outbox.drain();
     expect(r.received).toEqual([]); // nothing to deliver for an open task
     // The process "died" between closing the attempt and enqueueing its delivery.
@@ -224,6 +226,29 @@ describe('push outbox', () => {
     const task = JSON.parse(r.received[0]!.body).task;
     expect(task.status.state).toBe('TASK_STATE_WORKING'); // unverified is never reported done
     expect(task.metadata['urn:baton:outcome:v2']).toMatchObject({ outcome: 'unknown', verified: false, revisionId: closed.revision_id });
+  });
+
+  it("another organisation's gateway on the same store neither recovers nor sends this gateway's notifications", async () => {
+    const s = await setup();
+    const r = await hook();
+    await s.registry.create(caller, s.attempt, { taskId: s.attempt.record_id, url: r.url });
+    expect(await s.store.push.configs(s.attempt.record_id)).toMatchObject([{ gateway_id: GATEWAY }]);
+    const closed = closeAttempt(s.attempt);
+    await s.store.putRecord(closed);
+    const other = new Outbox(
+      { store: s.store, keyring: s.keyring, box: s.box, agent: s.agent, policy: LOOPBACK, logger: quietLogger(), owner: 'wrk_other', gateway: 'actor_baton_other', clock: s.clock },
+      s.outboxOpts,
+    );
+    await other.recover();
+    expect(await other.notify(closed)).toBe(0); // e.g. a legacy work row the other gateway judged: this gateway's recovery sends it
+    expect(await s.store.push.deliveries({ task_id: s.attempt.record_id, limit: 10 })).toEqual([]);
+    expect(await s.store.push.changedConfigs(10, GATEWAY)).toHaveLength(1); // not marked seen by the other gateway either
+    await s.outbox.recover();
+    expect(await s.store.push.deliveries({ task_id: s.attempt.record_id, limit: 10 })).toMatchObject([{ status: 'pending', gateway_id: GATEWAY }]);
+    expect(await other.drain()).toBe(0);
+    expect(r.received).toEqual([]);
+    expect(await s.outbox.drain()).toBe(1);
+    expect(r.received).toHaveLength(1);
   });
 
   it('recovery does not starve: configs on open tasks, however many, never keep a closed task from its outcome', async () => {
@@ -246,7 +271,7 @@ describe('push outbox', () => {
     expect(r.received).toHaveLength(1);
     expect(JSON.parse(r.received[0]!.body).task.id).toBe(s.attempt.record_id);
     expect(open).toHaveLength(7);
-    expect(await s.store.push.changedConfigs(100)).toEqual([]);
+    expect(await s.store.push.changedConfigs(100, GATEWAY)).toEqual([]);
   });
 
   it('recovery leaves an outcome closed under 30 s ago to the live path, and takes it after that', async () => {
@@ -257,12 +282,12 @@ describe('push outbox', () => {
     s.clock.advance(29_000);
     await s.outbox.recover();
     expect(await s.store.push.deliveries({ limit: 10 })).toEqual([]);
-    expect(await s.store.push.changedConfigs(10)).toHaveLength(1); // left unseen for a later pass
+    expect(await s.store.push.changedConfigs(10, GATEWAY)).toHaveLength(1); // left unseen for a later pass
     s.clock.advance(1_000);
     await s.outbox.recover();
     await s.outbox.drain();
     expect(r.received).toHaveLength(1);
-    expect(await s.store.push.changedConfigs(10)).toEqual([]);
+    expect(await s.store.push.changedConfigs(10, GATEWAY)).toEqual([]);
   });
 
   it('a config registered again (new URL, or deleted and created again) gets its own delivery; the earlier one is superseded', async () => {
@@ -303,7 +328,7 @@ describe('push outbox', () => {
     const next = sealRecord({ type: 'escalation', issuedBy: actor, lifecycle: 'recorded', recordId: escalation.record_id, prior: refOf(escalation), body: { kind: 'breaker_tripped', state: 'acknowledged' } }, { ids: randomIds, clock: systemClock });
     await s.store.putRecord(next);
     await s.outbox.recover();
-    expect(await s.store.push.changedConfigs(10)).toEqual([]);
+    expect(await s.store.push.changedConfigs(10, GATEWAY)).toEqual([]);
   });
 
   it('registering on a task that already has its outcome delivers it; configs per task are bounded', async () => {

@@ -30,7 +30,7 @@ describe('webhook URL redaction', () => {
     const box = new SecretBox(Buffer.alloc(32, 7));
     const agent = guardedAgent(POLICY);
     const outbox = new Outbox(
-      { store: w.store, keyring: w.keyring, box, agent, policy: POLICY, logger: quietLogger(), owner: 'wrk_test', clock: systemClock },
+      { store: w.store, keyring: w.keyring, box, agent, policy: POLICY, logger: quietLogger(), owner: 'wrk_test', gateway: 'actor_baton_test', clock: systemClock },
       { retry: { maxAttempts: 2, baseMs: 10, maxMs: 10 }, deliveryTimeoutMs: 1_000, leaseMs: 3_000, intervalMs: 50, batch: 4 },
     );
     cleanups.push(async () => {

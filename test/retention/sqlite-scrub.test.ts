@@ -37,10 +37,10 @@ describe('sqlite: retention purge scrubs the files', () => {
       await store.putRecord(taskInput('att_scrub', { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: `${MESSAGE} `.repeat(40) }] }, deps));
       const row = (id: string, body: string) => ({
         delivery_id: id, task_id: 'att_scrub', config_id: 'cfg', revision_id: 'rev', body, status: 'pending' as const, attempts: 0,
-        next_at: '2026-01-01T00:00:00.000Z', lease_until: null, lease_owner: null, last_error: null, created_at: '2026-01-01T00:00:00.000Z', delivered_at: null,
+        next_at: '2026-01-01T00:00:00.000Z', lease_until: null, lease_owner: null, last_error: null, created_at: '2026-01-01T00:00:00.000Z', delivered_at: null, gateway_id: null,
       });
       await store.push.enqueue([row('dlv_done', JSON.stringify({ artifacts: [{ text: `${ARTIFACT} `.repeat(400) }] })), row('dlv_wait', JSON.stringify({ text: PENDING }))]);
-      const [done] = await store.push.claim('node_a', '2026-01-01T00:00:01.000Z', '2026-01-01T00:01:00.000Z', 1);
+      const [done] = await store.push.claim('node_a', '2026-01-01T00:00:01.000Z', '2026-01-01T00:01:00.000Z', 1, 'actor_baton_test');
       expect(done?.delivery_id).toBe('dlv_done');
       await store.push.finish('dlv_done', 'node_a', { status: 'delivered', at: '2026-01-01T00:00:02.000Z' });
       // Meaningful only if the bytes were on disk to begin with.

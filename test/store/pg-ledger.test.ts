@@ -3,6 +3,7 @@ import { LEDGER_LIMITS } from '../../src/ledger/types.ts';
 import { PgStore } from '../../src/store/postgres/store.ts';
 import { storeContract } from './support/contract.ts';
 import { taskContract } from './support/task-contract.ts';
+import { gatesContract } from './support/gates-contract.ts';
 import { freshSchema, PG_URL } from './support/pg.ts';
 
 describe.skipIf(!PG_URL)('postgres store', () => {
@@ -14,4 +15,5 @@ describe.skipIf(!PG_URL)('postgres store', () => {
 
   storeContract('postgres', async (limits) => PgStore.open(db.url, { limits: { ...LEDGER_LIMITS, ...limits }, max: 4 }));
   taskContract('postgres', async (limits) => PgStore.open(db.url, { limits: { ...LEDGER_LIMITS, ...limits }, max: 4 }));
+  gatesContract('postgres', async () => PgStore.open(db.url, { max: 4 }));
 });

@@ -114,6 +114,7 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     const raw = new Database(path);
     raw.exec(`DROP TABLE ledger_live_roots; DROP TABLE baton_meta; DROP TABLE gateway_identity; DROP TABLE card_history;
       DROP TABLE content; DROP TABLE attempt_work; DROP TABLE preset_locks; DROP INDEX ledger_nodes_by_preset; ALTER TABLE ledger_nodes DROP COLUMN preset_id;
+      ALTER TABLE push_configs DROP COLUMN gateway_id; ALTER TABLE push_deliveries DROP COLUMN gateway_id;
       DELETE FROM schema_migrations WHERE version >= 5`);
     raw.close();
     writeFileSync(`${path}.initialized`, '2026-01-01T00:00:00.000Z\n');

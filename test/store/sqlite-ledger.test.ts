@@ -6,6 +6,7 @@ import { LEDGER_LIMITS } from '../../src/ledger/types.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { storeContract } from './support/contract.ts';
 import { taskContract } from './support/task-contract.ts';
+import { gatesContract } from './support/gates-contract.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-ledger-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -13,3 +14,4 @@ let n = 0;
 
 storeContract('sqlite', async (limits) => SqliteStore.open(join(dir, `l${++n}.db`), { create: true, limits: { ...LEDGER_LIMITS, ...limits } }));
 taskContract('sqlite', async (limits) => SqliteStore.open(join(dir, `t${++n}.db`), { create: true, limits: { ...LEDGER_LIMITS, ...limits } }));
+gatesContract('sqlite', async () => SqliteStore.open(join(dir, `g${++n}.db`), { create: true }));

@@ -7,7 +7,7 @@
 import { CAPACITY_INDEXES, liveRootsTableSql } from '../capacity.ts';
 import { controlLedgerTablesSql, PG_DDL, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
-import { pushTablesSql } from '../push-sql.ts';
+import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
 import { workGatewaySql, workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
 import { contentTablesSql } from '../content-sql.ts';
 
@@ -22,4 +22,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   { version: 10, sql: liveRootsTableSql('', 'BIGINT') },
   { version: 11, sql: workRemoteTaskSql },
   { version: 12, sql: workGatewaySql },
+  { version: 13, sql: pushGatewaySql },
 ];

@@ -7,7 +7,7 @@
 import { CAPACITY_INDEXES, liveRootsTableSql } from '../capacity.ts';
 import { controlLedgerTablesSql, SQLITE_DDL, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
-import { pushTablesSql } from '../push-sql.ts';
+import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
 import { workGatewaySql, workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
 import { contentTablesSql } from '../content-sql.ts';
 
@@ -28,4 +28,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 10, sql: liveRootsTableSql(' STRICT', 'INTEGER') },
   { version: 11, sql: workRemoteTaskSql },
   { version: 12, sql: workGatewaySql },
+  { version: 13, sql: pushGatewaySql },
 ];

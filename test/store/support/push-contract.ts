@@ -19,6 +19,9 @@ const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 /** Fixed-width UTC timestamps `s` seconds after T0. */
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();
 
+/** The gateway (its actor id) the rows below belong to, unless a test names another. */
+const GW = 'actor_baton_a';
+
 const config = (task_id: string, config_id: string, over: Partial<PushConfigRow> = {}) => ({
   task_id,
   config_id,
@@ -26,6 +29,7 @@ const config = (task_id: string, config_id: string, over: Partial<PushConfigRow>
   url: `https://hooks.example/${config_id}`,
   sealed_credentials: null,
   created_at: at(0),
+  gateway_id: GW as string | null,
   ...over,
 });
 
@@ -43,6 +47,7 @@ const delivery = (delivery_id: string, over: Partial<DeliveryRow> = {}): Deliver
   last_error: null,
   created_at: at(0),
   delivered_at: null,
+  gateway_id: GW,
   ...over,
 });
 
@@ -65,7 +70,7 @@ export function pushContract(name: string, open: OpenPush): void {
       ]);
       await store.push.markSeen('att_1', 'a', 'rev_x');
       expect((await store.push.config('att_1', 'a'))?.seen_revision).toBe('rev_x');
-      const replaced = config('att_1', 'a', { caller_id: 'caller_b', url: 'https://other.example/h', sealed_credentials: 'sealed:new', created_at: at(3) });
+      const replaced = config('att_1', 'a', { caller_id: 'caller_b', url: 'https://other.example/h', sealed_credentials: 'sealed:new', created_at: at(3), gateway_id: 'actor_baton_b' });
       await store.push.putConfig(replaced);
       expect(await store.push.config('att_1', 'a')).toStrictEqual({ ...replaced, deleted_at: null, seen_revision: null });
       expect((await store.push.configs('att_1')).map((c) => c.config_id)).toEqual(['b', 'a']); // ordered by created_at
@@ -97,16 +102,16 @@ export function pushContract(name: string, open: OpenPush): void {
       await store.push.putConfig(config(other.record_id, 'gone'));
       await store.push.deleteConfig(other.record_id, 'gone', at(1));
       await store.push.putConfig(config('att_without_record', 'a'));
-      expect(await store.push.changedConfigs(100)).toStrictEqual([
+      expect(await store.push.changedConfigs(100, GW)).toStrictEqual([
         { ...config(r1.record_id, 'a'), deleted_at: null, seen_revision: null, head_revision: r1.revision_id },
       ]);
       await store.push.markSeen(r1.record_id, 'a', r1.revision_id);
-      expect(await store.push.changedConfigs(100)).toEqual([]);
+      expect(await store.push.changedConfigs(100, GW)).toEqual([]);
       const r2 = task({ n: 2 }, r1);
       await store.putRecord(r2);
-      expect(await store.push.changedConfigs(100)).toMatchObject([{ task_id: r1.record_id, seen_revision: r1.revision_id, head_revision: r2.revision_id }]);
+      expect(await store.push.changedConfigs(100, GW)).toMatchObject([{ task_id: r1.record_id, seen_revision: r1.revision_id, head_revision: r2.revision_id }]);
       await store.push.putConfig(config(r1.record_id, 'b', { created_at: at(1) }));
-      expect(await store.push.changedConfigs(1)).toHaveLength(1);
+      expect(await store.push.changedConfigs(1, GW)).toHaveLength(1);
       await store.close();
     });
 
@@ -119,6 +124,20 @@ export function pushContract(name: string, open: OpenPush): void {
       expect((await store.push.config('att_1', 'a'))?.seen_revision).toBe('rev_1');
       await store.push.markSeen('att_1', 'a', 'rev_2');
       expect((await store.push.config('att_1', 'a'))?.seen_revision).toBe('rev_2');
+      await store.close();
+    });
+
+    it("gateways sharing the store recover only their own gateway's configs (and configs that name none)", async () => {
+      const { store } = await open();
+      const r = task({ n: 1 });
+      await store.putRecord(r);
+      await store.push.putConfig(config(r.record_id, 'a', { created_at: at(1) }));
+      await store.push.putConfig(config(r.record_id, 'b', { created_at: at(2), gateway_id: 'actor_baton_b' }));
+      await store.push.putConfig(config(r.record_id, 'legacy', { created_at: at(3), gateway_id: null }));
+      const ids = (rows: PushConfigRow[]) => rows.map((c) => c.config_id);
+      expect(ids(await store.push.changedConfigs(100, 'actor_baton_b'))).toEqual(['b', 'legacy']);
+      expect(ids(await store.push.changedConfigs(100, GW))).toEqual(['a', 'legacy']);
+      expect(await store.push.changedConfigs(100, 'actor_baton_c')).toMatchObject([{ config_id: 'legacy', gateway_id: null, head_revision: r.revision_id }]);
       await store.close();
     });
 
@@ -143,14 +162,14 @@ export function pushContract(name: string, open: OpenPush): void {
     it('claims due rows in due order, counts each claim as a try, and leaves leased and future rows alone', async () => {
       const { store } = await open();
       await store.push.enqueue([delivery('late', { next_at: at(100) }), delivery('d2', { next_at: at(2) }), delivery('d1', { next_at: at(1) }), delivery('d3', { next_at: at(3) })]);
-      expect(await store.push.claim('owner_a', at(10), at(40), 0)).toEqual([]);
-      const first = await store.push.claim('owner_a', at(10), at(40), 2);
+      expect(await store.push.claim('owner_a', at(10), at(40), 0, GW)).toEqual([]);
+      const first = await store.push.claim('owner_a', at(10), at(40), 2, GW);
       expect(first).toStrictEqual([
         delivery('d1', { next_at: at(1), status: 'delivering', attempts: 1, lease_owner: 'owner_a', lease_until: at(40) }),
         delivery('d2', { next_at: at(2), status: 'delivering', attempts: 1, lease_owner: 'owner_a', lease_until: at(40) }),
       ]);
-      expect((await store.push.claim('owner_a', at(10), at(40), 10)).map((d) => d.delivery_id)).toEqual(['d3']);
-      expect(await store.push.claim('owner_b', at(39), at(70), 10)).toEqual([]); // leased until 40; 'late' is due at 100
+      expect((await store.push.claim('owner_a', at(10), at(40), 10, GW)).map((d) => d.delivery_id)).toEqual(['d3']);
+      expect(await store.push.claim('owner_b', at(39), at(70), 10, GW)).toEqual([]); // leased until 40; 'late' is due at 100
       expect(await store.push.delivery('late')).toMatchObject({ status: 'pending', attempts: 0 });
       await store.close();
     });
@@ -158,8 +177,8 @@ export function pushContract(name: string, open: OpenPush): void {
     it('re-claims an expired lease for another owner, after which the first owner cannot finish', async () => {
       const { store } = await open();
       await store.push.enqueue([delivery('d1', { next_at: at(1) }), delivery('d2', { next_at: at(2) })]);
-      await store.push.claim('owner_a', at(10), at(40), 10);
-      const again = await store.push.claim('owner_b', at(40), at(70), 10);
+      await store.push.claim('owner_a', at(10), at(40), 10, GW);
+      const again = await store.push.claim('owner_b', at(40), at(70), 10, GW);
       expect(again.map((d) => [d.delivery_id, d.lease_owner, d.attempts])).toEqual([
         ['d1', 'owner_b', 2],
         ['d2', 'owner_b', 2],
@@ -173,8 +192,8 @@ export function pushContract(name: string, open: OpenPush): void {
 
       expect(await store.push.finish('d2', 'owner_b', { status: 'pending', next_at: at(100), last_error: 'HTTP 503', at: at(42) })).toBe(true);
       expect(await store.push.delivery('d2')).toStrictEqual(delivery('d2', { next_at: at(100), attempts: 2, last_error: 'HTTP 503' }));
-      expect(await store.push.claim('owner_c', at(99), at(130), 10)).toEqual([]);
-      const retried = await store.push.claim('owner_c', at(100), at(130), 10);
+      expect(await store.push.claim('owner_c', at(99), at(130), 10, GW)).toEqual([]);
+      const retried = await store.push.claim('owner_c', at(100), at(130), 10, GW);
       expect(retried).toMatchObject([{ delivery_id: 'd2', attempts: 3, last_error: 'HTTP 503' }]);
       // A retry that succeeds clears the previous error.
       expect(await store.push.finish('d2', 'owner_c', { status: 'delivered', at: at(101) })).toBe(true);
@@ -182,11 +201,25 @@ export function pushContract(name: string, open: OpenPush): void {
       await store.close();
     });
 
+    it("gateways sharing the store claim only their own gateway's deliveries (and deliveries that name none)", async () => {
+      const { store } = await open();
+      await store.push.enqueue([delivery('a', { next_at: at(1) }), delivery('legacy', { next_at: at(2), gateway_id: null }), delivery('b', { next_at: at(3), gateway_id: 'actor_baton_b' })]);
+      const ids = (rows: DeliveryRow[]) => rows.map((d) => d.delivery_id);
+      expect(ids(await store.push.claim('node_b', at(10), at(40), 10, 'actor_baton_b'))).toEqual(['legacy', 'b']);
+      expect(await store.push.delivery('a')).toStrictEqual(delivery('a', { next_at: at(1) })); // untouched: pending, no try
+      expect(await store.push.claim('node_c', at(10), at(40), 10, 'actor_baton_c')).toEqual([]);
+      expect(await store.push.claim('node_a', at(10), at(40), 10, GW)).toStrictEqual([delivery('a', { next_at: at(1), status: 'delivering', attempts: 1, lease_owner: 'node_a', lease_until: at(40) })]);
+      // Once every lease lapses, B's own row stays B's; the legacy row is anyone's.
+      expect(ids(await store.push.claim('node_a', at(40), at(70), 10, GW))).toEqual(['a', 'legacy']);
+      expect(await store.push.delivery('b')).toMatchObject({ status: 'delivering', lease_owner: 'node_b', attempts: 1 });
+      await store.close();
+    });
+
     it('requeues only a dead delivery: pending again, tries reset, error kept', async () => {
       const { store } = await open();
       await store.push.enqueue([delivery('d1')]);
       expect(await store.push.requeue('d1', at(50))).toBe(false);
-      await store.push.claim('owner_a', at(1), at(30), 1);
+      await store.push.claim('owner_a', at(1), at(30), 1, GW);
       expect(await store.push.requeue('d1', at(50))).toBe(false);
       expect(await store.push.finish('d1', 'owner_a', { status: 'dead', last_error: 'HTTP 410', at: at(2) })).toBe(true);
       expect(await store.push.requeue('d1', at(50))).toBe(true);
@@ -201,7 +234,7 @@ export function pushContract(name: string, open: OpenPush): void {
       const secret = (id: string) => `{"id":"${id}","artifact":"ARTIFACT-MARKER-${id}"}`;
       const ids = ['done', 'dead', 'pend', 'busy', 'late'];
       await store.push.enqueue(ids.map((id) => delivery(id, { body: secret(id), next_at: at(1), created_at: id === 'late' ? at(20) : at(1) })));
-      await store.push.claim('owner_a', at(2), at(100), 10); // all five delivering
+      await store.push.claim('owner_a', at(2), at(100), 10, GW); // all five delivering
       await store.push.finish('done', 'owner_a', { status: 'delivered', at: at(3) });
       await store.push.finish('dead', 'owner_a', { status: 'dead', last_error: 'HTTP 410', at: at(3) });
       await store.push.finish('pend', 'owner_a', { status: 'pending', next_at: at(50), at: at(3) });
@@ -216,7 +249,7 @@ export function pushContract(name: string, open: OpenPush): void {
       expect(isPurgedBody(rows.dead!.body) && !isPurgedBody(rows.late!.body)).toBe(true);
       expect(await store.push.requeue('dead', at(60))).toBe(false);
       expect(await store.push.delivery('dead')).toMatchObject({ status: 'dead' });
-      expect(await store.push.claim('owner_b', at(200), at(300), 10)).toMatchObject([{ delivery_id: 'busy' }, { delivery_id: 'pend' }]);
+      expect(await store.push.claim('owner_b', at(200), at(300), 10, GW)).toMatchObject([{ delivery_id: 'busy' }, { delivery_id: 'pend' }]);
       await store.close();
     });
 
@@ -248,7 +281,7 @@ export function pushContract(name: string, open: OpenPush): void {
       const claimed: string[] = [];
       const claimer = async (s: Store, owner: string) => {
         for (;;) {
-          const rows = await s.push.claim(owner, at(10), at(1000), 3);
+          const rows = await s.push.claim(owner, at(10), at(1000), 3, GW);
           if (rows.length === 0) return;
           for (const r of rows) {
             expect(r).toMatchObject({ lease_owner: owner, attempts: 1 });
@@ -269,7 +302,7 @@ export function pushContract(name: string, open: OpenPush): void {
       const { store } = await open();
       await store.close();
       await expectCodeAsync(store.push.config('att_1', 'a'), 'storage_error');
-      await expectCodeAsync(store.push.claim('o', at(1), at(2), 1), 'storage_error');
+      await expectCodeAsync(store.push.claim('o', at(1), at(2), 1, GW), 'storage_error');
     });
   });
 }
