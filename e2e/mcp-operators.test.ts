@@ -244,16 +244,17 @@ describe('the console shows MCP attempts', () => {
     expect(text(await get('/trees'))).toContain('notes/lying_create closed unknown');
   });
 
-  it("shows one MCP attempt's page: tool, adapter, outcome, how it was established and its receipt", async () => {
+  it("shows one MCP attempt's page: tool, adapter, outcome, how it was verified and its receipt", async () => {
     const a = await latest(ids.lying);
     const page = text(await get(`/attempts/${ids.lying}`));
     expect(page).toContain(`Attempt ${ids.lying} : closed , outcome unknown`);
-    expect(page).toContain('Established read back on a separate route');
+    expect(page).toContain('Verification read back on a separate route: disagreed');
     expect(page).toMatch(/Adapter mcp binding streamable_http version \S+/);
     expect(page).toContain(`Tool notes/lying_create arguments ${a.tool.arguments_digest}`);
-    expect(page).toContain(`Receipt ${a.receipt_ref.object_id} profile mcp-read-route/1 read-back disagreed`);
+    expect(page).toContain(`Receipt ${a.receipt_ref.object_id} profile mcp-read-route/1 outcome unknown`);
     expect(page).toMatch(/Reservation res_\w+ unknown/);
-    expect(text(await get(`/attempts/${ids.observed}`))).toContain('Established observed only, never verified (no read route)');
+    expect(text(await get(`/attempts/${ids.observed}`))).toContain('Verification observed only, never verified (no read route)');
+    expect(text(await get(`/attempts/${ids.verified}`))).toContain('Verification read back on a separate route: agreed');
   });
 
   it('shows the held MCP call with its exact preview', async () => {
