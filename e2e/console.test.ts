@@ -32,6 +32,8 @@ const hook = { fail: true, accepted: 0, server: undefined as Server | undefined,
 /** A page on another origin that posts a form to the console. */
 let evil: Server;
 let evilUrl = '';
+/** An attempt whose page an earlier test opened (the accessibility check reads it too). */
+const shown = { attempt: '' };
 
 async function shot(name: string): Promise<void> {
   if (!SHOTS) return;
@@ -135,8 +137,10 @@ describe.skipIf(missing !== undefined)('operator console in Chromium', () => {
     expect(await page.evaluate('window.stayed')).toBe(true); // the SSE swap, not a reload
     expect(await row.textContent()).toContain('steady');
     await shot('attempts');
-    const delegation = (await row.locator('a').textContent())!.trim();
-    await row.locator('a').click();
+    // The row links its attempt's page and its delegation's: the delegation's has the controls.
+    const link = row.locator('a[href^="/console/delegations/"]');
+    const delegation = (await link.textContent())!.trim();
+    await link.click();
     await page.getByRole('heading', { name: 'Revoke' }).waitFor();
     await shot('delegation');
     await page.getByLabel('Reason').first().fill('console test: stop it');
@@ -147,6 +151,10 @@ describe.skipIf(missing !== undefined)('operator console in Chromium', () => {
     await expect.poll(async () => page.locator(`tr[data-attempt="${task}"]`).textContent(), { timeout: 20_000 }).toMatch(/closed\s+cancelled\s+revocation/);
     const audit = await admin<{ attempt: { body: { cancel_cause?: { cause: string } } } }>(`/admin/attempts/${task}`);
     expect(audit.attempt.body.cancel_cause?.cause).toBe('revocation');
+    // The attempt's own page, linked from its row: what it called and how it ended.
+    await page.locator(`tr[data-attempt="${task}"] a[href="/console/attempts/${task}"]`).click();
+    await expect.poll(async () => page.locator('main').textContent()).toMatch(/outcome\s*cancelled\s*revocation[\s\S]*Adapter\s*a2a\s*binding\s*JSONRPC/);
+    shown.attempt = task;
     await page.goto(`${console_}/trees`);
     await page.locator(`a[href="/console/delegations/${delegation}"]`).first().waitFor();
     await shot('trees');
@@ -275,7 +283,7 @@ describe.skipIf(missing !== undefined)('operator console in Chromium', () => {
 
   it('every view passes axe-core WCAG 2 A/AA checks (labels, contrast, names, landmarks)', async () => {
     const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-    const views = ['attempts', 'trees', 'approvals', 'escalations', 'breakers', 'push', 'audit?run=1', 'charts'];
+    const views = ['attempts', `attempts/${shown.attempt}`, 'trees', 'approvals', 'escalations', 'breakers', 'push', 'audit?run=1', 'charts'];
     const found: string[] = [];
     for (const view of views) {
       await page.goto(`${console_}/${view}`);

@@ -6,19 +6,20 @@
  * its own call (attempt id from the result's outcome metadata).
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Config } from '../src/config.ts';
 import { startGateway, type Gateway } from '../src/main.ts';
 import { McpServerConfig } from '../src/mcp/config.ts';
 import { GatewayPresetConfig } from '../src/contracts/machine-preset.ts';
 import { startNotesServer, type NotesServer } from './mcp/notes-server.ts';
+// The README's example: its tool policies are the ones under test.
+import { readmeExample } from './mcp/readme-example.ts';
 
 const OUTCOME = 'urn:baton:outcome:v2';
 const CONTRACT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
@@ -26,13 +27,6 @@ const KEYS = { planner: 'mcp-planner-key-not-a-secret', reader: 'mcp-reader-key-
 const ALICE = 'mcp-operator-alice-key-not-a-secret';
 const APPROVAL = 'urn:baton:approval:v1';
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-
-/** The README's example, parsed as the gateway parses config: its tool policies are the ones under test. */
-function readmeExample(): { mcpServers: unknown[]; presets: unknown[] } {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## Putting an MCP server behind Baton'));
-  return parse(/```yaml\n([\s\S]*?)```/.exec(section)![1]!) as { mcpServers: unknown[]; presets: unknown[] };
-}
 
 type Meta = { attemptId: string; outcome: string | null; verified: boolean };
 type Result = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean; _meta?: Record<string, unknown> };

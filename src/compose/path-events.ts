@@ -34,8 +34,13 @@ export function pathEvents(deps: { push: Outbox | undefined; escalations: Escala
   return events;
 }
 
-/** Metrics over this gateway's configured delegatees and presets (src/telemetry/metrics.ts). */
+/**
+ * Metrics over this gateway's configured delegatees, MCP servers and presets (src/telemetry/metrics.ts).
+ * An MCP server's calls are labelled with its id like an agent's (issue #26); the ids are distinct
+ * (mcp/config.ts mcpConfigProblems) and at most 64 servers are configured, so the label stays bounded.
+ */
 export function gatewayMetrics(config: Config, deps: { store: Store; logger: Logger; escalations: Escalations }): GatewayMetrics {
   const openEscalations = async () => (await deps.escalations.list({ state: 'open', limit: 1000 })).length;
-  return new GatewayMetrics({ store: deps.store, logger: deps.logger, delegatees: config.delegatees.map((d) => d.id), presets: config.presets.map((p) => p.id), openEscalations });
+  const delegatees = [...config.delegatees.map((d) => d.id), ...config.mcpServers.map((s) => s.id)];
+  return new GatewayMetrics({ store: deps.store, logger: deps.logger, delegatees, presets: config.presets.map((p) => p.id), openEscalations });
 }

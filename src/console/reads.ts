@@ -16,6 +16,8 @@ export interface AttemptRow {
   state: AttemptBody['state'];
   outcome?: string;
   delegatee_id: string;
+  /** An MCP call's tool (`server/name`, issue #26); absent for an A2A send. */
+  tool?: string;
   caller_id: string;
   /** When the attempt was admitted (its first revision). */
   admitted_at?: string;
@@ -38,6 +40,7 @@ export class ConsoleReads {
         state: b.state,
         ...(b.outcome ? { outcome: b.outcome } : {}),
         delegatee_id: b.delegatee_id,
+        ...(b.tool ? { tool: `${b.tool.server}/${b.tool.name}` } : {}),
         caller_id: b.caller_id,
         ...(b.cancel_cause ? { cancel_cause: b.cancel_cause.cause } : {}),
         admitted_at: await this.admittedAt(a.record_id),

@@ -22,6 +22,7 @@ import { ConsoleReads } from './reads.ts';
 import type { ConsoleSeries } from './series.ts';
 import { COOKIE, cookieOf, csrfMatches, DEFAULT_SESSION_POLICY, newToken, operatorOfKey, PRE_COOKIE, Sessions, setCookie, type ConsoleSession, type SessionPolicy } from './session.ts';
 import { attemptRows, attemptsView } from './views/attempts.ts';
+import { attemptView, type AttemptAudit } from './views/attempt.ts';
 import { chartsView } from './views/charts.ts';
 import { loginPage, page, type PageContext } from './views/layout.ts';
 import { auditView, breakersView, escalationsView, pushView } from './views/ops.ts';
@@ -119,6 +120,7 @@ export class OperatorConsole {
     const s = this.deps.service;
     const now = () => Date.now();
     view('/attempts', 'attempts', 'Live attempts', async () => attemptsView(await this.reads.attempts(), now()));
+    view('/attempts/:id', 'attempts', 'Attempt', async (req) => attemptView((await s.attemptAudit(String(req.params.id))) as unknown as AttemptAudit));
     // Paged and filtered (issue 25 item 20): a bounded read per page whatever the volume.
     view('/trees', 'trees', 'Delegation trees', async (req) => {
       const q = parseTreeQuery(req.query);

@@ -93,7 +93,12 @@ export function errorCodeOfResponse(res: ServerResponse): string | undefined {
   return kept && kept.size > 0 && kept.size <= MAX_CAPTURE ? errorCodeOf(Buffer.concat(kept.chunks), res.statusCode) : undefined;
 }
 
-type Binding = 'jsonrpc' | 'rest' | 'well-known' | 'admin' | 'health' | 'webhook' | 'other';
+type Binding = 'jsonrpc' | 'rest' | 'mcp' | 'well-known' | 'admin' | 'health' | 'webhook' | 'other';
+
+/** The delegatee a public route addresses: an agent at /agents/<id>/…, an MCP server at /mcp/<id> (issue #26). */
+function delegateeOf(path: string): string | undefined {
+  return (/^\/agents\/([^/]+)\//.exec(path) ?? /^\/mcp\/([^/]+)\/?$/.exec(path))?.[1];
+}
 
 function line(req: IncomingMessage, res: ServerResponse, latency: number | undefined) {
   // originalUrl: a mounted router strips its prefix from req.url while it runs.
@@ -105,7 +110,7 @@ function line(req: IncomingMessage, res: ServerResponse, latency: number | undef
   // second copy would make every line a JSON object with a duplicate key (issue #25 item 9).
   return {
     ...(callers.has(req.headers) ? { caller: callers.get(req.headers) } : {}),
-    ...(/^\/agents\/([^/]+)\//.exec(path) ? { delegatee: /^\/agents\/([^/]+)\//.exec(path)![1] } : {}),
+    ...(delegateeOf(path) ? { delegatee: delegateeOf(path) } : {}),
     binding,
     method: methodOf(req, path, binding),
     status: res.statusCode,
@@ -117,6 +122,7 @@ function line(req: IncomingMessage, res: ServerResponse, latency: number | undef
 function bindingOf(path: string): Binding {
   if (path.includes('/a2a/jsonrpc')) return 'jsonrpc';
   if (path.includes('/a2a/rest')) return 'rest';
+  if (path.startsWith('/mcp/')) return 'mcp';
   if (path.startsWith('/admin/')) return 'admin';
   if (path === '/healthz' || path === '/readyz') return 'health';
   if (path.includes('/.well-known/') || path.endsWith('/extendedAgentCard')) return 'well-known';

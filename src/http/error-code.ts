@@ -1,7 +1,8 @@
 /**
  * The ADR-0014 code an error response names, read back from the bytes Baton
  * sent: the `google.rpc.ErrorInfo` (domain "baton") of an A2A error on either
- * binding, or the `{error: {code}}` body of the operator API and health routes.
+ * binding, the `data.code` of an MCP JSON-RPC error, or the `{error: {code}}`
+ * body of the operator API and health routes.
  */
 import { ERROR_CODES, type ErrorCode } from '../errors.ts';
 
@@ -27,6 +28,9 @@ export function errorCodeOf(body: Buffer, status: number): ErrorCode | undefined
   }
   const baton = (e.data as { baton?: unknown } | undefined)?.baton;
   if (typeof baton === 'string' && CODES.has(baton)) return baton as ErrorCode;
+  // The MCP binding's JSON-RPC error names the code in `data.code` (src/http/error-map.ts jsonRpcErrorOf).
+  const named = (e.data as { code?: unknown } | undefined)?.code;
+  if (typeof named === 'string' && CODES.has(named)) return named as ErrorCode;
   // A malformed request is rendered as A2A's own error (JSON-RPC 2.0 §5.1 codes, or its ErrorInfo reason on
   // REST) without Baton's: in ADR-0014's vocabulary it is still invalid_request.
   if (typeof e.code === 'number' && MALFORMED_RPC.has(e.code)) return 'invalid_request';

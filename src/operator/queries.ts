@@ -22,7 +22,8 @@ type Attempt = SealedRecord<AttemptBody>;
 export interface DelegationTree {
   root: string;
   tree: LedgerTreeNode | undefined;
-  attempts: Array<Pick<AttemptBody, 'attempt_id' | 'delegatee_id' | 'state' | 'outcome' | 'caller_id'> & { delegation_id: string }>;
+  /** `tool` (`server/name`): an MCP call's tool (issue #26); absent for an A2A send. */
+  attempts: Array<Pick<AttemptBody, 'attempt_id' | 'delegatee_id' | 'state' | 'outcome' | 'caller_id'> & { delegation_id: string; tool?: string }>;
 }
 type Json = { [key: string]: JsonValue };
 
@@ -62,7 +63,15 @@ export class OperatorQueries {
       trees.push({
         root,
         tree: await this.ledgerTree(root, attempts[0]!),
-        attempts: attempts.map((a) => ({ attempt_id: a.body.attempt_id, delegation_id: a.body.delegation_ref.object_id, delegatee_id: a.body.delegatee_id, caller_id: a.body.caller_id, state: a.body.state, ...(a.body.outcome ? { outcome: a.body.outcome } : {}) })),
+        attempts: attempts.map((a) => ({
+          attempt_id: a.body.attempt_id,
+          delegation_id: a.body.delegation_ref.object_id,
+          delegatee_id: a.body.delegatee_id,
+          ...(a.body.tool ? { tool: `${a.body.tool.server}/${a.body.tool.name}` } : {}),
+          caller_id: a.body.caller_id,
+          state: a.body.state,
+          ...(a.body.outcome ? { outcome: a.body.outcome } : {}),
+        })),
       });
     }
     return { trees, ...(next ? { next } : {}), scanned };

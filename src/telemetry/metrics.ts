@@ -23,7 +23,7 @@ import type { Store } from '../store/port.ts';
 export interface MetricsDeps {
   store: Store;
   logger: Logger;
-  /** Configured delegatee ids: the only values of the `delegatee` label (others become `other`). */
+  /** Configured delegatee and MCP server ids: the only values of the `delegatee` label (others become `other`). */
   delegatees: readonly string[];
   /** Configured preset ids: the only values of the `preset` label. */
   presets: readonly string[];
@@ -57,7 +57,7 @@ export class GatewayMetrics {
       trips: new Counter({ name: 'baton_breaker_trips_total', help: 'Circuit breakers tripped automatically, by scope kind and trigger.', labelNames: ['scope_kind', 'trigger'], registers }),
       signals: new Counter({ name: 'baton_breaker_signals_total', help: 'Breaker-relevant facts observed, by kind.', labelNames: ['kind'], registers }),
       upstream: new Histogram({ name: 'baton_upstream_duration_seconds', help: 'Upstream calls to delegatees (send: to the reply or stream headers; read_back: the verification GetTask), by call, delegatee and result.', labelNames: ['call', 'delegatee', 'result'], buckets: LATENCY_BUCKETS, registers }),
-      requests: new Histogram({ name: 'baton_request_duration_seconds', help: 'Requests answered, by binding (jsonrpc, rest, well-known, admin, health, webhook, other).', labelNames: ['binding'], buckets: LATENCY_BUCKETS, registers }),
+      requests: new Histogram({ name: 'baton_request_duration_seconds', help: 'Requests answered, by binding (jsonrpc, rest, mcp, well-known, admin, health, webhook, other).', labelNames: ['binding'], buckets: LATENCY_BUCKETS, registers }),
       propagation: new Histogram({ name: 'baton_revocation_propagation_seconds', help: 'From an authority change being recorded (revocation, trip, suspension) to the sweep stopping a running attempt, by cause.', labelNames: ['cause'], buckets: PROPAGATION_BUCKETS, registers }),
       reservations: new Gauge({ name: 'baton_reservations_unresolved', help: 'Reservations held or unknown (awaiting a verdict or reconciliation), by status.', labelNames: ['status'], registers }),
       oldest: new Gauge({ name: 'baton_reservation_oldest_age_seconds', help: 'Age of the oldest unresolved reservation, by status (0 when none).', labelNames: ['status'], registers }),

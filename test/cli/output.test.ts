@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXAMPLES, runnableCommands } from '../../src/cli/examples.ts';
 import { buildProgram } from '../../src/cli/program.ts';
-import { renderEscalations, renderTrees } from '../../src/cli/render/operator.ts';
+import { renderAudit, renderEscalations, renderTrees } from '../../src/cli/render/operator.ts';
 import { budgetBar, table } from '../../src/cli/render/table.ts';
 import type { Escalation } from '../../src/operator/escalation.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
@@ -65,6 +65,39 @@ describe('trees and escalations for people', () => {
       'bars: █ consumed  ▒ reserved  · available',
     ]);
     expect(renderTrees([])).toBe('no delegation trees yet');
+  });
+
+  it("adds a TOOL column only to a tree listing an MCP call (issue #26): the tool, '-' for an A2A send beside it", () => {
+    const out = renderTrees([
+      {
+        root: 'dlg_root',
+        tree: TREE,
+        attempts: [
+          { attempt_id: 'att_1', delegation_id: 'dlg_child', delegatee_id: 'notes', tool: 'notes/create_note', caller_id: 'planner', state: 'closed', outcome: 'unknown' },
+          { attempt_id: 'att_22', delegation_id: 'dlg_child', delegatee_id: 'echo', caller_id: 'planner', state: 'open' },
+        ],
+      },
+    ]);
+    expect(out.split('\n').slice(5, 8)).toEqual([
+      '  ATTEMPT  DELEGATION  DELEGATEE  TOOL               CALLER   STATE   OUTCOME',
+      '  att_1    dlg_child   notes      notes/create_note  planner  closed  unknown',
+      '  att_22   dlg_child   echo       -                  planner  open    -',
+    ]);
+  });
+
+  it("renders an attempt's audit with what it called: the adapter, an MCP call's tool and arguments digest, and `observed`", () => {
+    const attempt = { record_id: 'att_1', body: { state: 'closed', outcome: 'succeeded', verification: 'observed', remote: { protocol: 'mcp', binding: 'streamable_http', endpoint: 'http://127.0.0.1:1/mcp' }, tool: { server: 'notes', name: 'echo', arguments_digest: 'sha256:ab' } } };
+    const receipt = { record_id: 'vr_1', body: { outcome: 'succeeded', profile: 'mcp-observed/1', readback: 'not_applicable' } };
+    expect(renderAudit({ attempt, records: [receipt] }).split('\n')).toEqual([
+      'attempt: record_id att_1  state closed  outcome succeeded',
+      '  remote mcp streamable_http http://127.0.0.1:1/mcp',
+      '  tool notes/echo  arguments sha256:ab',
+      '  verification observed',
+      'records (1)',
+      '  record_id vr_1  outcome succeeded  profile mcp-observed/1  readback not_applicable',
+    ]);
+    const a2a = { record_id: 'att_2', body: { state: 'closed', outcome: 'succeeded', remote: { protocol: 'a2a', binding: 'JSONRPC', endpoint: 'http://127.0.0.1:2/a2a' } } };
+    expect(renderAudit({ attempt: a2a }).split('\n')).toEqual(['attempt: record_id att_2  state closed  outcome succeeded', '  remote a2a JSONRPC http://127.0.0.1:2/a2a']);
   });
 
   it('renders escalations as a table naming their subject', () => {

@@ -14,8 +14,10 @@ export function renderTrees(trees: Trees): string {
     // Under an upstream's chain (separate stores) the local ledger starts at the imported leaf.
     const imported = node && node.node_id !== t.root ? `${t.root}  (upstream root; local ledger from the imported leaf)\n` : '';
     const tree = node ? `${imported}${renderBudgetTree(node)}` : `${t.root}  (no budget node)`;
-    const rows = t.attempts.map((a) => [a.attempt_id, a.delegation_id, a.delegatee_id, a.caller_id, a.state, a.outcome ?? '-']);
-    return `${tree}\n\n${indent(table(['ATTEMPT', 'DELEGATION', 'DELEGATEE', 'CALLER', 'STATE', 'OUTCOME'], rows))}`;
+    // A TOOL column only where an MCP call is listed (issue #26): an A2A-only tree reads as before.
+    const tools = t.attempts.some((a) => a.tool !== undefined);
+    const rows = t.attempts.map((a) => [a.attempt_id, a.delegation_id, a.delegatee_id, ...(tools ? [a.tool ?? '-'] : []), a.caller_id, a.state, a.outcome ?? '-']);
+    return `${tree}\n\n${indent(table(['ATTEMPT', 'DELEGATION', 'DELEGATEE', ...(tools ? ['TOOL'] : []), 'CALLER', 'STATE', 'OUTCOME'], rows))}`;
   });
   return [...blocks, BAR_LEGEND].join('\n\n');
 }
@@ -36,13 +38,28 @@ export function renderAudit(audit: unknown): string {
     if (Array.isArray(value)) {
       out.push(`${key} (${value.length})`);
       for (const v of value) out.push(`  ${summary(v)}`);
-    } else if (value && typeof value === 'object') out.push(`${key}: ${summary(value)}`);
+    } else if (value && typeof value === 'object') {
+      out.push(`${key}: ${summary(value)}`);
+      if (key === 'attempt') out.push(...attemptFacts(value));
+    }
     else out.push(`${key}: ${value === undefined ? '-' : String(value)}`);
   }
   return out.join('\n');
 }
 
-const ID_FIELDS = ['record_id', 'revision_id', 'event_type', 'position', 'branch_id', 'head_position', 'status', 'state', 'outcome', 'created_at'];
+/**
+ * What the attempt called and how its outcome was established: the adapter (RW-003 §10.2),
+ * an MCP call's tool and arguments digest (issue #26), and `observed` when no read route verified it.
+ */
+function attemptFacts(attempt: object): string[] {
+  const b = ((attempt as { body?: unknown }).body ?? {}) as { remote?: { protocol?: string; binding?: string; endpoint?: string }; tool?: { server: string; name: string; arguments_digest: string }; verification?: string };
+  const out = b.remote ? [`  remote ${b.remote.protocol ?? '?'} ${b.remote.binding ?? '?'} ${b.remote.endpoint ?? '?'}`] : [];
+  if (b.tool) out.push(`  tool ${b.tool.server}/${b.tool.name}  arguments ${b.tool.arguments_digest}`);
+  if (b.verification) out.push(`  verification ${b.verification}`);
+  return out;
+}
+
+const ID_FIELDS = ['record_id', 'revision_id', 'event_type', 'position', 'branch_id', 'head_position', 'status', 'state', 'outcome', 'profile', 'readback', 'created_at'];
 
 /** The identifying scalar fields of a record (top level and its body), never the payload. */
 function summary(v: unknown): string {

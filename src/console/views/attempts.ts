@@ -7,10 +7,10 @@ export function attemptRows(rows: readonly AttemptRow[], now: number): Html {
   if (rows.length === 0) return html`<tr><td colspan="7">No attempts yet.</td></tr>`;
   return html`${rows.map(
     (r) => html`<tr data-attempt="${r.attempt_id}">
-<td class="id">${r.attempt_id}</td>
+<td class="id"><a href="/console/attempts/${r.attempt_id}">${r.attempt_id}</a></td>
 <td class="state-${r.state}">${r.state}</td>
 <td class="outcome-${r.outcome ?? 'none'}">${r.outcome ?? '—'}${r.cancel_cause ? html` <span class="badge">${r.cancel_cause}</span>` : ''}</td>
-<td>${r.delegatee_id}</td>
+<td>${r.delegatee_id}${r.tool ? html` <span class="badge">tool ${r.tool}</span>` : ''}</td>
 <td>${r.caller_id}</td>
 <td>${ago(r.admitted_at, now)}</td>
 <td class="id"><a href="/console/delegations/${r.delegation_id}">${r.delegation_id}</a></td>

@@ -9,7 +9,7 @@ export interface TreeView {
   root: string;
   tree?: LedgerTreeNode;
   heads: Map<string, StreamHead | undefined>;
-  attempts: Array<{ attempt_id: string; delegation_id: string; state: string; outcome?: string; delegatee_id: string }>;
+  attempts: Array<{ attempt_id: string; delegation_id: string; state: string; outcome?: string; delegatee_id: string; tool?: string }>;
 }
 
 const headText = (h: StreamHead | undefined) => (h ? html`<span class="badge">head #${h.position} · ${h.state}</span>` : html`<span class="badge">no stream</span>`);
@@ -19,7 +19,7 @@ function node(n: LedgerTreeNode, t: TreeView): Html {
   return html`<li><div class="node">
 <a class="id" href="/console/delegations/${n.node_id}">${n.node_id}</a> ${headText(t.heads.get(n.node_id))} <span class="hint">depth ${n.depth}, until ${n.not_after}</span><br>
 ${n.balances.map((b) => budgetBar(b.dimension, b))}
-${attempts.length > 0 ? html`<br><span class="hint">attempts:</span> ${attempts.slice(0, 8).map((a) => html`<span class="badge">${a.delegatee_id} ${a.state}${a.outcome ? ` ${a.outcome}` : ''}</span> `)}${attempts.length > 8 ? html`<span class="hint">+${attempts.length - 8}</span>` : ''}` : ''}
+${attempts.length > 0 ? html`<br><span class="hint">attempts:</span> ${attempts.slice(0, 8).map((a) => html`<span class="badge">${a.tool ?? a.delegatee_id} ${a.state}${a.outcome ? ` ${a.outcome}` : ''}</span> `)}${attempts.length > 8 ? html`<span class="hint">+${attempts.length - 8}</span>` : ''}` : ''}
 </div>${n.children.length > 0 ? html`<ul>${n.children.map((c) => node(c, t))}</ul>` : ''}</li>`;
 }
 
