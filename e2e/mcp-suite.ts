@@ -82,9 +82,12 @@ describe(`${name}: MCP tools behind Baton`, () => {
             { name: 'slow', requireApproval: false },
           ],
         },
+        // The same server, for its MCP Tasks tool: one waits for the task, one hands it to the durable follower at once.
+        ...(['jobs', 'later'] as const).map((id) => ({ ...(example.mcpServers[0] as Record<string, unknown>), id, url: notes.url, allowHttp: true, auth: undefined, callTimeoutMs: id === 'jobs' ? 20_000 : 100, tools: [{ name: 'long_job' }] })),
       ],
+      follow: { tickMs: 50, pollMinMs: 20, pollMaxMs: 100 },
       presets: [
-        { ...GatewayPresetConfig.parse(example.presets[0]), tools: ['notes/create_note', 'notes/lying_create', 'notes/echo', 'notes/delete_all', 'notes/refuses', 'notes/hangup', 'notes/slow'] },
+        { ...GatewayPresetConfig.parse(example.presets[0]), tools: ['notes/create_note', 'notes/lying_create', 'notes/echo', 'notes/delete_all', 'notes/refuses', 'notes/hangup', 'notes/slow', 'jobs/long_job', 'later/long_job'] },
         { id: 'narrow', tools: ['notes/echo'] },
         { id: 'tiny', tools: ['notes/echo'], maxPerMinute: 1 },
       ],
@@ -99,9 +102,9 @@ describe(`${name}: MCP tools behind Baton`, () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function client(key: string): Promise<Client> {
+  async function client(key: string, server = 'notes'): Promise<Client> {
     const c = new Client({ name: 'test-client', version: '1.0.0' });
-    await c.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/notes`), { requestInit: { headers: { 'x-api-key': key } } }));
+    await c.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/${server}`), { requestInit: { headers: { 'x-api-key': key } } }));
     clients.push(c);
     return c;
   }
@@ -238,6 +241,37 @@ describe(`${name}: MCP tools behind Baton`, () => {
     const id = err.data.details.attempt_id as string;
     expect(await reservation(id)).toBe('released');
     expect(await attempt(id)).toMatchObject({ state: 'closed', outcome: 'failed' });
+  });
+
+  it('runs a tool the server offers as an MCP Task as one: the task id is recorded, the result judged', async () => {
+    const c = await client(KEYS.planner, 'jobs');
+    const started = notes.jobs.length;
+    const running = call(c, 'long_job', { label: 'a' });
+    for (let i = 0; i < 400 && notes.jobs.length === started; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await notes.finishJobs()).toEqual([notes.jobs[started]]);
+    const r = await running;
+    expect(r.content[0]).toMatchObject({ type: 'text', text: 'job a done' });
+    const meta = metaOf(r);
+    expect(meta).toMatchObject({ outcome: 'succeeded', verified: false });
+    expect(await attempt(meta.attemptId)).toMatchObject({ state: 'closed', remote: { task_id: notes.jobs[started] }, tool: { server: 'jobs', name: 'long_job' } });
+  });
+
+  it('a task that outlives the caller\'s wait is followed to its verdict by the durable follower', async () => {
+    const r = await call(await client(KEYS.planner, 'later'), 'long_job', { label: 'b' });
+    expect(r.isError).toBe(true);
+    expect(r.content[0]!.text).toMatch(/still runs at the server as an MCP Task/);
+    const meta = metaOf(r);
+    expect(meta.outcome).toBeNull();
+    expect(await attempt(meta.attemptId)).toMatchObject({ state: 'dispatching' });
+    const job = notes.jobs.at(-1)!;
+    expect(await notes.finishJobs()).toEqual([job]);
+    let closed: Awaited<ReturnType<typeof attempt>> | undefined;
+    for (let i = 0; i < 400 && closed?.state !== 'closed'; i++) {
+      closed = await attempt(meta.attemptId);
+      if (closed.state !== 'closed') await new Promise((res) => setTimeout(res, 25));
+    }
+    expect(closed).toMatchObject({ state: 'closed', outcome: 'succeeded', verification: 'observed', remote: { task_id: job } });
+    expect(await reservation(meta.attemptId)).toBe('settled');
   });
 
   it('holds a call whose connection dropped after sending: unknown, never released', async () => {

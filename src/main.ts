@@ -40,6 +40,7 @@ import { gatewayRouter } from './gateway/router.ts';
 import { createApp } from './http/app.ts';
 import { composeMcp, mcpRegistry } from './compose/mcp.ts';
 import { InFlightCalls } from './mcp/in-flight.ts';
+import type { Turn } from './gateway/path/turn.ts';
 import { federationOf } from './federation/compose.ts';
 import { federationRouter } from './federation/routes.ts';
 import { notingCaller } from './http/access-log.ts';
@@ -232,7 +233,8 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     events,
     federation,
     calls,
-    ...(config.mcpServers.length > 0 ? { mcp: { resumeApproved: (taskId: string) => mcp!.resumeApproved(taskId) } } : {}), // called only once both exist
+    // Called only once both exist (the MCP adapter is composed on the dispatcher's deps).
+    ...(config.mcpServers.length > 0 ? { mcp: { resumeApproved: (taskId: string) => mcp!.resumeApproved(taskId), follow: (turn: Turn, row: { deadline: string }) => mcp!.follow(turn, row) } } : {}),
     ...(push ? { push: push.hooks } : {}),
     ...(gates ? { gates } : {}),
   });

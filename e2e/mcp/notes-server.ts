@@ -14,6 +14,7 @@ import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { z } from 'zod';
 
 export interface NotesServer {
@@ -24,6 +25,10 @@ export interface NotesServer {
   notes: Map<string, string>;
   /** Resolves when a `slow` call has started; its abort signal fires on cancellation. */
   slowStarted(): Promise<AbortSignal>;
+  /** `long_job` runs as an MCP Task (taskSupport required) until this finishes every job started so far; returns their task ids. */
+  finishJobs(): Promise<string[]>;
+  /** Task ids of `long_job` calls started so far. */
+  jobs: string[];
   close(): Promise<void>;
 }
 
@@ -33,13 +38,27 @@ export async function startNotesServer(): Promise<NotesServer> {
   const notes = new Map<string, string>();
   let slowWaiter: ((s: AbortSignal) => void) | undefined;
   const slowStarted = new Promise<AbortSignal>((r) => (slowWaiter = r));
+  const taskStore = new InMemoryTaskStore();
+  const jobs: string[] = [];
+  const pendingJobs = new Map<string, string>();
   const count = (tool: string, meta: unknown) => {
     calls.set(tool, (calls.get(tool) ?? 0) + 1);
     metas.set(tool, [...(metas.get(tool) ?? []), meta]);
   };
 
   const build = () => {
-    const mcp = new McpServer({ name: 'notes', version: '1.0.0' });
+    const mcp = new McpServer({ name: 'notes', version: '1.0.0' }, { capabilities: { tasks: { requests: { tools: { call: {} } }, cancel: {} } }, taskStore });
+    mcp.experimental.tasks.registerToolTask('long_job', { inputSchema: { label: z.string() }, annotations: { destructiveHint: false }, execution: { taskSupport: 'required' } }, {
+      createTask: async ({ label }, extra) => {
+        count('long_job', extra._meta);
+        const task = await extra.taskStore.createTask({ ttl: 600_000 });
+        jobs.push(task.taskId);
+        pendingJobs.set(task.taskId, label);
+        return { task };
+      },
+      getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
+      getTaskResult: async (_args, extra) => extra.taskStore.getTaskResult(extra.taskId) as never,
+    });
     mcp.registerTool('create_note', { inputSchema: { title: z.string().min(1) }, annotations: { destructiveHint: false } }, async ({ title }, extra) => {
       count('create_note', extra._meta);
       const id = `n-${randomUUID().slice(0, 8)}`;
@@ -109,6 +128,13 @@ export async function startNotesServer(): Promise<NotesServer> {
     metas,
     notes,
     slowStarted: () => slowStarted,
+    jobs,
+    finishJobs: async () => {
+      const done = [...pendingJobs];
+      pendingJobs.clear();
+      for (const [id, label] of done) await taskStore.storeTaskResult(id, 'completed', { content: [{ type: 'text', text: `job ${label} done` }] });
+      return done.map(([id]) => id);
+    },
     close: async () => {
       for (const t of transports.values()) await t.close().catch(() => undefined);
       server.closeAllConnections();

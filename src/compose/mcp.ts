@@ -12,6 +12,7 @@ import { registryWithTools, type ScopeRegistry } from '../contracts/scope.ts';
 import type { CallerAuthenticator } from '../gateway/callers.ts';
 import type { PathDeps } from '../gateway/path/deps.ts';
 import type { Attempt } from '../gateway/attempts.ts';
+import type { Turn } from '../gateway/path/turn.ts';
 import type { AuthThrottle } from '../http/auth-throttle.ts';
 import type { Logger } from '../log.ts';
 import { ArgumentCheck } from '../mcp/arguments.ts';
@@ -42,6 +43,8 @@ export interface ComposedMcp {
   router: Router;
   /** Admits and runs an approved MCP call (the approval action, the approvals sweep). */
   resumeApproved(taskId: string): Promise<Attempt>;
+  /** Continues a call the durable follower claimed. */
+  follow(turn: Turn, row: { deadline: string }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -72,6 +75,7 @@ export function composeMcp(
   return {
     router: front.router,
     resumeApproved: front.resumeApproved,
+    follow: front.follow,
     close: async () => {
       await front.close();
       await Promise.all([...handles.values()].map((h) => h.upstream.close()));

@@ -64,9 +64,9 @@ export class Follower {
   async resume(row: WorkRow): Promise<void> {
     const turn = await rebuildTurn(this.deps, row);
     if (!turn) return this.deps.store.work.done(row.effect_id);
-    // An MCP call has no remote task to follow: its lease outlived the call's timeout, so the node that sent it
-    // stopped before its verdict. The tool may have run: `unknown`, held for reconciliation (RW-003 §10.3).
+    // An MCP call is the MCP adapter's to follow: a recorded task is polled on; without one the tool may have run — `unknown`.
     if (turn.attempt.body.remote.protocol === 'mcp') {
+      if (this.deps.mcp) return this.deps.mcp.follow(turn, row);
       await verdict(this.deps, turn, { kind: 'lost', reason: 'the gateway stopped while the MCP tool call ran' });
       return;
     }

@@ -11,9 +11,6 @@
  * path/verify.ts's commit with an MCP receipt profile. A tool result is
  * transport evidence only (RW-003 §10.3). Gated calls: ./gate.ts.
  */
-import { fingerprint } from '../attempts/task-view.ts';
-import type { Observation, ReadBack } from '../attempts/outcome.ts';
-import { withFences } from '../attempts/outcome.ts';
 import { BatonError, invalidRequest } from '../errors.ts';
 import { MCP_CALL, toolScopeId } from '../contracts/machine-preset.ts';
 import type { Preset } from '../contracts/presets.ts';
@@ -22,22 +19,19 @@ import type { Caller } from '../gateway/callers.ts';
 import { admitFirstTurn, type AdmittedTurn, type ApprovedEffect, type Site } from '../gateway/path/admit.ts';
 import type { PathDeps } from '../gateway/path/deps.ts';
 import { CONTRACT_EXTENSION, OUTCOME_METADATA, outcomeMetadata } from '../gateway/present.ts';
-import { commitVerdict, fencesCurrent, remoteFenceCurrent, verdict, verdictReleased } from '../gateway/path/verify.ts';
 import type { ApprovalRequest } from '../gates/records.ts';
-import type { ConsumptionEvidence } from '../federation/consumption.ts';
 import { digestOf } from '../records/digest.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { Attempt } from '../gateway/attempts.ts';
 import type { McpServerConfig, McpToolPolicy } from './config.ts';
 import type { InFlightCalls } from './in-flight.ts';
 import { approvalNamed, approvedEffect, asApprovalUse, callPreview, holdCall } from './gate.ts';
-import { callView, projectCall, resultOfView, type ReadOutcome } from './outcome.ts';
-import { checkRead, readArguments } from './read-route.ts';
+import { resultOfView } from './outcome.ts';
+import { runCall, type CallParts, type McpServerHandle } from './run.ts';
 import { childTermsFor, gateOf } from './policy.ts';
 import { siteOf, type McpIdentities } from './site.ts';
 import type { McpCards } from './card.ts';
 import { chainOf } from '../gateway/wire.ts';
-import type { McpUpstream } from './upstream.ts';
 import type { ArgumentCheck } from './arguments.ts';
 import { inSpan, turnIds } from '../telemetry/tracing.ts';
 
@@ -54,10 +48,7 @@ export interface McpCallDeps {
   cards: Pick<McpCards, 'get'>;
 }
 
-export interface McpServerHandle {
-  config: McpServerConfig;
-  upstream: McpUpstream;
-}
+export type { McpServerHandle } from './run.ts';
 
 /** The tools of `server` a caller's authority covers: configured, and named in its preset's scope (`tools/list`). */
 export function coveredTools(deps: Pick<McpCallDeps, 'preset'>, server: McpServerConfig, caller: Pick<Caller, 'preset'>): McpToolPolicy[] {
@@ -68,11 +59,8 @@ export function coveredTools(deps: Pick<McpCallDeps, 'preset'>, server: McpServe
 }
 
 /** A call validated and bound to its authority, not yet admitted. */
-interface PreparedCall {
-  server: McpServerHandle;
+interface PreparedCall extends CallParts {
   caller: Caller;
-  policy: McpToolPolicy;
-  args: Json;
   message: Json;
   site: Site;
   authority: PreparedAuthority;
@@ -133,7 +121,8 @@ async function prepareCall(deps: McpCallDeps, server: McpServerHandle, caller: C
   const ruled = deps.path.gates?.tierFor({ delegatee: server.config.id, ...(caller.preset ? { preset: caller.preset } : {}) });
   const own = gateOf(policy, tool);
   const tier = own === 'T4_consequential_execute' || ruled === 'T4_consequential_execute' ? 'T4_consequential_execute' : (own ?? ruled);
-  return { server, caller, policy, args, message, site, authority: { ...prepared, reevaluate: () => prepared.reevaluate(op) }, tier };
+  const asTask = await server.upstream.runsAsTask(tool);
+  return { server, caller, policy, args, asTask, message, site, authority: { ...prepared, reevaluate: () => prepared.reevaluate(op) }, tier };
 }
 
 /** Step 4: the A2A path's admission (path/admit.ts), optionally with the approval bound. */
@@ -145,89 +134,12 @@ function admitCall(deps: McpCallDeps, call: PreparedCall, approved?: ApprovedEff
   });
 }
 
-/** Steps 5–7: forward with the chain named in `_meta`, read back through the configured route, commit the verdict. */
-async function runCall(deps: McpCallDeps, call: PreparedCall, turn: AdmittedTurn, cancelled?: AbortSignal): Promise<{ closed: Attempt; result?: Json }> {
-  const { server, policy, args } = call;
-  // RW-003 §10.2: the contract chain travels in extension metadata, as in an A2A message's (src/gateway/path/forward.ts).
-  const meta: Json = { [CONTRACT_EXTENSION]: { chain: turn.contracts as unknown as JsonValue } };
-  const running = deps.calls.start(turn.attempt.body.attempt_id);
-  const started = performance.now();
-  let sent;
-  try {
-    sent = await inSpan('baton.forward', { ...turnIds(turn), 'baton.mcp.tool': policy.name }, async (span) => {
-      const s = await server.upstream.call(policy.name, args, meta, { signal: cancelled ? AbortSignal.any([running.signal, cancelled]) : running.signal });
-      span.setAttribute('baton.forwarded', s.kind);
-      return s;
-    });
-  } finally {
-    running.done();
-  }
-  await deps.path.events.emit({ type: 'upstream', call: 'send', delegatee: server.config.id, seconds: (performance.now() - started) / 1000, ok: sent.kind === 'result' });
-  if (sent.kind === 'not_executed') {
-    await verdictReleased(deps.path, turn, sent.reason);
-    throw new BatonError(sent.code !== undefined ? 'invalid_request' : 'unavailable', sent.reason, { server: server.config.id, tool: policy.name, attempt_id: turn.attempt.body.attempt_id, released: true });
-  }
-  if (sent.kind === 'lost') return { closed: await verdict(deps.path, turn, { kind: 'lost', reason: sent.reason }) };
-
-  const view = callView(`${turn.attempt.body.attempt_id}:${turn.effect_id}`, sent.result);
-  const readStarted = performance.now();
-  const read = await inSpan('baton.read_back', turnIds(turn), async (span) => {
-    const r = await readBackCall(server.upstream, policy, { arguments: args, result: sent.result });
-    span.setAttribute('baton.read_back', r.outcome.kind);
-    return r;
-  });
-  if (policy.readRoute) await deps.path.events.emit({ type: 'upstream', call: 'read_back', delegatee: server.config.id, seconds: (performance.now() - readStarted) / 1000, ok: read.outcome.kind === 'read' });
-  const current = (await fencesCurrent(deps.path.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps.path, turn));
-  const projected = projectCall(view, read.outcome, policy.acceptance);
-  const projection = withFences(projected, current);
-  const observation: Observation = { kind: 'task', task: view, fingerprint: fingerprint(view) };
-  const consumption = projection.settlement === 'consume' ? await consumptionOf(deps, turn, sent.result) : undefined;
-  const closed = await commitVerdict(deps.path, turn, {
-    ...(consumption ? { consumption } : {}),
-    observation,
-    back: read.back,
-    projection,
-    fencesCurrent: current,
-    profile: policy.readRoute ? 'mcp-read-route/1' : 'mcp-observed/1',
-    readback: projected.readback,
-    shown: view as unknown as Json,
-    ...(projected.verification && projection.outcome === projected.outcome ? { closing: { verification: projected.verification } } : {}),
-  });
-  return { closed, result: sent.result };
-}
-
-/**
- * Separate stores (issue #16): a downstream Baton's signed consumption
- * receipt, carried in its result's outcome metadata and naming its own
- * attempt, settles this turn's reservation — never above it.
- */
-async function consumptionOf(deps: McpCallDeps, turn: AdmittedTurn, result: Json): Promise<ConsumptionEvidence | undefined> {
-  if (!deps.path.federation) return undefined;
-  const r = await deps.path.store.ledger.reservation(turn.reservation_id);
-  if (!r) return undefined;
-  const theirs = ((result._meta as Json | undefined)?.[OUTCOME_METADATA] ?? undefined) as { attemptId?: unknown; consumptionReceipt?: unknown } | undefined;
-  const task = typeof theirs?.attemptId === 'string' ? theirs.attemptId : undefined;
-  return deps.path.federation.settleFromReceipt(turn.attempt.body, task, theirs?.consumptionReceipt, r.amounts);
-}
-
 /** The chain an upstream Baton presents in `_meta` (only an upstream caller may present one). */
 function presentedChain(caller: Caller, meta: unknown): unknown[] | undefined {
   const presented = meta && typeof meta === 'object' ? (meta as Record<string, JsonValue>)[CONTRACT_EXTENSION] : undefined;
   if (presented === undefined) return undefined;
   if (!caller.upstream) throw invalidRequest('this caller may not present delegation chains');
   return chainOf(presented);
-}
-
-/** The read route's verdict and the read-back the receipt records (its evidence digest). */
-async function readBackCall(upstream: McpUpstream, policy: McpToolPolicy, call: { arguments: Json; result: Json }): Promise<{ outcome: ReadOutcome; back?: ReadBack & { raw?: JsonValue } }> {
-  const route = policy.readRoute;
-  if (!route) return { outcome: { kind: 'none' } };
-  const formed = readArguments(route, call);
-  if ('missing' in formed) return { outcome: { kind: 'unavailable', reason: `the call did not return ${formed.missing}` }, back: { kind: 'unavailable', reason: `the call did not return ${formed.missing}` } };
-  const read = await upstream.call(route.tool, formed.arguments, {});
-  if (read.kind !== 'result') return { outcome: { kind: 'unavailable', reason: read.reason }, back: { kind: 'unavailable', reason: read.reason } };
-  const readView = callView(`read:${route.tool}`, read.result);
-  return { outcome: { kind: 'read', check: checkRead(route, call, read.result) }, back: { kind: 'task', task: readView, fingerprint: fingerprint(readView), raw: read.result } };
 }
 
 /**
@@ -292,5 +204,7 @@ function present(closed: Attempt, result: Json | undefined, consumptionReceipt?:
     const { _meta: _theirs, ...rest } = result;
     return { ...rest, ...(outcome === 'failed' ? { isError: true } : {}), _meta: meta };
   }
-  return { content: [{ type: 'text', text: `Baton could not verify this result (${outcome ?? 'unknown'}); it is held for reconciliation.` }], isError: true, _meta: meta };
+  // Still running as an MCP Task: the durable follower judges it; the outcome is recorded on the attempt (console, CLI, audit).
+  const text = closed.body.state === 'closed' ? `Baton could not verify this result (${outcome ?? 'unknown'}); it is held for reconciliation.` : `The call still runs at the server as an MCP Task; Baton follows it to its verdict (attempt ${closed.body.attempt_id}).`;
+  return { content: [{ type: 'text', text }], isError: true, _meta: meta };
 }

@@ -22,6 +22,8 @@ import { serveDocument } from '../http/well-known.ts';
 import { VERSION } from '../version.ts';
 import { callTool, coveredTools, resumeApprovedCall, type McpCallDeps, type McpServerHandle } from './call.ts';
 import type { Attempt } from '../gateway/attempts.ts';
+import type { Turn } from '../gateway/path/turn.ts';
+import { followCall } from './run.ts';
 
 export interface McpFrontDeps extends McpCallDeps {
   servers: ReadonlyMap<string, McpServerHandle>;
@@ -48,7 +50,7 @@ interface Session {
   lastUsed: number;
 }
 
-export function mcpRouter(deps: McpFrontDeps): { router: Router; close: () => Promise<void>; resumeApproved: (taskId: string) => Promise<Attempt> } {
+export function mcpRouter(deps: McpFrontDeps): { router: Router; close: () => Promise<void>; resumeApproved: (taskId: string) => Promise<Attempt>; follow: (turn: Turn, row: { deadline: string }) => Promise<void> } {
   const router = Router();
   const sessions = new Map<string, Session>();
   const limit = deps.maxBodyBytes ?? 1024 * 1024;
@@ -113,6 +115,7 @@ export function mcpRouter(deps: McpFrontDeps): { router: Router; close: () => Pr
   return {
     router,
     resumeApproved: (taskId) => resumeApprovedCall(deps, deps.servers, taskId),
+    follow: (turn, row) => followCall(deps, turn, row),
     close: async () => {
       clearInterval(sweep);
       await Promise.all([...sessions.keys()].map(closeSession));

@@ -65,7 +65,8 @@ export class McpIdentities {
   }
 
   private async announce({ option, observation: o }: DelegateeIdentity): Promise<void> {
-    const key = `mcp:${o.payload_digest}:${o.facts_digest ?? 'card'}`;
+    // One announcement per card and content: two server ids on one endpoint are two cards, each on its own stream.
+    const key = `mcp:${option.card_ref.object_id}:${o.payload_digest}:${o.facts_digest ?? 'card'}`;
     if (this.done.has(key)) return;
     await this.deps.store.control.appendControl({
       event_type: 'rw003.agent_card.published',

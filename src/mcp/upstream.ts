@@ -8,7 +8,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { unsupported } from '../errors.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { VERSION } from '../version.ts';
@@ -117,6 +117,58 @@ export class McpUpstream {
       if (err instanceof StreamableHTTPError && err.code === 404) this.client = undefined;
       return failure;
     }
+  }
+
+  /**
+   * Does the server run this tool as an MCP Task (the Tasks extension: the tool says `execution.taskSupport`
+   * optional or required, and the server offers task-augmented tools/call)? Then Baton calls it as one: the
+   * task id is recorded durably, so any node can follow the call to its end (RW-003 §10.2).
+   */
+  async runsAsTask(tool: Pick<Tool, 'execution'>): Promise<boolean> {
+    const support = tool.execution?.taskSupport;
+    if (support !== 'optional' && support !== 'required') return false;
+    const caps = (await this.connected()).getServerCapabilities() as { tasks?: { requests?: { tools?: { call?: unknown } } } } | undefined;
+    return caps?.tasks?.requests?.tools?.call !== undefined;
+  }
+
+  /** Starts a task-augmented call: the task the server created, or what the call came to. */
+  async startTask(name: string, args: Json, meta: Json, opts: { signal?: AbortSignal; ttlMs: number }): Promise<{ kind: 'task'; taskId: string; pollMs: number } | Exclude<CallResult, { kind: 'result' }>> {
+    let client: Client;
+    try {
+      client = await this.connected();
+    } catch (err) {
+      return { kind: 'not_executed', reason: `no session with the server: ${classifyFailure(err).reason}` };
+    }
+    try {
+      const created = await client.request({ method: 'tools/call', params: { name, arguments: args, _meta: meta, task: { ttl: opts.ttlMs } } }, CreateTaskResultSchema, { timeout: 30_000, ...(opts.signal ? { signal: opts.signal } : {}) });
+      return { kind: 'task', taskId: created.task.taskId, pollMs: created.task.pollInterval ?? 1000 };
+    } catch (err) {
+      return classifyFailure(err);
+    }
+  }
+
+  /** A task's status now (`working`, `input_required`, `completed`, `failed`, `cancelled`), or what the read came to. */
+  async taskStatus(taskId: string, signal?: AbortSignal): Promise<{ kind: 'status'; status: string; pollMs?: number } | Exclude<CallResult, { kind: 'result' }>> {
+    try {
+      const t = await (await this.connected()).experimental.tasks.getTask(taskId, { timeout: 30_000, ...(signal ? { signal } : {}) });
+      return { kind: 'status', status: t.status, ...(t.pollInterval ? { pollMs: t.pollInterval } : {}) };
+    } catch (err) {
+      return { ...classifyFailure(err), kind: 'lost' };
+    }
+  }
+
+  /** A finished task's CallToolResult. */
+  async taskResult(taskId: string): Promise<CallResult> {
+    try {
+      return { kind: 'result', result: (await (await this.connected()).experimental.tasks.getTaskResult(taskId, CallToolResultSchema, { timeout: 30_000 })) as unknown as Json };
+    } catch (err) {
+      return { ...classifyFailure(err), kind: 'lost' };
+    }
+  }
+
+  /** Asks the server to cancel a task (cooperative: proves nothing about what already ran). */
+  async cancelTask(taskId: string): Promise<void> {
+    await (await this.connected()).experimental.tasks.cancelTask(taskId, { timeout: 10_000 }).catch(() => undefined);
   }
 
   async close(): Promise<void> {

@@ -14,6 +14,7 @@ import type { RemoteClient } from '../remote.ts';
 import type { Federation } from '../../federation/federation.ts';
 import type { PathEvents } from './events.ts';
 import type { InFlightCalls } from '../../mcp/in-flight.ts';
+import type { Turn } from './turn.ts';
 
 /** What the path needs of push notifications (src/push), so the two stay decoupled. */
 export interface PushHooks {
@@ -69,5 +70,9 @@ export interface PathDeps {
   /** MCP tool calls running in this process, so a stop can cancel them (src/mcp). */
   calls?: InFlightCalls;
   /** Admits and runs an approved MCP call (src/mcp/gate.ts): the gate's requests name either adapter. */
-  mcp?: { resumeApproved(taskId: string): Promise<Attempt> };
+  mcp?: {
+    resumeApproved(taskId: string): Promise<Attempt>;
+    /** Continues an MCP call the durable follower claimed (src/mcp/run.ts followCall). */
+    follow(turn: Turn, row: { deadline: string }): Promise<void>;
+  };
 }
