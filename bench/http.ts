@@ -13,8 +13,8 @@ import { batonSendMessage, ROOT_LIFETIME_S, startBaton, startHonestAgent, startP
 
 export type Route = 'direct' | 'passthrough' | 'readback' | 'baton';
 
-export interface HttpRow {
-  route: Route;
+/** What one closed-loop phase measured (every protocol's row shares these). */
+export interface LoadFigures {
   concurrency: number;
   rps: number;
   p50Ms: number;
@@ -25,6 +25,10 @@ export interface HttpRow {
   errors: number;
   errorSample?: string;
   capped: boolean;
+}
+
+export interface HttpRow extends LoadFigures {
+  route: Route;
   /** CPU ms per request of the proxy process (pass-through or Baton), of the agent, and of the load generator. */
   cpuMsPerRequest: { proxy?: number; agent: number; client: number };
   /** Agent-side calls per request (the read-back shows up as GetTask). */

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawnReady } from '../e2e/harness/process.ts';
-import { measure } from './http.ts';
+import { measure, type LoadFigures } from './http.ts';
 import type { LoadTarget } from './lib/load.ts';
 import { removeTemp, tempDir } from './lib/proc.ts';
 import { API_KEY, BATON_MAIN, ROOT_LIFETIME_S, type Service } from './lib/world.ts';
@@ -32,20 +32,10 @@ export type McpTool = 'create_note' | 'echo';
 /** What Baton does after the call (README "Putting an MCP server behind Baton", step 4). */
 const VERIFICATION: Record<McpTool, 'read route' | 'observed'> = { create_note: 'read route', echo: 'observed' };
 
-export interface McpRow {
+export interface McpRow extends LoadFigures {
   route: 'direct' | 'baton';
   tool: McpTool;
   verification: 'read route' | 'observed';
-  concurrency: number;
-  rps: number;
-  p50Ms: number;
-  p90Ms: number;
-  p99Ms: number;
-  meanMs: number;
-  requests: number;
-  errors: number;
-  errorSample?: string;
-  capped: boolean;
   /** CPU ms per tools/call of Baton (absent direct), of the MCP server, and of the load generator. */
   cpuMsPerCall: { gateway?: number; server: number; client: number };
 }

@@ -23,7 +23,7 @@ import { McpServerConfig } from '../src/mcp/config.ts';
 import { baton } from '../test/cli/run.ts';
 import { sample, scrape } from '../test/telemetry/prom-text.ts';
 import { startNotesServer, type NotesServer } from './mcp/notes-server.ts';
-import { readmeExample } from './mcp/readme-example.ts';
+import { notesServerConfig, readmeExample } from './mcp/readme-example.ts';
 
 const OUTCOME = 'urn:baton:outcome:v2';
 const APPROVAL = 'urn:baton:approval:v1';
@@ -43,8 +43,7 @@ beforeAll(async () => {
   notes = await startNotesServer();
   dir = mkdtempSync(join(tmpdir(), 'baton-mcp-ops-'));
   const example = readmeExample();
-  const server = McpServerConfig.parse(example.mcpServers[0]);
-  const readRoute = server.tools.find((t) => t.name === 'create_note')!.readRoute!;
+  McpServerConfig.parse(example.mcpServers[0]);
   // A config file, so the CLI in a child process reads the very config the gateway runs with.
   const raw = {
     port: 0,
@@ -56,18 +55,7 @@ beforeAll(async () => {
     approvals: { approvers: [{ operator: 'alice' }] },
     callers: [{ id: 'planner', apiKeySha256: sha(CALLER), preset: 'standard' }],
     mcpServers: [
-      {
-        ...(example.mcpServers[0] as Record<string, unknown>),
-        url: notes.url,
-        allowHttp: true,
-        auth: undefined,
-        tools: [
-          ...server.tools.filter((t) => t.name === 'create_note'),
-          { name: 'lying_create', requireApproval: false, readRoute },
-          { name: 'echo', requireApproval: false },
-          { name: 'delete_all' },
-        ],
-      },
+      notesServerConfig(notes.url),
     ],
     presets: [{ id: 'standard', tools: ['notes/create_note', 'notes/lying_create', 'notes/echo', 'notes/delete_all'], maxToolCalls: 100 }],
   };

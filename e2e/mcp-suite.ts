@@ -19,7 +19,7 @@ import { McpServerConfig } from '../src/mcp/config.ts';
 import { GatewayPresetConfig } from '../src/contracts/machine-preset.ts';
 import { startNotesServer, type NotesServer } from './mcp/notes-server.ts';
 // The README's example: its tool policies are the ones under test.
-import { readmeExample } from './mcp/readme-example.ts';
+import { notesServerConfig, readmeExample } from './mcp/readme-example.ts';
 
 const OUTCOME = 'urn:baton:outcome:v2';
 const CONTRACT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
@@ -51,8 +51,8 @@ describe(`${name}: MCP tools behind Baton`, () => {
     s = await setup();
     dir = mkdtempSync(join(tmpdir(), 'baton-mcp-'));
     const example = readmeExample();
-    const server = McpServerConfig.parse(example.mcpServers[0]);
-    const readRoute = server.tools.find((t) => t.name === 'create_note')!.readRoute!;
+    // The README's example parses as the gateway parses config (issue #26 "a config that its test parses").
+    McpServerConfig.parse(example.mcpServers[0]);
     const config = Config.parse({
       port: 0,
       dataDir: dir,
@@ -67,21 +67,7 @@ describe(`${name}: MCP tools behind Baton`, () => {
         { id: 'tiny', apiKeySha256: sha(KEYS.tiny), preset: 'tiny' },
       ],
       mcpServers: [
-        {
-          ...(example.mcpServers[0] as Record<string, unknown>),
-          url: notes.url,
-          allowHttp: true,
-          auth: undefined,
-          tools: [
-            ...server.tools.filter((t) => t.name === 'create_note'),
-            { name: 'lying_create', requireApproval: false, readRoute },
-            { name: 'echo', requireApproval: false },
-            { name: 'delete_all' },
-            { name: 'refuses', requireApproval: false },
-            { name: 'hangup', requireApproval: false },
-            { name: 'slow', requireApproval: false },
-          ],
-        },
+        notesServerConfig(notes.url, [{ name: 'refuses', requireApproval: false }, { name: 'hangup', requireApproval: false }, { name: 'slow', requireApproval: false }]),
         // The same server, for its MCP Tasks tool: one waits for the task, one hands it to the durable follower at once.
         ...(['jobs', 'later'] as const).map((id) => ({ ...(example.mcpServers[0] as Record<string, unknown>), id, url: notes.url, allowHttp: true, auth: undefined, callTimeoutMs: id === 'jobs' ? 20_000 : 100, tools: [{ name: 'long_job' }] })),
       ],

@@ -46,15 +46,7 @@ export class ProxyCards {
 
   /** The card for delegatee `id`, built once per process (a failure is retried on the next call). */
   get(id: string): Promise<ProxyCard> {
-    let c = this.cache.get(id);
-    if (!c) {
-      c = this.build(id).catch((err: unknown) => {
-        this.cache.delete(id);
-        throw err;
-      });
-      this.cache.set(id, c);
-    }
-    return c;
+    return builtOnce(this.cache, id, () => this.build(id));
   }
 
   /** Rebuilds delegatee `id`'s card (or every one) on next use: after a card refresh or a reload. */
@@ -132,15 +124,37 @@ export class ProxyCards {
       defaultOutputModes: (remote.defaultOutputModes as JsonValue) ?? ['text/plain'],
       skills: skillsOf(remote.skills),
     });
-    assertServable(card);
-    const signed = await signCard(card, this.deps.keyring.signingKeys(new Date()), { jku: `${root}/.well-known/jwks.json` });
-    const { signatures: _s, ...unsigned } = signed;
-    const payloadDigest = sha256Digest(cardSigningBytes(unsigned));
-    const option = delegateeOf(params, payloadDigest, `${base}/.well-known/agent-card.json`);
-    // ES256 signatures are randomised: a weak validator over the signed payload is stable across restarts and nodes.
-    const doc = { ...document(signed, new Date()), etag: `W/"${payloadDigest.slice(7, 39)}"` };
+    const { signed, doc, option } = await publishSigned(card, params, { keyring: this.deps.keyring, root, source: `${base}/.well-known/agent-card.json` });
     return { json: signed, doc, internal: AgentCard.fromJSON(signed), option };
   }
+}
+
+/** The value built for `key`, built once; a failed build is forgotten, so the next call tries again. */
+export function builtOnce<V>(cache: Map<string, Promise<V>>, key: string, build: () => Promise<V>): Promise<V> {
+  let c = cache.get(key);
+  if (!c) {
+    c = build().catch((err: unknown) => {
+      cache.delete(key);
+      throw err;
+    });
+    cache.set(key, c);
+  }
+  return c;
+}
+
+/**
+ * A card Baton serves as itself (a delegatee's proxy card, an MCP endpoint's
+ * card): checked servable, signed with Baton's current keys, with the
+ * identity an upstream delegates to — this exact revision.
+ */
+export async function publishSigned(card: Json, params: Rw003CardParams, deps: { keyring: Keyring; root: string; source: string }): Promise<{ signed: Json; doc: PublishedDocument; option: DelegateeOption }> {
+  assertServable(card);
+  const signed = await signCard(card, deps.keyring.signingKeys(new Date()), { jku: `${deps.root}/.well-known/jwks.json` });
+  const { signatures: _s, ...unsigned } = signed;
+  const payloadDigest = sha256Digest(cardSigningBytes(unsigned));
+  const option = delegateeOf(params, payloadDigest, deps.source);
+  // ES256 signatures are randomised: a weak validator over the signed payload is stable across restarts and nodes.
+  return { signed, doc: { ...document(signed, new Date()), etag: `W/"${payloadDigest.slice(7, 39)}"` }, option };
 }
 
 /**

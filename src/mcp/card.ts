@@ -7,16 +7,13 @@
  * the keys it pinned and delegates to this exact revision (issue #26
  * cross-organisation), as it does with an agent card Baton serves.
  */
-import { cardSigningBytes } from '../cards/canonical-card.ts';
-import { document, type PublishedDocument } from '../cards/publisher.ts';
 import { RW003_CARD_EXTENSION_URI, type Rw003CardParams } from '../cards/extension.ts';
-import { assertServable, servableForm } from '../cards/served-card.ts';
-import { signCard } from '../cards/signer.ts';
 import type { DelegateeOption } from '../contracts/presets.ts';
-import { delegateeOf } from '../gateway/identity.ts';
 import { CONTRACT_EXTENSION } from '../gateway/present.ts';
+import { builtOnce, publishSigned } from '../gateway/proxy-card.ts';
+import type { PublishedDocument } from '../cards/publisher.ts';
+import { servableForm } from '../cards/served-card.ts';
 import type { Keyring } from '../keys/keyring.ts';
-import { sha256Digest } from '../records/digest.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 
 type Json = { [key: string]: JsonValue };
@@ -37,15 +34,7 @@ export class McpCards {
 
   /** The card for MCP server `id`, built once per process (a failure is retried on the next call). */
   get(id: string): Promise<McpCard> {
-    let c = this.cache.get(id);
-    if (!c) {
-      c = this.build(id).catch((err: unknown) => {
-        this.cache.delete(id);
-        throw err;
-      });
-      this.cache.set(id, c);
-    }
-    return c;
+    return builtOnce(this.cache, id, () => this.build(id));
   }
 
   private async build(id: string): Promise<McpCard> {
@@ -74,12 +63,7 @@ export class McpCards {
       // A2A cards name at least one skill; the tools themselves are listed by tools/list (per caller's scope).
       skills: [{ id: `mcp-${id}`, name: `MCP server ${id}`, description: 'The tools this MCP server offers through Baton, listed by tools/list for each caller\'s scope.', tags: ['mcp'] }],
     });
-    assertServable(card);
-    const signed = await signCard(card, this.deps.keyring.signingKeys(new Date()), { jku: `${root}/.well-known/jwks.json` });
-    const { signatures: _s, ...unsigned } = signed;
-    const payloadDigest = sha256Digest(cardSigningBytes(unsigned));
-    const option = delegateeOf(params, payloadDigest, `${endpoint}/.well-known/agent-card.json`);
-    // ES256 signatures are randomised: a weak validator over the signed payload is stable across restarts and nodes.
-    return { doc: { ...document(signed, new Date()), etag: `W/"${payloadDigest.slice(7, 39)}"` }, option };
+    const { doc, option } = await publishSigned(card, params, { keyring: this.deps.keyring, root, source: `${endpoint}/.well-known/agent-card.json` });
+    return { doc, option };
   }
 }

@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { Config } from '../../src/config.ts';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const section = readme.slice(readme.indexOf('## Putting an agent behind Baton'), readme.indexOf('## Operating Baton'));
+const section = readme.slice(readme.indexOf('## Putting an agent behind Baton'), readme.indexOf('## Putting an MCP server behind Baton'));
 const blocks = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
 
 describe('README: putting an agent behind Baton', () => {
