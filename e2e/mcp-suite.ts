@@ -67,14 +67,14 @@ describe(`${name}: MCP tools behind Baton`, () => {
         { id: 'tiny', apiKeySha256: sha(KEYS.tiny), preset: 'tiny' },
       ],
       mcpServers: [
-        notesServerConfig(notes.url, [{ name: 'refuses', requireApproval: false }, { name: 'hangup', requireApproval: false }, { name: 'slow', requireApproval: false }]),
+        notesServerConfig(notes.url, [{ name: 'refuses', requireApproval: false }, { name: 'hangup', requireApproval: false }, { name: 'slow', requireApproval: false }, { name: 'get_note', cost: { dimension: 'credits', amount: 3 } }]),
         // The same server, for its MCP Tasks tool: one waits for the task, one hands it to the durable follower at once.
         ...(['jobs', 'later'] as const).map((id) => ({ ...(example.mcpServers[0] as Record<string, unknown>), id, url: notes.url, allowHttp: true, auth: undefined, callTimeoutMs: id === 'jobs' ? 20_000 : 100, tools: [{ name: 'long_job' }] })),
       ],
       follow: { tickMs: 50, pollMinMs: 20, pollMaxMs: 100 },
       presets: [
-        { ...GatewayPresetConfig.parse(example.presets[0]), tools: ['notes/create_note', 'notes/lying_create', 'notes/echo', 'notes/delete_all', 'notes/refuses', 'notes/hangup', 'notes/slow', 'jobs/long_job', 'later/long_job'] },
-        { id: 'narrow', tools: ['notes/echo'] },
+        { ...GatewayPresetConfig.parse(example.presets[0]), tools: ['notes/create_note', 'notes/lying_create', 'notes/echo', 'notes/delete_all', 'notes/refuses', 'notes/hangup', 'notes/slow', 'notes/get_note', 'jobs/long_job', 'later/long_job'], budgets: [{ name: 'credits', unit: 'credit', ceiling: 5 }] },
+        { id: 'narrow', tools: ['notes/echo', 'notes/get_note'] },
         { id: 'tiny', tools: ['notes/echo'], maxPerMinute: 1 },
       ],
       ...(s.store ? { store: s.store } : {}),
@@ -115,8 +115,8 @@ describe(`${name}: MCP tools behind Baton`, () => {
 
   it('lists only the tools the caller\'s preset scope names; no credential, no session', async () => {
     const planner = (await (await client(KEYS.planner)).listTools()).tools.map((t) => t.name).sort();
-    expect(planner).toEqual(['create_note', 'delete_all', 'echo', 'hangup', 'lying_create', 'refuses', 'slow']);
-    expect((await (await client(KEYS.reader)).listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+    expect(planner).toEqual(['create_note', 'delete_all', 'echo', 'get_note', 'hangup', 'lying_create', 'refuses', 'slow']);
+    expect((await (await client(KEYS.reader)).listTools()).tools.map((t) => t.name).sort()).toEqual(['echo', 'get_note']);
     const anonymous = new Client({ name: 'anonymous', version: '1.0.0' });
     await expect(anonymous.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/notes`)))).rejects.toMatchObject({ code: 401, message: expect.stringContaining('authentication_required') });
   });
@@ -219,6 +219,17 @@ describe(`${name}: MCP tools behind Baton`, () => {
     const err = await refusal(call(c, 'echo', { text: 'second' }));
     expect(err.data.code).toBe('limit_exceeded');
     expect(notes.calls.get('echo')).toBe(sent + 1);
+  });
+
+  it('charges a tool\'s declared cost in its preset\'s dimension; a root without that dimension cannot call it', async () => {
+    const r = await call(await client(KEYS.planner), 'get_note', { id: 'n-none' });
+    const meta = metaOf(r);
+    // The tool answered with an error: it ran, so it is charged (failed, consumed).
+    expect(meta).toMatchObject({ outcome: 'failed' });
+    expect((await gw.store.ledger.reservation((await attempt(meta.attemptId)).reservation_id))!.amounts).toEqual({ invocations: '1', tool_calls: '1', credits: '3' });
+    const sent = notes.calls.get('get_note') ?? 0;
+    expect((await refusal(call(await client(KEYS.reader), 'get_note', { id: 'n-none' }))).data).toMatchObject({ code: 'deny', details: { dimension: 'credits' } });
+    expect(notes.calls.get('get_note') ?? 0).toBe(sent);
   });
 
   it('releases the reservation when the server refuses the request as invalid params (not executed)', async () => {

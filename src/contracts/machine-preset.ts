@@ -27,6 +27,8 @@ export const GatewayPresetConfig = z.strictObject({
   tools: z.array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}\/[A-Za-z0-9_.-]{1,128}$/)).max(256).default([]),
   /** Tool calls one root may admit in total (the `tool_calls` budget); default: maxInvocations. */
   maxToolCalls: z.number().int().min(1).max(1_000_000).optional(),
+  /** Further budget dimensions a root carries, for the costs MCP tools declare (`mcpServers[].tools[].cost`). */
+  budgets: z.array(z.strictObject({ name: z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/), unit: z.string().regex(/^[a-z][a-z0-9_./-]{0,31}$/), ceiling: z.number().int().min(1).max(1e15) })).max(16).default([]),
 });
 export type GatewayPresetConfig = z.infer<typeof GatewayPresetConfig>;
 
@@ -75,6 +77,7 @@ export function buildPreset(cfg: GatewayPresetConfig, ctx: { gateway: DelegateeO
       budget_ceilings: [
         { name: INVOCATIONS, unit: 'invocation', ceiling: String(cfg.maxInvocations) },
         ...(tools.length > 0 ? [{ name: TOOL_CALLS, unit: 'call', ceiling: String(toolCalls) }] : []),
+        ...cfg.budgets.map((b) => ({ name: b.name, unit: b.unit, ceiling: String(b.ceiling) })),
       ],
       autonomy: { tier: 'T1_draft', gates: [{ kind: 'automated_scope_check' }, { kind: 'provenance_check' }] },
       human_authorities: [],

@@ -36,6 +36,11 @@ export const McpToolPolicy = z.strictObject({
    */
   requireApproval: z.union([z.literal(false), RequireApproval]).optional(),
   readRoute: ReadRoute.optional(),
+  /**
+   * What one call costs besides one `invocations` and one `tool_calls` unit: a budget dimension the caller's
+   * preset declares (`presets[].budgets`), reserved at admission with the rest — a root without it cannot call.
+   */
+  cost: z.strictObject({ dimension: z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/), amount: z.number().int().min(1).max(1e15) }).optional(),
   /** Contract acceptance checks on the result: its content items count as artifacts. */
   acceptance: z.strictObject({ minArtifacts: z.number().int().min(0).optional(), allowedMediaTypes: z.array(z.string()).optional() }).default({}),
 });

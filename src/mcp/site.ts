@@ -97,7 +97,7 @@ export async function siteOf(config: McpServerConfig, upstream: McpUpstream, pol
     target: { delegatee_id: config.id, endpoint: config.url, headers: {}, acceptance: policy.acceptance, streaming: false, pushNotifications: false },
     // The calling node holds the call for its whole timeout; only then may another node judge it lost.
     leaseMs: config.callTimeoutMs + 30_000,
-    amounts: { [INVOCATIONS]: 1n, [TOOL_CALLS]: 1n },
+    amounts: { [INVOCATIONS]: 1n, [TOOL_CALLS]: 1n, ...(policy.cost ? { [policy.cost.dimension]: BigInt(policy.cost.amount) } : {}) },
     attemptFields: { tool: { server: config.id, name: policy.name, arguments_digest: args_digest } },
   };
 }
