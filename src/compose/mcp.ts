@@ -33,7 +33,7 @@ export function mcpRegistry(config: { mcpServers: readonly McpServerConfig[]; pr
   const known = new Set(tools);
   const problems = [
     ...mcpConfigProblems(config.mcpServers, config.delegatees.map((d) => d.id)),
-    ...config.presets.flatMap((p) => p.tools.filter((t) => !known.has(`mcp:${t}`)).map((t) => `presets: ${p.id} names tool ${t}, which no mcpServers entry configures`)),
+    ...config.presets.flatMap((p) => (p.tools ?? []).filter((t) => !known.has(`mcp:${t}`)).map((t) => `presets: ${p.id} names tool ${t}, which no mcpServers entry configures`)),
   ];
   if (problems.length > 0) throw new TypeError(`invalid configuration:\n${problems.join('\n')}`);
   return registryWithTools(tools);

@@ -24,11 +24,12 @@ export const GatewayPresetConfig = z.strictObject({
    * MCP tools this preset's roots may call, as `<server id>/<tool name>` (src/mcp, issue #26).
    * Empty: no MCP tool is in scope, and `tools/list` shows none to its callers.
    */
-  tools: z.array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}\/[A-Za-z0-9_.-]{1,128}$/)).max(256).default([]),
+  // Optional, not defaulted: a preset without tools parses to the same value, and so the same config revision, as before MCP.
+  tools: z.array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}\/[A-Za-z0-9_.-]{1,128}$/)).max(256).optional(),
   /** Tool calls one root may admit in total (the `tool_calls` budget); default: maxInvocations. */
   maxToolCalls: z.number().int().min(1).max(1_000_000).optional(),
   /** Further budget dimensions a root carries, for the costs MCP tools declare (`mcpServers[].tools[].cost`). */
-  budgets: z.array(z.strictObject({ name: z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/), unit: z.string().regex(/^[a-z][a-z0-9_./-]{0,31}$/), ceiling: z.number().int().min(1).max(1e15) })).max(16).default([]),
+  budgets: z.array(z.strictObject({ name: z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/), unit: z.string().regex(/^[a-z][a-z0-9_./-]{0,31}$/), ceiling: z.number().int().min(1).max(1e15) })).max(16).optional(),
 });
 export type GatewayPresetConfig = z.infer<typeof GatewayPresetConfig>;
 
@@ -46,7 +47,7 @@ const OPERATIONS = ['a2a.SendMessage', 'a2a.SendStreamingMessage', 'a2a.GetTask'
 
 export function buildPreset(cfg: GatewayPresetConfig, ctx: { gateway: DelegateeOption; owner: ActorRef; spaceId: string }): Readonly<Preset> {
   // Without tools the preset is exactly what it was before MCP (its digest, and so config revisions, unchanged).
-  const tools = cfg.tools.map((t) => `mcp:${t}`);
+  const tools = (cfg.tools ?? []).map((t) => `mcp:${t}`);
   const toolCalls = cfg.maxToolCalls ?? cfg.maxInvocations;
   return definePreset({
     preset_id: cfg.id,
@@ -77,7 +78,7 @@ export function buildPreset(cfg: GatewayPresetConfig, ctx: { gateway: DelegateeO
       budget_ceilings: [
         { name: INVOCATIONS, unit: 'invocation', ceiling: String(cfg.maxInvocations) },
         ...(tools.length > 0 ? [{ name: TOOL_CALLS, unit: 'call', ceiling: String(toolCalls) }] : []),
-        ...cfg.budgets.map((b) => ({ name: b.name, unit: b.unit, ceiling: String(b.ceiling) })),
+        ...(cfg.budgets ?? []).map((b) => ({ name: b.name, unit: b.unit, ceiling: String(b.ceiling) })),
       ],
       autonomy: { tier: 'T1_draft', gates: [{ kind: 'automated_scope_check' }, { kind: 'provenance_check' }] },
       human_authorities: [],
