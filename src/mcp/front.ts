@@ -19,6 +19,7 @@ import { bodyTooLarge, httpStatusOf, jsonRpcErrorOf } from '../http/error-map.ts
 import type { Logger } from '../log.ts';
 import { parseStrictJson } from '../records/strict-json.ts';
 import { serveDocument } from '../http/well-known.ts';
+import { requestSpan } from '../telemetry/tracing.ts';
 import { VERSION } from '../version.ts';
 import { callTool, coveredTools, resumeApprovedCall, type McpCallDeps, type McpServerHandle } from './call.ts';
 import type { Attempt } from '../gateway/attempts.ts';
@@ -88,9 +89,14 @@ export function mcpRouter(deps: McpFrontDeps): { router: Router; close: () => Pr
     }
   });
 
-  router.all('/mcp/:server', async (req: Request, res: Response, next: NextFunction) => {
-    const handle = deps.servers.get(String(req.params.server));
-    if (!handle) return next();
+  router.all('/mcp/:server', (req: Request, res: Response, next: NextFunction) => {
+    const id = String(req.params.server);
+    if (!deps.servers.has(id)) return next();
+    // One `baton.request` span per MCP request, continuing the caller's W3C trace (as for A2A).
+    requestSpan('mcp', id)(req, res, () => void serve(req, res, deps.servers.get(id)!));
+  });
+
+  async function serve(req: Request, res: Response, handle: McpServerHandle): Promise<void> {
     const caller = await authenticated(deps, req, res, deps.oauth ? `Bearer resource_metadata="${metadataUrl(handle.config.id)}"` : 'Bearer');
     if (!caller) return;
     const body = await strictBody(req, res, limit);
@@ -111,7 +117,7 @@ export function mcpRouter(deps: McpFrontDeps): { router: Router; close: () => Pr
       deps.logger.warn({ err, server: handle.config.id }, 'MCP request failed');
       if (!res.headersSent) rpcError(res, 500, -32603, 'internal error');
     }
-  });
+  }
   return {
     router,
     resumeApproved: (taskId) => resumeApprovedCall(deps, deps.servers, taskId),

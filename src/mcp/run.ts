@@ -20,7 +20,7 @@ import type { Turn } from '../gateway/path/turn.ts';
 import { commitVerdict, fencesCurrent, remoteFenceCurrent, verdict, verdictReleased } from '../gateway/path/verify.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { inputContentOf } from '../gateway/task-input.ts';
-import { inSpan, turnIds } from '../telemetry/tracing.ts';
+import { inSpan, turnIds, withTraceContext } from '../telemetry/tracing.ts';
 import type { McpServerConfig, McpToolPolicy } from './config.ts';
 import type { InFlightCalls } from './in-flight.ts';
 import { callView, projectCall, type ReadOutcome } from './outcome.ts';
@@ -50,14 +50,16 @@ export type Sent = CallResult | { kind: 'pending' };
 export async function runCall(deps: RunDeps, call: CallParts, turn: Turn, cancelled?: AbortSignal): Promise<{ closed: Attempt; result?: Json }> {
   const { server, policy, args } = call;
   // RW-003 §10.2: the contract chain travels in extension metadata, as in an A2A message's (src/gateway/path/forward.ts).
+  // The forward span is the server's parent: its W3C trace context travels in `_meta` too (`traceparent`, `tracestate`).
   const meta: Json = { [CONTRACT_EXTENSION]: { chain: (turn as Turn & { contracts: unknown }).contracts as JsonValue } };
+  const traced = (m: Json): Json => ({ ...withTraceContext({}), ...m });
   const running = deps.calls.start(turn.attempt.body.attempt_id);
   const signal = cancelled ? AbortSignal.any([running.signal, cancelled]) : running.signal;
   const started = performance.now();
   let sent: Sent;
   try {
     sent = await inSpan('baton.forward', { ...turnIds(turn), 'baton.mcp.tool': policy.name, 'baton.mcp.task': call.asTask }, async (span) => {
-      const s = call.asTask ? await forwardTask(deps.path, call, turn, meta, signal) : await server.upstream.call(policy.name, args, meta, { signal });
+      const s = call.asTask ? await forwardTask(deps.path, call, turn, traced(meta), signal) : await server.upstream.call(policy.name, args, traced(meta), { signal });
       span.setAttribute('baton.forwarded', s.kind);
       return s;
     });
