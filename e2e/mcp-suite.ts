@@ -67,7 +67,7 @@ describe(`${name}: MCP tools behind Baton`, () => {
         { id: 'tiny', apiKeySha256: sha(KEYS.tiny), preset: 'tiny' },
       ],
       mcpServers: [
-        notesServerConfig(notes.url, [{ name: 'refuses', requireApproval: false }, { name: 'hangup', requireApproval: false }, { name: 'slow', requireApproval: false }, { name: 'get_note', cost: { dimension: 'credits', amount: 3 } }]),
+        notesServerConfig(notes.url, [{ name: 'refuses', requireApproval: false }, { name: 'hangup', requireApproval: false, readRoute: { tool: 'get_note', arguments: { id: '$.arguments.x' } } }, { name: 'slow', requireApproval: false }, { name: 'get_note', cost: { dimension: 'credits', amount: 3 } }]),
         // The same server, for its MCP Tasks tool: one waits for the task, one hands it to the durable follower at once.
         ...(['jobs', 'later'] as const).map((id) => ({ ...(example.mcpServers[0] as Record<string, unknown>), id, url: notes.url, allowHttp: true, auth: undefined, callTimeoutMs: id === 'jobs' ? 20_000 : 100, tools: [{ name: 'long_job' }] })),
       ],
@@ -279,6 +279,10 @@ describe(`${name}: MCP tools behind Baton`, () => {
     expect(meta).toMatchObject({ outcome: 'unknown', verified: false });
     expect(await attempt(meta.attemptId)).toMatchObject({ state: 'closed', outcome: 'unknown' });
     expect(await reservation(meta.attemptId)).toBe('unknown');
+    // RW-003 §10.3: a disconnect after sending triggers the read-back; what it shows is evidence, the outcome stays unknown.
+    const rec = await receipt(meta.attemptId);
+    expect(rec).toMatchObject({ profile: 'mcp-read-route/1', readback: 'disagreed', outcome: 'unknown' });
+    expect(rec.reasons[1]).toBe('read route after the loss: does not show the change');
   });
 
   // Last: it suspends the server's agent stream for good.

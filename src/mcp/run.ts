@@ -78,7 +78,7 @@ export async function runCall(deps: RunDeps, call: CallParts, turn: Turn, cancel
 
 /** The verdict of a call that came back: lost is `unknown` and held; a result is read back, projected and committed. */
 export async function judgeSent(deps: PathDeps, call: CallParts, turn: Turn, sent: Exclude<CallResult, { kind: 'not_executed' }>): Promise<{ closed: Attempt; result?: Json }> {
-  if (sent.kind === 'lost') return { closed: await verdict(deps, turn, { kind: 'lost', reason: sent.reason }) };
+  if (sent.kind === 'lost') return { closed: call.policy.readRoute ? await judgeLost(deps, call, turn, sent.reason) : await verdict(deps, turn, { kind: 'lost', reason: sent.reason }) };
   const { server, policy, args } = call;
   const view = callView(`${turn.attempt.body.attempt_id}:${turn.effect_id}`, sent.result);
   const readStarted = performance.now();
@@ -105,6 +105,28 @@ export async function judgeSent(deps: PathDeps, call: CallParts, turn: Turn, sen
     ...(projected.verification && projection.outcome === projected.outcome ? { closing: { verification: projected.verification } } : {}),
   });
   return { closed, result: sent.result };
+}
+
+/**
+ * A call cut after sending (a stop, a dropped connection, a timeout) is read
+ * back where it can be (RW-003 §10.3: "cancellation, disconnect, or token
+ * revocation MUST trigger read-back when effects may already have
+ * escaped"): what the read route shows is recorded on the receipt as
+ * evidence for reconciliation, but the outcome stays `unknown` and held —
+ * unknown is never normalised by a read (ADR-0014).
+ */
+async function judgeLost(deps: PathDeps, call: CallParts, turn: Turn, reason: string): Promise<Attempt> {
+  const read = await readBackCall(call.server.upstream, call.policy, { arguments: call.args, result: {} });
+  const shows = read.outcome.kind === 'read' ? (read.outcome.check.agreed ? 'shows the change' : 'does not show the change') : read.outcome.kind === 'unavailable' ? `unavailable: ${read.outcome.reason}` : 'none';
+  const current = (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps, turn));
+  return commitVerdict(deps, turn, {
+    observation: { kind: 'lost', reason },
+    back: read.back,
+    projection: { outcome: 'unknown', settlement: 'hold', reasons: [`lost after transmission: ${reason}`, `read route after the loss: ${shows}`], acceptance: [] },
+    fencesCurrent: current,
+    profile: 'mcp-read-route/1',
+    readback: read.outcome.kind === 'read' ? (read.outcome.check.agreed ? 'agreed' : 'disagreed') : 'unavailable',
+  });
 }
 
 /** Starts the call as an MCP Task, records the task id on the work row, and polls it for as long as the caller waits. */
