@@ -58,9 +58,15 @@ export function processContract(name: string, setup: () => Promise<Ledger>): voi
       const space = freshSpace();
       await publishAgent(store, space);
       const preset = { preset_id: `preset-${space}`, ...over };
-      const results = await runRacers(4, ['preset', ledger.kind, ledger.where, space, JSON.stringify(preset), String(tries)]);
+      const workers = await startRacers(4, ['preset', ledger.kind, ledger.where, space, JSON.stringify(preset), String(tries)]);
+      // Each keeps opening tasks until told to stop, which happens once every one of them is opening tasks.
+      await Promise.all(workers.map((w) => w.next()));
+      for (const w of workers) w.go();
+      const results = await Promise.all(workers.map((w) => w.next()));
+      if ((await Promise.all(workers.map((w) => w.exited))).some((c) => c !== 0)) throw new Error('a racer failed');
       // They really raced: every process was opening tasks while every other one was.
       expect(Math.max(...results.map((r) => r.from as number))).toBeLessThan(Math.min(...results.map((r) => r.to as number)));
+      for (const r of results) expect((r.admitted as number) + (r.refused as number)).toBeGreaterThanOrEqual(tries);
       const admitted = results.reduce((a, r) => a + (r.admitted as number), 0);
       const refused = results.reduce((a, r) => a + (r.refused as number), 0);
       return { ledger, store, space, preset, admitted, refused };
@@ -70,7 +76,7 @@ export function processContract(name: string, setup: () => Promise<Ledger>): voi
       // Many tries each, so every process's contention window is long enough to overlap the others' on a loaded machine.
       const race = await presetRace({ max_active_roots: 5, max_per_minute: 10_000 }, 40);
       expect(race.admitted).toBe(5);
-      expect(race.refused).toBe(4 * 40 - 5);
+      expect(race.refused).toBeGreaterThanOrEqual(4 * 40 - 5);
       await race.store.close();
       // A restart (a fresh connection, a fresh process memory) still finds the limit reached.
       const again = await race.ledger.open();
