@@ -127,6 +127,9 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     insertReservation: (row) => insert('ledger_reservations', row),
     resolveReservation: (id, status, settlement, at) =>
       exec('UPDATE ledger_reservations SET status = $1, settlement = $2, settled_at = $3 WHERE reservation_id = $4', [status, settlement, at, id]),
+    // READ COMMITTED: a concurrent resolution is waited for and the condition re-checked on the row it left.
+    resolveHeld: (id, status, settlement, at) =>
+      one<ReservationRow>("UPDATE ledger_reservations SET status = $1, settlement = $2, settled_at = $3 WHERE reservation_id = $4 AND status = 'held' RETURNING *", [status, settlement, at, id]),
     insertEntry: (row) => insert('ledger_entries', row),
   };
 }

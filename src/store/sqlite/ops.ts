@@ -73,6 +73,9 @@ export function sqliteOps(db: Db): TxOps {
          @request_digest, @receipt, @settlement, @created_at, @settled_at)`,
     ),
     resolveReservation: db.prepare('UPDATE ledger_reservations SET status = ?, settlement = ?, settled_at = ? WHERE reservation_id = ?'),
+    resolveHeld: db.prepare<[string, string, string | null, string], ReservationRow>(
+      "UPDATE ledger_reservations SET status = ?, settlement = ?, settled_at = ? WHERE reservation_id = ? AND status = 'held' RETURNING *",
+    ),
     insertEntry: db.prepare(
       `INSERT INTO ledger_entries(reservation_id, node_id, dimension, d_consumed, d_reserved, reason, at)
        VALUES (@reservation_id, @node_id, @dimension, @d_consumed, @d_reserved, @reason, @at)`,
@@ -182,6 +185,7 @@ export function sqliteOps(db: Db): TxOps {
     reservation: (id) => q.reservation.get(id),
     insertReservation: (row: ReservationRow) => void q.insertReservation.run(row),
     resolveReservation: (id, status, settlement, at) => void q.resolveReservation.run(status, settlement, at, id),
+    resolveHeld: (id, status, settlement, at) => q.resolveHeld.get(status, settlement, at, id),
     insertEntry: (row: EntryRow) => void q.insertEntry.run(row),
   };
 }

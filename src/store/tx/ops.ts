@@ -159,6 +159,8 @@ export interface TxOps {
   reservation(reservationId: string, lock: Lock): ReservationRow | undefined;
   insertReservation(row: ReservationRow): void;
   resolveReservation(reservationId: string, status: string, settlement: string, settledAt: string | null): void;
+  /** Resolves a reservation only while it is `held`, in one statement; returns the changed row (undefined: not held, or absent). */
+  resolveHeld(reservationId: string, status: string, settlement: string, settledAt: string | null): ReservationRow | undefined;
   insertEntry(row: EntryRow): void;
 
   // Set-oriented forms (issue #24): one statement for many rows, used by the batch writer (./batch.ts).
