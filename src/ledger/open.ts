@@ -13,7 +13,7 @@ import { digestOf } from '../records/digest.ts';
 import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import { TxBatch } from '../store/tx/batch.ts';
-import { tx, type BalanceRow, type NodeRow, type Program } from '../store/tx/ops.ts';
+import { tx, type BalanceRow, type NodeRow, type Program, type RootCapacity } from '../store/tx/ops.ts';
 import { checkAmount } from './amount.ts';
 import { checkChildCeilings } from './rules.ts';
 import { LEDGER_LIMITS, type BudgetNode, type LedgerLimits, type OpenBudgetRequest, type PresetIssuance } from './types.ts';
@@ -38,15 +38,14 @@ export function nodeOf(row: NodeRow): BudgetNode {
  * ADR-0014 preset limits, from the store's own rows inside the issuing
  * transaction: shared by every process and kept across restarts (process
  * memory is never authority). The lock makes concurrent issuers from one
- * preset take turns where writers are not already serial.
+ * preset take turns where writers are not already serial; the counts are
+ * read after it, so each issuer sees the roots the one before it committed.
  */
-function* checkPreset(preset: PresetIssuance, at: string): Program<void> {
-  yield* tx('lockPreset', preset.preset_id);
-  if ((yield* tx('countPresetActiveRoots', preset.preset_id, at)) >= preset.max_active_roots) {
+function checkPreset(preset: PresetIssuance, capacity: RootCapacity): void {
+  if (capacity.preset_active >= preset.max_active_roots) {
     throw limitExceeded('preset has reached its active-root limit', { bound: 'active_roots', preset: preset.preset_id });
   }
-  const since = new Date(Date.parse(at) - 60_000).toISOString();
-  if ((yield* tx('countPresetIssuedSince', preset.preset_id, since)) >= preset.max_per_minute) {
+  if (capacity.preset_issued >= preset.max_per_minute) {
     throw limitExceeded('preset has reached its issuance rate', { bound: 'issuance_rate', preset: preset.preset_id });
   }
 }
@@ -143,10 +142,14 @@ export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: Ledger
 /** ADR-0014 capacity for a new root: active roots per namespace, and its preset's limits. */
 function* placeRoot(req: OpenBudgetRequest, limits: LedgerLimits): Program<{ root_id: string; depth: number }> {
   yield* tx('pruneLiveRoots', req.owner_namespace, liveRootPruneHorizon(req.at));
-  if ((yield* tx('countActiveRoots', req.owner_namespace, req.at)) >= limits.maxActiveRoots) {
+  if (req.preset) yield* tx('lockPreset', req.preset.preset_id);
+  // Every count in one statement (issue #24), read after the preset's lock.
+  const since = new Date(Date.parse(req.at) - 60_000).toISOString();
+  const capacity = yield* tx('rootCapacity', req.owner_namespace, req.at, req.preset ? { preset_id: req.preset.preset_id, since } : undefined);
+  if (capacity.active_roots >= limits.maxActiveRoots) {
     throw limitExceeded('owner namespace has the maximum number of active roots', { max: limits.maxActiveRoots });
   }
-  if (req.preset) yield* checkPreset(req.preset, req.at);
+  if (req.preset) checkPreset(req.preset, capacity);
   return { root_id: req.node_id, depth: 0 };
 }
 

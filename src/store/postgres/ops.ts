@@ -8,10 +8,11 @@ import type pg from 'pg';
 import type { StreamId } from '../../control/scope.ts';
 import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
-import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, pruneLiveRootsSql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
+import { capacityOf, pruneLiveRootsSql, refreshLiveRootSql, retainedSql, rootCapacitySql } from '../capacity.ts';
 import type { BalanceRow, HeadRow, Lock, NodeRow, RecordHeadRow, RecordRow, ReservationRow } from '../tx/ops.ts';
 import { assertOnePerBalance, insertSql, paramsOf, rowWriters, type RowShape } from '../tx/rows-sql.ts';
 
+const CAPACITY_PARAMS = ['ns', 'at', 'preset', 'since'] as const;
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
 export function pgOps(client: pg.PoolClient): AsyncTxOps {
@@ -92,7 +93,8 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       return row && { ...row, depth: Number(row.depth) };
     },
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
-    countActiveRoots: (ns, at) => count(activeRootsSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
+    rootCapacity: async (ns, at, preset) =>
+      capacityOf(await one(rootCapacitySql((name) => `$${CAPACITY_PARAMS.indexOf(name) + 1}`, preset !== undefined), preset ? [ns, at, preset.preset_id, preset.since] : [ns, at])),
     countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
     refreshLiveRoot: async (root, change) => {
       // [0] drops a root no longer live, [1] adds (or re-flags) one that is.
@@ -101,12 +103,13 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       if (change !== 'lost') await exec(add, [root]);
     },
     pruneLiveRoots: (ns, at) => exec(pruneLiveRootsSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
+    // The row exists once the preset has issued a root: then locking it is one statement (issue #24).
     lockPreset: async (preset) => {
+      const lock = 'SELECT preset_id FROM preset_locks WHERE preset_id = $1 FOR UPDATE';
+      if ((await client.query(lock, [preset])).rowCount === 1) return;
       await exec('INSERT INTO preset_locks(preset_id) VALUES ($1) ON CONFLICT DO NOTHING', [preset]);
-      await exec('SELECT preset_id FROM preset_locks WHERE preset_id = $1 FOR UPDATE', [preset]);
+      await exec(lock, [preset]);
     },
-    countPresetActiveRoots: (preset, at) => count(presetActiveRootsSql((name) => (name === 'preset' ? '$1' : '$2')), [preset, at]),
-    countPresetIssuedSince: (preset, since) => count(presetIssuedSinceSql((name) => (name === 'preset' ? '$1' : '$2')), [preset, since]),
     insertWork: (row) => insert('attempt_work', row),
     deleteWork: (id) => exec('DELETE FROM attempt_work WHERE effect_id = $1', [id]),
     insertNode: (row) => insert('ledger_nodes', row),

@@ -4,13 +4,14 @@
  * whole database and reads inside it are already serialised.
  */
 import type { StreamId } from '../../control/scope.ts';
-import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordHeadRow, RecordRow, ReservationRow, TxOps, WorkRow } from '../tx/ops.ts';
+import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordHeadRow, RecordRow, ReservationRow, RootCapacity, TxOps, WorkRow } from '../tx/ops.ts';
 import { assertOnePerBalance, insertSql, paramsOf, rowWriters, valuesSql, type RowShape } from '../tx/rows-sql.ts';
 import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
-import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, pruneLiveRootsSql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
+import { capacityOf, pruneLiveRootsSql, refreshLiveRootSql, retainedSql, rootCapacitySql } from '../capacity.ts';
 
+type Counts = { [K in keyof RootCapacity]?: bigint };
 
 export function sqliteOps(db: Db): TxOps {
   const q = {
@@ -40,12 +41,11 @@ export function sqliteOps(db: Db): TxOps {
     ),
     node: db.prepare<[string], NodeRow>('SELECT * FROM ledger_nodes WHERE node_id = ?'),
     countDescendants: db.prepare<[string], { n: bigint }>('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = ? AND parent_id IS NOT NULL'),
-    countActiveRoots: db.prepare<[{ ns: string; at: string }], { n: bigint }>(activeRootsSql((name) => `@${name}`)),
+    rootCapacity: db.prepare<[{ ns: string; at: string }], Counts>(rootCapacitySql((name) => `@${name}`, false)),
+    presetRootCapacity: db.prepare<[{ ns: string; at: string; preset: string; since: string }], Counts>(rootCapacitySql((name) => `@${name}`, true)),
     countRetained: db.prepare<[{ ns: string; at: string }], { n: bigint }>(retainedSql((name) => `@${name}`)),
     refreshLiveRoot: refreshLiveRootSql('@root').map((sql) => db.prepare<[{ root: string }]>(sql)),
     pruneLiveRoots: db.prepare<[{ ns: string; at: string }]>(pruneLiveRootsSql((name) => `@${name}`)),
-    countPresetActive: db.prepare<[{ preset: string; at: string }], { n: bigint }>(presetActiveRootsSql((name) => `@${name}`)),
-    countPresetSince: db.prepare<[{ preset: string; since: string }], { n: bigint }>(presetIssuedSinceSql((name) => `@${name}`)),
     insertNode: db.prepare(
       `INSERT INTO ledger_nodes(node_id, parent_id, preset_id, root_id, depth, space_id, owner_namespace, not_after, request_digest, issued_event, created_at)
        VALUES (@node_id, @parent_id, @preset_id, @root_id, @depth, @space_id, @owner_namespace, @not_after, @request_digest, @issued_event, @created_at)`,
@@ -158,7 +158,7 @@ export function sqliteOps(db: Db): TxOps {
       return row && { ...row, depth: Number(row.depth) };
     },
     countDescendants: (root) => n(q.countDescendants.get(root)),
-    countActiveRoots: (ns, at) => n(q.countActiveRoots.get({ ns, at })),
+    rootCapacity: (ns, at, preset) => capacityOf(preset ? q.presetRootCapacity.get({ ns, at, preset: preset.preset_id, since: preset.since }) : q.rootCapacity.get({ ns, at })),
     countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),
     refreshLiveRoot: (root, change) => {
       // [0] drops a root no longer live, [1] adds (or re-flags) one that is.
@@ -168,8 +168,6 @@ export function sqliteOps(db: Db): TxOps {
     pruneLiveRoots: (ns, at) => void q.pruneLiveRoots.run({ ns, at }),
     // BEGIN IMMEDIATE already makes every writer serial.
     lockPreset: () => undefined,
-    countPresetActiveRoots: (preset, at) => n(q.countPresetActive.get({ preset, at })),
-    countPresetIssuedSince: (preset, since) => n(q.countPresetSince.get({ preset, since })),
     insertWork: (row: WorkRow) => void q.insertWork.run(row),
     deleteWork: (id) => void q.deleteWork.run(id),
     insertNode: (row: NodeRow) => void q.insertNode.run(row),

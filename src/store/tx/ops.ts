@@ -128,7 +128,6 @@ export interface TxOps {
   /** Several nodes in one statement (absent ones left out). */
   nodes(nodeIds: readonly string[], lock: Lock): NodeRow[];
   countDescendants(rootId: string): number;
-  countActiveRoots(ownerNamespace: string, at: string): number;
   countRetained(ownerNamespace: string, at: string): number;
   /**
    * Recomputes whether a root is live (capacity.ts ledger_live_roots) after a
@@ -141,10 +140,11 @@ export interface TxOps {
   pruneLiveRoots(ownerNamespace: string, at: string): void;
   /** Serialises issuance from one preset across processes (a row lock; a no-op where writers are already serial). */
   lockPreset(presetId: string): void;
-  /** Roots of one preset that still hold capacity (the activeRootsSql rule, per preset). */
-  countPresetActiveRoots(presetId: string, at: string): number;
-  /** Roots issued from one preset after `since` (the per-minute rate). */
-  countPresetIssuedSince(presetId: string, since: string): number;
+  /**
+   * A new root's ADR-0014 capacity, in one statement (capacity.ts rootCapacitySql): the active roots of
+   * its namespace and, for a preset root, the preset's active roots and its roots issued after `since`.
+   */
+  rootCapacity(ownerNamespace: string, at: string, preset?: { preset_id: string; since: string }): RootCapacity;
   insertWork(row: WorkRow): void;
   deleteWork(effectId: string): void;
   insertNode(row: NodeRow): void;
@@ -178,6 +178,13 @@ export interface TxOps {
   insertEntries(rows: readonly EntryRow[]): void;
   /** Adds each delta to its balance row (one delta per node and dimension); throws when a row is missing. */
   addToBalances(deltas: readonly BalanceChange[]): void;
+}
+
+/** Counts of rootCapacity (the preset ones 0 without a preset). */
+export interface RootCapacity {
+  active_roots: number;
+  preset_active: number;
+  preset_issued: number;
 }
 
 export interface RecordHeadRow {
