@@ -18,7 +18,7 @@ import type { IdSource } from '../records/ids.ts';
 import { parseEventInput } from '../control/append.ts';
 import { TxBatch } from '../store/tx/batch.ts';
 import { tx, type NodeRow, type Program } from '../store/tx/ops.ts';
-import { delegationScope, nodeIn, openNode } from './open.ts';
+import { delegationScope, nodeIn, openNode, retainedIn } from './open.ts';
 import { applyAndJournal, deltaJson, rideAlong, stringAmounts } from './settle.ts';
 
 export { nodeOf, openBudget } from './open.ts';
@@ -74,7 +74,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
 
   const chain = yield* chainOf(batch, req.node_id, limits.maxDepth);
   const root = chain[0]!;
-  if ((yield* tx('countRetained', root.owner_namespace, req.at)) >= limits.maxRetainedRecords) {
+  if ((yield* retainedIn(batch, root.owner_namespace, req.at)) >= limits.maxRetainedRecords) {
     throw limitExceeded('owner namespace holds the maximum number of retained records', { max: limits.maxRetainedRecords });
   }
   // The chain's balances are locked before the fence heads are share-locked:
@@ -83,7 +83,9 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
   // admissions keep a head share-locked without a gap, so a revocation's
   // FOR UPDATE waited for as long as they kept coming (PostgreSQL, four racers).
   const nodeIds = chain.map((n) => n.node_id);
-  const balances = (yield* tx('balances', nodeIds, 'update')).map((b) => ({ ...b, ceiling: BigInt(b.ceiling), consumed: BigInt(b.consumed), reserved: BigInt(b.reserved) }));
+  // A chain this transaction opened is known as it stands (no other transaction sees it yet): not read again.
+  const rows = batch.newBalances(nodeIds) ?? (yield* tx('balances', nodeIds, 'update'));
+  const balances = rows.map((b) => ({ ...b, ceiling: BigInt(b.ceiling), consumed: BigInt(b.consumed), reserved: BigInt(b.reserved) }));
   // Fences: every ancestor delegation stream plus the caller-named authority scopes, read in one statement.
   const required = [...chain.map((n) => delegationScope(n.space_id, n.node_id)), ...req.scopes];
   const toRead = streamsToRead(req.fence_set, required);

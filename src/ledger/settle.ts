@@ -21,6 +21,7 @@ const deltaOf = (j: ReturnType<typeof deltaJson>): BalanceDelta => ({ node_id: j
 
 /** Applies balance deltas in one statement and journals them (ledger_entries) with the batch. */
 export function* applyAndJournal(batch: TxBatch, reservationId: string, deltas: readonly BalanceDelta[], reason: string, at: string): Program<void> {
+  yield* batch.writeNodes();
   yield* tx('addToBalances', deltas);
   batch.journal(deltas.map((d) => ({ reservation_id: reservationId, node_id: d.node_id, dimension: d.dimension, d_consumed: d.consumed, d_reserved: d.reserved, reason, at })));
 }

@@ -112,10 +112,8 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     },
     insertWork: (row) => insert('attempt_work', row),
     deleteWork: (id) => exec('DELETE FROM attempt_work WHERE effect_id = $1', [id]),
-    insertNode: (row) => insert('ledger_nodes', row),
     balances: async (ids, lock) =>
       (await client.query(`SELECT * FROM ledger_balances WHERE node_id = ANY($1) ORDER BY node_id, dimension${lockSql(lock)}`, [ids])).rows as BalanceRow[],
-    insertBalance: (row) => insert('ledger_balances', row),
     addToBalance: async (id, dim, c, r) => {
       const res = await client.query('UPDATE ledger_balances SET consumed = consumed + $1, reserved = reserved + $2 WHERE node_id = $3 AND dimension = $4', [c, r, id, dim]);
       if (res.rowCount !== 1) throw new Error(`balance row ${id}/${dim} missing`);

@@ -46,19 +46,11 @@ export function sqliteOps(db: Db): TxOps {
     countRetained: db.prepare<[{ ns: string; at: string }], { n: bigint }>(retainedSql((name) => `@${name}`)),
     refreshLiveRoot: refreshLiveRootSql('@root').map((sql) => db.prepare<[{ root: string }]>(sql)),
     pruneLiveRoots: db.prepare<[{ ns: string; at: string }]>(pruneLiveRootsSql((name) => `@${name}`)),
-    insertNode: db.prepare(
-      `INSERT INTO ledger_nodes(node_id, parent_id, preset_id, root_id, depth, space_id, owner_namespace, not_after, request_digest, issued_event, created_at)
-       VALUES (@node_id, @parent_id, @preset_id, @root_id, @depth, @space_id, @owner_namespace, @not_after, @request_digest, @issued_event, @created_at)`,
-    ),
     insertWork: db.prepare(
       `INSERT INTO attempt_work(effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at, gateway_id)
        VALUES (@effect_id, @attempt_id, @reservation_id, @lease_owner, @lease_until, @tries, @deadline, @created_at, @gateway_id)`,
     ),
     deleteWork: db.prepare('DELETE FROM attempt_work WHERE effect_id = ?'),
-    insertBalance: db.prepare(
-      `INSERT INTO ledger_balances(node_id, dimension, unit, ceiling, consumed, reserved)
-       VALUES (@node_id, @dimension, @unit, @ceiling, @consumed, @reserved)`,
-    ),
     addToBalance: db.prepare(
       'UPDATE ledger_balances SET consumed = consumed + ?, reserved = reserved + ? WHERE node_id = ? AND dimension = ?',
     ),
@@ -170,9 +162,7 @@ export function sqliteOps(db: Db): TxOps {
     lockPreset: () => undefined,
     insertWork: (row: WorkRow) => void q.insertWork.run(row),
     deleteWork: (id) => void q.deleteWork.run(id),
-    insertNode: (row: NodeRow) => void q.insertNode.run(row),
     balances: (ids) => (ids.length === 0 ? [] : balances(ids)),
-    insertBalance: (row: BalanceRow) => void q.insertBalance.run(row),
     addToBalance: (id, dim, c, r) => {
       const info = q.addToBalance.run(c, r, id, dim);
       if (info.changes !== 1) throw new Error(`balance row ${id}/${dim} missing`);

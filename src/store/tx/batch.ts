@@ -28,9 +28,12 @@ import { tx, type BalanceRow, type EntryRow, type EventRow, type HeadRow, type L
 export class TxBatch {
   /** Heads as they stand inside this transaction (null: the stream has no events yet). */
   private readonly heads = new Map<string, HeadRow | null>();
-  /** Nodes and balances this transaction created (read back by a child opened under them). */
+  /** Nodes this transaction read or created (null: absent), and the balances of those it created, as they stand. */
   readonly nodes = new Map<string, NodeRow | null>();
   readonly balances = new Map<string, BalanceRow[]>();
+  /** Nodes this transaction created, in the order opened; those not yet written are `unwritten`. */
+  private readonly created: NodeRow[] = [];
+  private unwritten = 0;
   private readonly records: { record: Envelope; at: string }[] = [];
   private readonly events: EventRow[] = [];
   private readonly entries: EntryRow[] = [];
@@ -90,12 +93,60 @@ export class TxBatch {
     this.records.push({ record, at });
   }
 
+  /** Journals balance changes (the rows were changed in the store: what this batch knew of them is dropped). */
   journal(rows: readonly EntryRow[]): void {
+    for (const r of rows) this.balances.delete(r.node_id);
     this.entries.push(...rows);
+  }
+
+  /** Queues a node this transaction opens, with its balances; both are written by {@link writeNodes}. */
+  open(row: NodeRow, balances: BalanceRow[]): void {
+    this.nodes.set(row.node_id, row);
+    this.balances.set(row.node_id, balances);
+    this.created.push(row);
+    this.unwritten++;
+  }
+
+  /**
+   * Writes the nodes opened since the last call: one statement per table,
+   * then the live-root row of each new root (capacity.ts). Whatever reads
+   * ledger_nodes, ledger_balances or ledger_live_roots in this transaction
+   * calls this first, so no read misses a node this transaction opened.
+   */
+  *writeNodes(): Program<void> {
+    if (this.unwritten === 0) return;
+    const rows = this.created.slice(this.created.length - this.unwritten);
+    this.unwritten = 0;
+    yield* tx('insertNodes', rows);
+    yield* tx('insertBalances', rows.flatMap((r) => this.balances.get(r.node_id) ?? []));
+    // A new root is live until something under it is admitted and resolved.
+    for (const r of rows) if (r.parent_id === null) yield* tx('refreshLiveRoot', r.node_id, 'gained');
+  }
+
+  /**
+   * The descendants of a root this transaction created: only the children it
+   * created too, as no other transaction can see the root before it commits
+   * (undefined: not a root of this transaction's).
+   */
+  descendantsOfNew(rootId: string): number | undefined {
+    if (!this.created.some((n) => n.node_id === rootId && n.parent_id === null)) return undefined;
+    return this.created.filter((n) => n.root_id === rootId && n.parent_id !== null).length;
+  }
+
+  /** The balances of `nodeIds` when this transaction created every one of them and changed none yet (else undefined). */
+  newBalances(nodeIds: readonly string[]): BalanceRow[] | undefined {
+    const out: BalanceRow[] = [];
+    for (const id of nodeIds) {
+      const rows = this.created.some((n) => n.node_id === id) ? this.balances.get(id) : undefined;
+      if (!rows) return undefined;
+      out.push(...rows);
+    }
+    return out;
   }
 
   /** Writes everything queued: one statement per table. */
   *flush(): Program<void> {
+    yield* this.writeNodes();
     yield* this.flushRecords();
     if (this.events.length > 0) {
       yield* tx('insertEvents', this.events.splice(0));

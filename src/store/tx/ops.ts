@@ -147,9 +147,7 @@ export interface TxOps {
   rootCapacity(ownerNamespace: string, at: string, preset?: { preset_id: string; since: string }): RootCapacity;
   insertWork(row: WorkRow): void;
   deleteWork(effectId: string): void;
-  insertNode(row: NodeRow): void;
   balances(nodeIds: readonly string[], lock: Lock): BalanceRow[];
-  insertBalance(row: BalanceRow): void;
   addToBalance(nodeId: string, dimension: string, consumed: bigint, reserved: bigint): void;
   /** Lowers a ceiling; never below what is consumed and reserved (the CHECK keeps it so). */
   lowerCeiling(nodeId: string, dimension: string, ceiling: bigint): void;
@@ -176,6 +174,9 @@ export interface TxOps {
   /** One row per stream. */
   upsertHeads(rows: readonly HeadRow[]): void;
   insertEntries(rows: readonly EntryRow[]): void;
+  /** New budget nodes, then their balances (parents before children: the rows' order is kept). */
+  insertNodes(rows: readonly NodeRow[]): void;
+  insertBalances(rows: readonly BalanceRow[]): void;
   /** Adds each delta to its balance row (one delta per node and dimension); throws when a row is missing. */
   addToBalances(deltas: readonly BalanceChange[]): void;
 }

@@ -2,7 +2,7 @@
  * Multi-row statements shared by both adapters (issue #24: one statement per
  * table, not per row). A dialect supplies only its placeholder.
  */
-import type { BalanceChange, EntryRow, EventRow, HeadRow, RecordRow } from './ops.ts';
+import type { BalanceChange, BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow } from './ops.ts';
 
 /** `p(n)` renders the n-th (1-based) placeholder. */
 export type Ph = (n: number) => string;
@@ -50,6 +50,8 @@ export const HEAD_ROWS = cols<HeadRow>(
      event_digest = excluded.event_digest, state = excluded.state`,
 );
 export const ENTRY_ROWS = cols<EntryRow>('ledger_entries', ['reservation_id', 'node_id', 'dimension', 'd_consumed', 'd_reserved', 'reason', 'at']);
+export const NODE_ROWS = cols<NodeRow>('ledger_nodes', ['node_id', 'parent_id', 'preset_id', 'root_id', 'depth', 'space_id', 'owner_namespace', 'not_after', 'request_digest', 'issued_event', 'created_at']);
+export const BALANCE_ROWS = cols<BalanceRow>('ledger_balances', ['node_id', 'dimension', 'unit', 'ceiling', 'consumed', 'reserved']);
 
 /** The multi-row inserts of the batch writer, over an adapter's `insertRows` (sync or async). */
 export function rowWriters<R>(insertRows: <T>(shape: RowShape<T>, rows: readonly T[]) => R) {
@@ -60,6 +62,8 @@ export function rowWriters<R>(insertRows: <T>(shape: RowShape<T>, rows: readonly
     insertEvents: (rows: readonly EventRow[]) => insertRows(EVENT_ROWS, rows),
     upsertHeads: (rows: readonly HeadRow[]) => insertRows(HEAD_ROWS, rows),
     insertEntries: (rows: readonly EntryRow[]) => insertRows(ENTRY_ROWS, rows),
+    insertNodes: (rows: readonly NodeRow[]) => insertRows(NODE_ROWS, rows),
+    insertBalances: (rows: readonly BalanceRow[]) => insertRows(BALANCE_ROWS, rows),
   };
 }
 
