@@ -137,7 +137,7 @@ export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: Ledger
 /** Retained records of a namespace, counting every node this transaction opened (capacity.ts retainedSql). */
 export function* retainedIn(batch: TxBatch, ownerNamespace: string, at: string): Program<number> {
   yield* batch.writeNodes();
-  return yield* tx('countRetained', ownerNamespace, at);
+  return (yield* tx('countRetained', ownerNamespace, at)) + batch.retainedLiveless(ownerNamespace, at);
 }
 
 /** A root's descendants: counted in memory for a root this transaction opened (none stored), else in the store. */
@@ -151,7 +151,7 @@ function* descendantsIn(batch: TxBatch, rootId: string): Program<number> {
 /** ADR-0014 capacity for a new root: active roots per namespace, and its preset's limits. */
 function* placeRoot(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits): Program<{ root_id: string; depth: number }> {
   // The counts below read the nodes and live roots: those this transaction opened are written first.
-  yield* batch.writeNodes();
+  yield* batch.writeLive();
   yield* tx('pruneLiveRoots', req.owner_namespace, liveRootPruneHorizon(req.at));
   if (req.preset) yield* tx('lockPreset', req.preset.preset_id);
   // Every count in one statement (issue #24), read after the preset's lock.

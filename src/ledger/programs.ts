@@ -128,7 +128,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
     settled_at: null,
   });
   // A held reservation can only make its root live; one consumed outright may end it.
-  yield* tx('refreshLiveRoot', root.node_id, status === 'held' ? 'gained' : undefined);
+  yield* batch.refreshLive(root.node_id, status === 'held' ? 'gained' : undefined);
   yield* applyAndJournal(batch, req.reservation_id, deltas, 'admit', req.at);
   // The permission observation goes to the attempt audit stream, which no fence reads.
   yield* batch.append(

@@ -81,7 +81,7 @@ function* settled(req: SettlementRequest, batch: TxBatch, row: ReservationRow): 
   const deltas = planSettlement(chain, charged, req.outcome);
   yield* applyAndJournal(batch, req.reservation_id, deltas, `settle:${req.outcome.kind}`, req.at);
   // A resolved reservation can only end the root's liveness; one still unknown leaves it as it was.
-  if (row.status !== 'unknown') yield* tx('refreshLiveRoot', row.root_id, 'lost');
+  if (row.status !== 'unknown') yield* batch.refreshLive(row.root_id, 'lost');
   return reservationOf(row);
 }
 

@@ -29,7 +29,7 @@ async function world(limits: Partial<LedgerLimits>) {
   await publishAgent(store, space);
   const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), not_after: FAR };
   /** One admission transaction opening `budgets`, reserving `amount` on `leaf`. */
-  const task = async (budgets: OpenBudgetRequest[], leaf: string, amount = 1n) => {
+  const task = async (budgets: OpenBudgetRequest[], leaf: string, amount = 1n, at = NOW(), kind: 'reserve' | 'consume' = 'reserve') => {
     const scopes = [agentScope(space)];
     const fence = [...(await store.control.fenceSet(scopes))];
     const effect = randomIds.next('eff');
@@ -40,20 +40,20 @@ async function world(limits: Partial<LedgerLimits>) {
         effect_id: effect,
         reservation_id: randomIds.next('res'),
         node_id: leaf,
-        kind: 'reserve',
+        kind,
         amounts: { units: amount },
         fence_set: completed,
         scopes,
         decision: decision(effect),
         attempt_scope: attemptScope(space, randomIds.next('att')),
         actor_ref: actor,
-        at: NOW(),
+        at,
       }),
     });
   };
   const root = (ceiling = 5n): OpenBudgetRequest => ({ ...base, node_id: randomIds.next('dlg'), dimensions: units(ceiling) });
   const child = (parent: string, ceiling = 2n): OpenBudgetRequest => ({ ...base, node_id: randomIds.next('dlg'), parent_id: parent, dimensions: units(ceiling) });
-  return { store, task, root, child };
+  return { store, base, task, root, child };
 }
 
 describe('nodes a task admission opens', () => {
@@ -92,6 +92,36 @@ describe('nodes a task admission opens', () => {
     const c3 = room.child(r3.node_id);
     await expect(room.task([r3, c3], c3.node_id)).resolves.toMatchObject({ status: 'held' });
     await room.store.close();
+  });
+
+  it('the retained count adds only the unexpired nodes of new roots in the admission\'s namespace, each once', async () => {
+    // Another namespace's new root, opened after this chain (its own count wrote this chain's live-root row first).
+    const w = await world({ maxRetainedRecords: 3 });
+    const r = w.root();
+    const c = w.child(r.node_id);
+    const elsewhere = { ...w.root(), owner_namespace: 'ns-elsewhere' };
+    await expect(w.task([r, c, elsewhere], c.node_id)).resolves.toMatchObject({ status: 'held' });
+    await w.store.close();
+    // A child expiring exactly at the admission is not retained: the admission is refused as expired, not as full.
+    const x = await world({ maxRetainedRecords: 2 });
+    const T = '2030-01-01T00:00:00.000Z';
+    const before = { at: '2029-01-01T00:00:00.000Z' };
+    const xr = { ...x.root(), ...before };
+    const xc = { ...x.child(xr.node_id), ...before, not_after: T };
+    expect((await expectCodeAsync(x.task([xr, xc], xc.node_id, 1n, T), 'context_invalidated')).details).toStrictEqual({ reason: 'expired', node_id: xc.node_id });
+    await x.store.close();
+  });
+
+  it('a new root\'s live-root row is written by its admission: held, the root keeps its active-root slot; consumed outright, it frees it', async () => {
+    for (const kind of ['reserve', 'consume'] as const) {
+      const w = await world({ maxActiveRoots: 1 });
+      const r = w.root();
+      await expect(w.task([r], r.node_id, 1n, NOW(), kind)).resolves.toMatchObject({ status: kind === 'reserve' ? 'held' : 'consumed' });
+      const next = w.root();
+      if (kind === 'reserve') expect((await expectCodeAsync(w.task([next], next.node_id), 'limit_exceeded')).details).toStrictEqual({ max: 1 });
+      else await expect(w.task([next], next.node_id)).resolves.toMatchObject({ status: 'held' });
+      await w.store.close();
+    }
   });
 
   it('a chain opened in the transaction is charged against the ceilings it was opened with', async () => {

@@ -34,6 +34,8 @@ export class TxBatch {
   /** Nodes this transaction created, in the order opened; those not yet written are `unwritten`. */
   private readonly created: NodeRow[] = [];
   private unwritten = 0;
+  /** New roots written without their ledger_live_roots row yet (see {@link writeLive}). */
+  private readonly liveless = new Set<string>();
   private readonly records: { record: Envelope; at: string }[] = [];
   private readonly events: EventRow[] = [];
   private readonly entries: EntryRow[] = [];
@@ -108,10 +110,10 @@ export class TxBatch {
   }
 
   /**
-   * Writes the nodes opened since the last call: one statement per table,
-   * then the live-root row of each new root (capacity.ts). Whatever reads
-   * ledger_nodes, ledger_balances or ledger_live_roots in this transaction
-   * calls this first, so no read misses a node this transaction opened.
+   * Writes the nodes opened since the last call, one statement per table.
+   * Whatever reads ledger_nodes or ledger_balances in this transaction calls
+   * this first, so no read misses a node this transaction opened. A new
+   * root's live-root row waits for {@link writeLive} or {@link refreshLive}.
    */
   *writeNodes(): Program<void> {
     if (this.unwritten === 0) return;
@@ -119,8 +121,45 @@ export class TxBatch {
     this.unwritten = 0;
     yield* tx('insertNodes', rows);
     yield* tx('insertBalances', rows.flatMap((r) => this.balances.get(r.node_id) ?? []));
-    // A new root is live until something under it is admitted and resolved.
-    for (const r of rows) if (r.parent_id === null) yield* tx('refreshLiveRoot', r.node_id, 'gained');
+    for (const r of rows) if (r.parent_id === null) this.liveless.add(r.node_id);
+  }
+
+  /**
+   * Writes every node this transaction opened and the live-root row of each
+   * new root (capacity.ts: a new root is live until something under it is
+   * admitted and resolved). Whatever reads ledger_live_roots calls this
+   * first, except the retained count, which adds {@link retainedLiveless}.
+   */
+  *writeLive(): Program<void> {
+    yield* this.writeNodes();
+    for (const root of this.liveless) yield* tx('refreshLiveRoot', root, 'gained');
+    this.liveless.clear();
+  }
+
+  /**
+   * Recomputes a root's live-root row (TxOps.refreshLiveRoot). Unless it can
+   * only have lost liveness, the row is inserted from the rule itself — which
+   * also writes a new root's row still waiting, so that is not written twice
+   * (issue #24); a waiting row is written by {@link writeLive} otherwise.
+   */
+  *refreshLive(rootId: string, change?: 'gained' | 'lost'): Program<void> {
+    yield* this.writeNodes();
+    yield* tx('refreshLiveRoot', rootId, change);
+    if (change !== 'lost') this.liveless.delete(rootId);
+  }
+
+  /**
+   * What the retained-records count (capacity.ts retainedSql) misses while
+   * new roots have no live-root row: the nodes under them (the root's own
+   * included) unexpired at `at`, for roots in `ownerNamespace`. A new root is
+   * live (nothing was reserved under it), every node under it is one this
+   * transaction opened, and none outlives its root (the root's expiry needs
+   * no check of its own), so this is exactly what the rows would add.
+   */
+  retainedLiveless(ownerNamespace: string, at: string): number {
+    const t = Date.parse(at);
+    const roots = new Set([...this.liveless].filter((id) => this.nodes.get(id)?.owner_namespace === ownerNamespace));
+    return this.created.filter((n) => roots.has(n.root_id) && Date.parse(n.not_after) > t).length;
   }
 
   /**
@@ -146,7 +185,7 @@ export class TxBatch {
 
   /** Writes everything queued: one statement per table. */
   *flush(): Program<void> {
-    yield* this.writeNodes();
+    yield* this.writeLive();
     yield* this.flushRecords();
     if (this.events.length > 0) {
       yield* tx('insertEvents', this.events.splice(0));
