@@ -152,11 +152,10 @@ function* descendantsIn(batch: TxBatch, rootId: string): Program<number> {
 function* placeRoot(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits): Program<{ root_id: string; depth: number }> {
   // The counts below read the nodes and live roots: those this transaction opened are written first.
   yield* batch.writeLive();
-  yield* tx('pruneLiveRoots', req.owner_namespace, liveRootPruneHorizon(req.at));
   if (req.preset) yield* tx('lockPreset', req.preset.preset_id);
-  // Every count in one statement (issue #24), read after the preset's lock.
+  // Every count in one statement (issue #24), read after the preset's lock, with the prune of the namespace's live roots.
   const since = new Date(Date.parse(req.at) - 60_000).toISOString();
-  const capacity = yield* tx('rootCapacity', req.owner_namespace, req.at, req.preset ? { preset_id: req.preset.preset_id, since } : undefined);
+  const capacity = yield* tx('rootCapacity', req.owner_namespace, req.at, liveRootPruneHorizon(req.at), req.preset ? { preset_id: req.preset.preset_id, since } : undefined);
   if (capacity.active_roots >= limits.maxActiveRoots) {
     throw limitExceeded('owner namespace has the maximum number of active roots', { max: limits.maxActiveRoots });
   }

@@ -8,11 +8,10 @@ import type pg from 'pg';
 import type { StreamId } from '../../control/scope.ts';
 import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
-import { capacityOf, pruneLiveRootsSql, refreshLiveRootSql, retainedSql, rootCapacitySql } from '../capacity.ts';
+import { capacityOf, pruneThenCapacitySql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
 import type { BalanceRow, HeadRow, Lock, NodeRow, RecordHeadRow, RecordRow, ReservationRow } from '../tx/ops.ts';
 import { assertOnePerBalance, insertSql, paramsOf, rowWriters, type RowShape } from '../tx/rows-sql.ts';
 
-const CAPACITY_PARAMS = ['ns', 'at', 'preset', 'since'] as const;
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
 export function pgOps(client: pg.PoolClient): AsyncTxOps {
@@ -93,8 +92,12 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       return row && { ...row, depth: Number(row.depth) };
     },
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
-    rootCapacity: async (ns, at, preset) =>
-      capacityOf(await one(rootCapacitySql((name) => `$${CAPACITY_PARAMS.indexOf(name) + 1}`, preset !== undefined), preset ? [ns, at, preset.preset_id, preset.since] : [ns, at])),
+    rootCapacity: async (ns, at, before, preset) => {
+      const values = { ns, at, before, preset: preset?.preset_id, since: preset?.since };
+      const names: (keyof typeof values)[] = [];
+      const sql = pruneThenCapacitySql((name) => `$${names.indexOf(name) + 1 || names.push(name)}`, preset !== undefined);
+      return capacityOf(await one(sql, names.map((n) => values[n])));
+    },
     countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
     refreshLiveRoot: async (root, change) => {
       // [0] drops a root no longer live, [1] adds (or re-flags) one that is.
@@ -102,7 +105,6 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       if (change !== 'gained') await exec(drop, [root]);
       if (change !== 'lost') await exec(add, [root]);
     },
-    pruneLiveRoots: (ns, at) => exec(pruneLiveRootsSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
     // The row exists once the preset has issued a root: then locking it is one statement (issue #24).
     lockPreset: async (preset) => {
       const lock = 'SELECT preset_id FROM preset_locks WHERE preset_id = $1 FOR UPDATE';

@@ -150,14 +150,13 @@ export function sqliteOps(db: Db): TxOps {
       return row && { ...row, depth: Number(row.depth) };
     },
     countDescendants: (root) => n(q.countDescendants.get(root)),
-    rootCapacity: (ns, at, preset) => capacityOf(preset ? q.presetRootCapacity.get({ ns, at, preset: preset.preset_id, since: preset.since }) : q.rootCapacity.get({ ns, at })),
+    rootCapacity: (ns, at, before, preset) => (q.pruneLiveRoots.run({ ns, at: before }), capacityOf(preset ? q.presetRootCapacity.get({ ns, at, preset: preset.preset_id, since: preset.since }) : q.rootCapacity.get({ ns, at }))),
     countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),
     refreshLiveRoot: (root, change) => {
       // [0] drops a root no longer live, [1] adds (or re-flags) one that is.
       if (change !== 'gained') q.refreshLiveRoot[0]!.run({ root });
       if (change !== 'lost') q.refreshLiveRoot[1]!.run({ root });
     },
-    pruneLiveRoots: (ns, at) => void q.pruneLiveRoots.run({ ns, at }),
     // BEGIN IMMEDIATE already makes every writer serial.
     lockPreset: () => undefined,
     insertWork: (row: WorkRow) => void q.insertWork.run(row),

@@ -136,15 +136,15 @@ export interface TxOps {
    * settlement); absent: either.
    */
   refreshLiveRoot(rootId: string, change?: 'gained' | 'lost'): void;
-  /** Forgets never-reserved roots of a namespace that expired by `at` (capacity.ts pruneLiveRootsSql). */
-  pruneLiveRoots(ownerNamespace: string, at: string): void;
   /** Serialises issuance from one preset across processes (a row lock; a no-op where writers are already serial). */
   lockPreset(presetId: string): void;
   /**
-   * A new root's ADR-0014 capacity, in one statement (capacity.ts rootCapacitySql): the active roots of
-   * its namespace and, for a preset root, the preset's active roots and its roots issued after `since`.
+   * A new root's ADR-0014 capacity (capacity.ts rootCapacitySql): the active roots of its namespace
+   * and, for a preset root, the preset's active roots and its roots issued after `since` — after
+   * forgetting the namespace's never-reserved roots that expired by `pruneBefore` (pruneLiveRootsSql),
+   * which no count includes. One statement on PostgreSQL, two on SQLite.
    */
-  rootCapacity(ownerNamespace: string, at: string, preset?: { preset_id: string; since: string }): RootCapacity;
+  rootCapacity(ownerNamespace: string, at: string, pruneBefore: string, preset?: { preset_id: string; since: string }): RootCapacity;
   insertWork(row: WorkRow): void;
   deleteWork(effectId: string): void;
   balances(nodeIds: readonly string[], lock: Lock): BalanceRow[];
