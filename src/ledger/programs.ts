@@ -161,11 +161,13 @@ export function* admitTask(req: TaskAdmissionRequest, ids: IdSource, limits: Led
   const batch = new TxBatch(ids);
   // What this admission reads about its own new nodes, streams and attempt, each in one statement.
   // Only new nodes' streams (and a new task's attempt stream) are read ahead: they have no rows yet, so
-  // nothing is locked out of the order below (balances, then heads).
+  // nothing is locked out of the order below (balances, then heads). Where writers are serial no read
+  // locks anything, and the fence's streams join them: admitIn then finds them known (issue #24).
   yield* batch.loadNodes(req.budgets.map((b) => b.node_id), 'none');
   const fresh = req.budgets.filter((b) => batch.nodes.get(b.node_id) === null);
   if (fresh.length > 0) {
-    yield* batch.load([...fresh.map((b) => streamOf(delegationScope(b.space_id, b.node_id))), ...(req.attempt_scope ? [streamOf(req.attempt_scope)] : [])], 'update');
+    const fence = (yield* tx('serialWriters')) ? req.fence_set : [];
+    yield* batch.load([...fresh.map((b) => streamOf(delegationScope(b.space_id, b.node_id))), ...(req.attempt_scope ? [streamOf(req.attempt_scope)] : []), ...fence], 'update');
   }
   const opened: ControlScopeRef[] = [];
   for (const b of req.budgets) {

@@ -105,6 +105,8 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       if (change !== 'gained') await exec(drop, [root]);
       if (change !== 'lost') await exec(add, [root]);
     },
+    // Row locks: the order of reads is the order of locks (src/ledger/programs.ts admitIn).
+    serialWriters: async () => false,
     // The row exists once the preset has issued a root: then locking it is one statement (issue #24).
     lockPreset: async (preset) => {
       const lock = 'SELECT preset_id FROM preset_locks WHERE preset_id = $1 FOR UPDATE';

@@ -158,6 +158,7 @@ export function sqliteOps(db: Db): TxOps {
       if (change !== 'lost') q.refreshLiveRoot[1]!.run({ root });
     },
     // BEGIN IMMEDIATE already makes every writer serial.
+    serialWriters: () => true,
     lockPreset: () => undefined,
     insertWork: (row: WorkRow) => void q.insertWork.run(row),
     deleteWork: (id) => void q.deleteWork.run(id),

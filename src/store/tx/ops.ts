@@ -136,6 +136,11 @@ export interface TxOps {
    * settlement); absent: either.
    */
   refreshLiveRoot(rootId: string, change?: 'gained' | 'lost'): void;
+  /**
+   * True where one writer holds the whole store for the transaction (SQLite's BEGIN IMMEDIATE): a row
+   * read early is what reading it later would return, and the order of reads takes no locks. No SQL.
+   */
+  serialWriters(): boolean;
   /** Serialises issuance from one preset across processes (a row lock; a no-op where writers are already serial). */
   lockPreset(presetId: string): void;
   /**
