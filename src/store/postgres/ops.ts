@@ -10,7 +10,7 @@ import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { capacityOf, pruneThenCapacitySql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
 import type { BalanceRow, HeadRow, Lock, NodeRow, RecordHeadRow, RecordRow, ReservationRow } from '../tx/ops.ts';
-import { assertOnePerBalance, insertSql, paramsOf, rowWriters, type RowShape } from '../tx/rows-sql.ts';
+import { assertOnePerBalance, batchParts, insertAllSql, insertSql, MAX_PARAMS, nodeParts, paramCount, paramsOf, type Part, type RowShape } from '../tx/rows-sql.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
@@ -26,6 +26,15 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
   };
   const insertRows = async <T>(shape: RowShape<T>, rows: readonly T[]): Promise<void> => {
     if (rows.length > 0) await exec(insertSql(shape, rows.length, (n) => `$${n}`), paramsOf(shape, rows));
+  };
+  /** Several tables' rows in one statement (one round trip, issue #24); table by table past the parameter cap. */
+  const insertParts = async (parts: readonly Part[]): Promise<void> => {
+    if (parts.length === 1 || paramCount(parts) > MAX_PARAMS) {
+      for (const x of parts) await insertRows(x.shape, x.rows as never[]);
+    } else if (parts.length > 1) {
+      const { sql, params } = insertAllSql(parts, (n) => `$${n}`);
+      await exec(sql, params);
+    }
   };
   return {
     nodes: async (ids, lock) =>
@@ -53,7 +62,8 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
               [[...ids]],
             )
           ).rows as RecordHeadRow[]),
-    ...rowWriters(insertRows),
+    writeBatch: (w) => insertParts(batchParts(w)),
+    insertNodes: (nodes, balances) => insertParts(nodeParts(nodes, balances)),
     addToBalances: async (deltas) => {
       if (deltas.length === 0) return;
       assertOnePerBalance(deltas);

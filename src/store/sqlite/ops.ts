@@ -5,7 +5,7 @@
  */
 import type { StreamId } from '../../control/scope.ts';
 import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordHeadRow, RecordRow, ReservationRow, RootCapacity, TxOps, WorkRow } from '../tx/ops.ts';
-import { assertOnePerBalance, insertSql, paramsOf, rowWriters, valuesSql, type RowShape } from '../tx/rows-sql.ts';
+import { assertOnePerBalance, batchParts, insertSql, nodeParts, paramsOf, valuesSql, type Part, type RowShape } from '../tx/rows-sql.ts';
 import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
@@ -99,6 +99,9 @@ export function sqliteOps(db: Db): TxOps {
   const insertRows = <T>(shape: RowShape<T>, rows: readonly T[]): void => {
     if (rows.length > 0) prepared(shape.table, rows.length, () => insertSql(shape, rows.length, q1)).run(...paramsOf(shape, rows));
   };
+  const insertParts = (parts: readonly Part[]): void => {
+    for (const x of parts) insertRows(x.shape, x.rows as never[]);
+  };
   const streamHeads = (streams: readonly StreamId[]): HeadRow[] =>
     streams.length === 0
       ? []
@@ -131,7 +134,8 @@ export function sqliteOps(db: Db): TxOps {
           })),
     streamHeads: (streams) => streamHeads(streams),
     recordHeads,
-    ...rowWriters(insertRows),
+    writeBatch: (w) => insertParts(batchParts(w)),
+    insertNodes: (nodes, balances) => insertParts(nodeParts(nodes, balances)),
     addToBalances,
     recordByRevision: (id) => q.recordByRevision.get(id),
     recordHead: (id) => q.recordHead.get(id)?.revision_id,

@@ -23,7 +23,7 @@ import type { IdSource } from '../../records/ids.ts';
 import { checkedDocument, contentRowOf, putRecord, recordRowOf } from '../../records/put.ts';
 import { ridersOf } from '../../records/detached.ts';
 import { rememberStored } from '../../records/decode.ts';
-import { tx, type BalanceRow, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type RecordRow } from './ops.ts';
+import { tx, type BalanceRow, type BatchWrites, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type RecordRow } from './ops.ts';
 
 export class TxBatch {
   /** Heads as they stand inside this transaction (null: the stream has no events yet). */
@@ -110,7 +110,8 @@ export class TxBatch {
   }
 
   /**
-   * Writes the nodes opened since the last call, one statement per table.
+   * Writes the nodes opened since the last call, one statement per table
+   * (on PostgreSQL one in all).
    * Whatever reads ledger_nodes or ledger_balances in this transaction calls
    * this first, so no read misses a node this transaction opened. A new
    * root's live-root row waits for {@link writeLive} or {@link refreshLive}.
@@ -119,8 +120,7 @@ export class TxBatch {
     if (this.unwritten === 0) return;
     const rows = this.created.slice(this.created.length - this.unwritten);
     this.unwritten = 0;
-    yield* tx('insertNodes', rows);
-    yield* tx('insertBalances', rows.flatMap((r) => this.balances.get(r.node_id) ?? []));
+    yield* tx('insertNodes', rows, rows.flatMap((r) => this.balances.get(r.node_id) ?? []));
     for (const r of rows) if (r.parent_id === null) this.liveless.add(r.node_id);
   }
 
@@ -183,26 +183,24 @@ export class TxBatch {
     return out;
   }
 
-  /** Writes everything queued: one statement per table. */
+  /** Writes everything queued: one statement per table (on PostgreSQL one statement in all, TxOps.writeBatch). */
   *flush(): Program<void> {
     yield* this.writeLive();
-    yield* this.flushRecords();
-    if (this.events.length > 0) {
-      yield* tx('insertEvents', this.events.splice(0));
-      // One row per stream: its head after the last event this batch appended.
-      yield* tx('upsertHeads', [...this.moved].map((k) => this.heads.get(k)!));
-      this.moved.clear();
-    }
-    if (this.entries.length > 0) yield* tx('insertEntries', this.entries.splice(0));
+    const records = yield* this.recordWrites();
+    // One row per stream: its head after the last event this batch appended.
+    const heads = [...this.moved].map((k) => this.heads.get(k)!);
+    this.moved.clear();
+    yield* tx('writeBatch', { ...records, events: this.events.splice(0), heads, entries: this.entries.splice(0) });
   }
 
-  private *flushRecords(): Program<void> {
-    const queued = this.records.splice(0);
-    if (queued.length === 0) return;
-    const current = new Map((yield* tx('recordHeads', [...new Set(queued.map((q) => q.record.record_id))])).map((h) => [h.record_id, h]));
+  /** The queued records that are plain next revisions, with their heads and content; any other takes the single-row path now. */
+  private *recordWrites(): Program<Pick<BatchWrites, 'records' | 'recordHeads' | 'contents'>> {
     const rows: RecordRow[] = [];
     const heads = new Map<string, string>();
-    const content: ReturnType<typeof contentRowOf>[] = [];
+    const contents: ReturnType<typeof contentRowOf>[] = [];
+    const queued = this.records.splice(0);
+    if (queued.length === 0) return { records: rows, recordHeads: [], contents };
+    const current = new Map((yield* tx('recordHeads', [...new Set(queued.map((q) => q.record.record_id))])).map((h) => [h.record_id, h]));
     for (const { record, at } of queued) {
       const document = checkedDocument(record);
       const head = current.get(record.record_id);
@@ -216,13 +214,10 @@ export class TxBatch {
       rows.push(recordRowOf(record, document, at));
       heads.set(record.record_id, record.revision_id);
       current.set(record.record_id, { record_id: record.record_id, revision_id: record.revision_id, content_digest: record.content_digest });
-      for (const c of ridersOf(record)) content.push(contentRowOf(c, at));
+      for (const c of ridersOf(record)) contents.push(contentRowOf(c, at));
       rememberStored(record, document);
     }
-    if (rows.length === 0) return;
-    yield* tx('insertRecords', rows);
-    yield* tx('setRecordHeads', [...heads].map(([record_id, revision_id]) => ({ record_id, revision_id })));
-    if (content.length > 0) yield* tx('insertContents', content);
+    return { records: rows, recordHeads: [...heads].map(([record_id, revision_id]) => ({ record_id, revision_id })), contents };
   }
 }
 

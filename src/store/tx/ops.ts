@@ -171,17 +171,14 @@ export interface TxOps {
   streamHeads(streams: readonly StreamId[], lock: Lock): HeadRow[];
   /** The current head revision of each record (locked for update), with its content digest; absent records are left out. */
   recordHeads(recordIds: readonly string[]): RecordHeadRow[];
-  insertRecords(rows: readonly RecordRow[]): void;
-  /** Points each record at its new head revision (one row per record). */
-  setRecordHeads(rows: readonly { record_id: string; revision_id: string }[]): void;
-  insertContents(rows: readonly { digest: string; kind: string; document: string; stored_at: string }[]): void;
-  insertEvents(rows: readonly EventRow[]): void;
-  /** One row per stream. */
-  upsertHeads(rows: readonly HeadRow[]): void;
-  insertEntries(rows: readonly EntryRow[]): void;
-  /** New budget nodes, then their balances (parents before children: the rows' order is kept). */
-  insertNodes(rows: readonly NodeRow[]): void;
-  insertBalances(rows: readonly BalanceRow[]): void;
+  /**
+   * What a batch writes at its end, one statement per table in this order
+   * (rows-sql.ts batchParts); on PostgreSQL all of it in one statement, each
+   * table's insert a data-modifying WITH (one round trip, issue #24).
+   */
+  writeBatch(writes: BatchWrites): void;
+  /** New budget nodes (parents before children: the rows' order is kept), then their balances; on PostgreSQL in one statement. */
+  insertNodes(nodes: readonly NodeRow[], balances: readonly BalanceRow[]): void;
   /** Adds each delta to its balance row (one delta per node and dimension); throws when a row is missing. */
   addToBalances(deltas: readonly BalanceChange[]): void;
 }
@@ -191,6 +188,18 @@ export interface RootCapacity {
   active_roots: number;
   preset_active: number;
   preset_issued: number;
+}
+
+/** The rows a batch writes at its end (src/store/tx/batch.ts flush). */
+export interface BatchWrites {
+  records: readonly RecordRow[];
+  /** Each record's new head revision (one row per record). */
+  recordHeads: readonly { record_id: string; revision_id: string }[];
+  contents: readonly { digest: string; kind: string; document: string; stored_at: string }[];
+  events: readonly EventRow[];
+  /** One row per stream. */
+  heads: readonly HeadRow[];
+  entries: readonly EntryRow[];
 }
 
 export interface RecordHeadRow {

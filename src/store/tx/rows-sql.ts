@@ -2,7 +2,8 @@
  * Multi-row statements shared by both adapters (issue #24: one statement per
  * table, not per row). A dialect supplies only its placeholder.
  */
-import type { BalanceChange, BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow } from './ops.ts';
+import type { BalanceChange, BalanceRow, BatchWrites, NodeRow } from './ops.ts';
+import type { EntryRow, EventRow, HeadRow, RecordRow } from './ops.ts';
 
 /** `p(n)` renders the n-th (1-based) placeholder. */
 export type Ph = (n: number) => string;
@@ -53,18 +54,49 @@ export const ENTRY_ROWS = cols<EntryRow>('ledger_entries', ['reservation_id', 'n
 export const NODE_ROWS = cols<NodeRow>('ledger_nodes', ['node_id', 'parent_id', 'preset_id', 'root_id', 'depth', 'space_id', 'owner_namespace', 'not_after', 'request_digest', 'issued_event', 'created_at']);
 export const BALANCE_ROWS = cols<BalanceRow>('ledger_balances', ['node_id', 'dimension', 'unit', 'ceiling', 'consumed', 'reserved']);
 
-/** The multi-row inserts of the batch writer, over an adapter's `insertRows` (sync or async). */
-export function rowWriters<R>(insertRows: <T>(shape: RowShape<T>, rows: readonly T[]) => R) {
-  return {
-    insertRecords: (rows: readonly RecordRow[]) => insertRows(RECORD_ROWS, rows),
-    setRecordHeads: (rows: readonly { record_id: string; revision_id: string }[]) => insertRows(RECORD_HEAD_ROWS, rows),
-    insertContents: (rows: readonly { digest: string; kind: string; document: string; stored_at: string }[]) => insertRows(CONTENT_ROWS, rows),
-    insertEvents: (rows: readonly EventRow[]) => insertRows(EVENT_ROWS, rows),
-    upsertHeads: (rows: readonly HeadRow[]) => insertRows(HEAD_ROWS, rows),
-    insertEntries: (rows: readonly EntryRow[]) => insertRows(ENTRY_ROWS, rows),
-    insertNodes: (rows: readonly NodeRow[]) => insertRows(NODE_ROWS, rows),
-    insertBalances: (rows: readonly BalanceRow[]) => insertRows(BALANCE_ROWS, rows),
-  };
+/** One table's rows of a batch write. */
+export interface Part {
+  shape: RowShape<never>;
+  rows: readonly unknown[];
+}
+
+const part = <T>(shape: RowShape<T>, rows: readonly T[]): Part => ({ shape: shape as RowShape<never>, rows });
+
+/** A batch's writes, table by table in the order they are written, leaving out empty tables. */
+export function batchParts(w: BatchWrites): Part[] {
+  return [
+    part(RECORD_ROWS, w.records),
+    part(RECORD_HEAD_ROWS, w.recordHeads),
+    part(CONTENT_ROWS, w.contents),
+    part(EVENT_ROWS, w.events),
+    part(HEAD_ROWS, w.heads),
+    part(ENTRY_ROWS, w.entries),
+  ].filter((x) => x.rows.length > 0);
+}
+
+/** New budget nodes, then their balances (a balance names its node). */
+export const nodeParts = (nodes: readonly NodeRow[], balances: readonly BalanceRow[]): Part[] =>
+  [part(NODE_ROWS, nodes), part(BALANCE_ROWS, balances)].filter((x) => x.rows.length > 0);
+
+/** Parameters a set of parts binds. */
+export const paramCount = (parts: readonly Part[]): number => parts.reduce((n, x) => n + x.shape.cols.length * x.rows.length, 0);
+
+/** PostgreSQL caps a statement's parameters (65,535); a batch beyond this many is written table by table. */
+export const MAX_PARAMS = 30_000;
+
+/**
+ * Several multi-row inserts as one statement: each a data-modifying WITH
+ * (PostgreSQL runs every one of them to completion; a foreign key between
+ * them is checked at the end of the statement). Numbered from 1 across all.
+ */
+export function insertAllSql(parts: readonly Part[], p: Ph): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const ctes = parts.map((x, i) => {
+    const offset = params.length;
+    params.push(...paramsOf(x.shape, x.rows as never[]));
+    return `w${i} AS (${insertSql(x.shape, x.rows.length, (n) => p(offset + n))})`;
+  });
+  return { sql: `WITH ${ctes.join(', ')} SELECT 1`, params };
 }
 
 /** Refuses two changes to one balance row in one statement (UPDATE … FROM would apply only one of them). */
