@@ -146,7 +146,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
   yield* rideAlong(batch, req.records, req.events, req.at);
   if (req.follow) {
     const { attempt_id, lease_owner, lease_until, deadline, gateway_id } = req.follow;
-    yield* tx('insertWork', { effect_id: req.effect_id, attempt_id, reservation_id: req.reservation_id, lease_owner, lease_until, tries: 0, deadline, created_at: req.at, gateway_id: gateway_id ?? null });
+    batch.follow({ effect_id: req.effect_id, attempt_id, reservation_id: req.reservation_id, lease_owner, lease_until, tries: 0, deadline, created_at: req.at, gateway_id: gateway_id ?? null });
   }
   return receipt;
 }

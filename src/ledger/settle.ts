@@ -45,7 +45,7 @@ export function* settle(req: SettlementRequest, ids: IdSource): Program<Reservat
   const batch = new TxBatch(ids);
   const result = yield* settleOnly(req, batch);
   yield* rideAlong(batch, req.records, req.events, req.at);
-  if (req.ends_follow) yield* tx('deleteWork', req.ends_follow);
+  if (req.ends_follow) batch.endFollow(req.ends_follow);
   yield* batch.flush();
   return result;
 }

@@ -10,7 +10,7 @@ import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { capacityOf, pruneThenCapacitySql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
 import type { BalanceRow, HeadRow, Lock, NodeRow, RecordHeadRow, RecordRow, ReservationRow } from '../tx/ops.ts';
-import { assertOnePerBalance, batchParts, insertAllSql, insertSql, MAX_PARAMS, nodeParts, paramCount, paramsOf, type Part, type RowShape } from '../tx/rows-sql.ts';
+import { allInOneSql, assertOnePerBalance, batchParts, MAX_PARAMS, nodeParts, type Part } from '../tx/rows-sql.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
@@ -24,15 +24,12 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     const cols = Object.keys(row);
     return exec(`INSERT INTO ${table}(${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
   };
-  const insertRows = async <T>(shape: RowShape<T>, rows: readonly T[]): Promise<void> => {
-    if (rows.length > 0) await exec(insertSql(shape, rows.length, (n) => `$${n}`), paramsOf(shape, rows));
-  };
   /** Several tables' rows in one statement (one round trip, issue #24); table by table past the parameter cap. */
   const insertParts = async (parts: readonly Part[]): Promise<void> => {
-    if (parts.length === 1 || paramCount(parts) > MAX_PARAMS) {
-      for (const x of parts) await insertRows(x.shape, x.rows as never[]);
+    if (parts.length === 1 || parts.reduce((n, x) => n + x.params.length, 0) > MAX_PARAMS) {
+      for (const x of parts) await exec(x.sql((n) => `$${n}`), x.params);
     } else if (parts.length > 1) {
-      const { sql, params } = insertAllSql(parts, (n) => `$${n}`);
+      const { sql, params } = allInOneSql(parts, (n) => `$${n}`);
       await exec(sql, params);
     }
   };
@@ -124,8 +121,6 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       await exec('INSERT INTO preset_locks(preset_id) VALUES ($1) ON CONFLICT DO NOTHING', [preset]);
       await exec(lock, [preset]);
     },
-    insertWork: (row) => insert('attempt_work', row),
-    deleteWork: (id) => exec('DELETE FROM attempt_work WHERE effect_id = $1', [id]),
     balances: async (ids, lock) =>
       (await client.query(`SELECT * FROM ledger_balances WHERE node_id = ANY($1) ORDER BY node_id, dimension${lockSql(lock)}`, [ids])).rows as BalanceRow[],
     addToBalance: async (id, dim, c, r) => {

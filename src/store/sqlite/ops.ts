@@ -4,8 +4,8 @@
  * whole database and reads inside it are already serialised.
  */
 import type { StreamId } from '../../control/scope.ts';
-import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordHeadRow, RecordRow, ReservationRow, RootCapacity, TxOps, WorkRow } from '../tx/ops.ts';
-import { assertOnePerBalance, batchParts, insertSql, nodeParts, paramsOf, valuesSql, type Part, type RowShape } from '../tx/rows-sql.ts';
+import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordHeadRow, RecordRow, ReservationRow, RootCapacity, TxOps } from '../tx/ops.ts';
+import { assertOnePerBalance, batchParts, nodeParts, valuesSql, type Part } from '../tx/rows-sql.ts';
 import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
@@ -46,11 +46,6 @@ export function sqliteOps(db: Db): TxOps {
     countRetained: db.prepare<[{ ns: string; at: string }], { n: bigint }>(retainedSql((name) => `@${name}`)),
     refreshLiveRoot: refreshLiveRootSql('@root').map((sql) => db.prepare<[{ root: string }]>(sql)),
     pruneLiveRoots: db.prepare<[{ ns: string; at: string }]>(pruneLiveRootsSql((name) => `@${name}`)),
-    insertWork: db.prepare(
-      `INSERT INTO attempt_work(effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at, gateway_id)
-       VALUES (@effect_id, @attempt_id, @reservation_id, @lease_owner, @lease_until, @tries, @deadline, @created_at, @gateway_id)`,
-    ),
-    deleteWork: db.prepare('DELETE FROM attempt_work WHERE effect_id = ?'),
     addToBalance: db.prepare(
       'UPDATE ledger_balances SET consumed = consumed + ?, reserved = reserved + ? WHERE node_id = ? AND dimension = ?',
     ),
@@ -96,11 +91,8 @@ export function sqliteOps(db: Db): TxOps {
     return stmt;
   };
   const q1 = () => '?';
-  const insertRows = <T>(shape: RowShape<T>, rows: readonly T[]): void => {
-    if (rows.length > 0) prepared(shape.table, rows.length, () => insertSql(shape, rows.length, q1)).run(...paramsOf(shape, rows));
-  };
   const insertParts = (parts: readonly Part[]): void => {
-    for (const x of parts) insertRows(x.shape, x.rows as never[]);
+    for (const x of parts) prepared(x.key, x.rows, () => x.sql(q1)).run(...x.params);
   };
   const streamHeads = (streams: readonly StreamId[]): HeadRow[] =>
     streams.length === 0
@@ -164,8 +156,6 @@ export function sqliteOps(db: Db): TxOps {
     // BEGIN IMMEDIATE already makes every writer serial.
     serialWriters: () => true,
     lockPreset: () => undefined,
-    insertWork: (row: WorkRow) => void q.insertWork.run(row),
-    deleteWork: (id) => void q.deleteWork.run(id),
     balances: (ids) => (ids.length === 0 ? [] : balances(ids)),
     addToBalance: (id, dim, c, r) => {
       const info = q.addToBalance.run(c, r, id, dim);

@@ -23,7 +23,7 @@ import type { IdSource } from '../../records/ids.ts';
 import { checkedDocument, contentRowOf, putRecord, recordRowOf } from '../../records/put.ts';
 import { ridersOf } from '../../records/detached.ts';
 import { rememberStored } from '../../records/decode.ts';
-import { tx, type BalanceRow, type BatchWrites, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type RecordRow } from './ops.ts';
+import { tx, type BalanceRow, type BatchWrites, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type RecordRow, type WorkRow } from './ops.ts';
 
 export class TxBatch {
   /** Heads as they stand inside this transaction (null: the stream has no events yet). */
@@ -39,6 +39,8 @@ export class TxBatch {
   private readonly records: { record: Envelope; at: string }[] = [];
   private readonly events: EventRow[] = [];
   private readonly entries: EntryRow[] = [];
+  private readonly work: WorkRow[] = [];
+  private readonly done: string[] = [];
   /** Streams this batch appended to (their heads are written at flush). */
   private readonly moved = new Set<string>();
 
@@ -99,6 +101,16 @@ export class TxBatch {
   journal(rows: readonly EntryRow[]): void {
     for (const r of rows) this.balances.delete(r.node_id);
     this.entries.push(...rows);
+  }
+
+  /** Queues the work row of an admitted effect to be followed (work-sql.ts); it is written at {@link flush}. */
+  follow(row: WorkRow): void {
+    this.work.push(row);
+  }
+
+  /** Queues the end of an effect's follow-up (its work row is deleted at {@link flush}). */
+  endFollow(effectId: string): void {
+    this.done.push(effectId);
   }
 
   /** Queues a node this transaction opens, with its balances; both are written by {@link writeNodes}. */
@@ -190,7 +202,7 @@ export class TxBatch {
     // One row per stream: its head after the last event this batch appended.
     const heads = [...this.moved].map((k) => this.heads.get(k)!);
     this.moved.clear();
-    yield* tx('writeBatch', { ...records, events: this.events.splice(0), heads, entries: this.entries.splice(0) });
+    yield* tx('writeBatch', { ...records, events: this.events.splice(0), heads, entries: this.entries.splice(0), work: this.work.splice(0), done: this.done.splice(0) });
   }
 
   /** The queued records that are plain next revisions, with their heads and content; any other takes the single-row path now. */

@@ -150,8 +150,6 @@ export interface TxOps {
    * which no count includes. One statement on PostgreSQL, two on SQLite.
    */
   rootCapacity(ownerNamespace: string, at: string, pruneBefore: string, preset?: { preset_id: string; since: string }): RootCapacity;
-  insertWork(row: WorkRow): void;
-  deleteWork(effectId: string): void;
   balances(nodeIds: readonly string[], lock: Lock): BalanceRow[];
   addToBalance(nodeId: string, dimension: string, consumed: bigint, reserved: bigint): void;
   /** Lowers a ceiling; never below what is consumed and reserved (the CHECK keeps it so). */
@@ -174,7 +172,7 @@ export interface TxOps {
   /**
    * What a batch writes at its end, one statement per table in this order
    * (rows-sql.ts batchParts); on PostgreSQL all of it in one statement, each
-   * table's insert a data-modifying WITH (one round trip, issue #24).
+   * table's write a data-modifying WITH (one round trip, issue #24).
    */
   writeBatch(writes: BatchWrites): void;
   /** New budget nodes (parents before children: the rows' order is kept), then their balances; on PostgreSQL in one statement. */
@@ -200,6 +198,9 @@ export interface BatchWrites {
   /** One row per stream. */
   heads: readonly HeadRow[];
   entries: readonly EntryRow[];
+  /** Effects admitted to be followed (their work rows), and effects whose follow-up ends. */
+  work: readonly WorkRow[];
+  done: readonly string[];
 }
 
 export interface RecordHeadRow {

@@ -2,7 +2,7 @@
  * Multi-row statements shared by both adapters (issue #24: one statement per
  * table, not per row). A dialect supplies only its placeholder.
  */
-import type { BalanceChange, BalanceRow, BatchWrites, NodeRow } from './ops.ts';
+import type { BalanceChange, BalanceRow, BatchWrites, NodeRow, WorkRow } from './ops.ts';
 import type { EntryRow, EventRow, HeadRow, RecordRow } from './ops.ts';
 
 /** `p(n)` renders the n-th (1-based) placeholder. */
@@ -54,47 +54,64 @@ export const ENTRY_ROWS = cols<EntryRow>('ledger_entries', ['reservation_id', 'n
 export const NODE_ROWS = cols<NodeRow>('ledger_nodes', ['node_id', 'parent_id', 'preset_id', 'root_id', 'depth', 'space_id', 'owner_namespace', 'not_after', 'request_digest', 'issued_event', 'created_at']);
 export const BALANCE_ROWS = cols<BalanceRow>('ledger_balances', ['node_id', 'dimension', 'unit', 'ceiling', 'consumed', 'reserved']);
 
-/** One table's rows of a batch write. */
+/** One statement of a batch write: `sql` numbers its placeholders from p(1); `key` and `rows` name its shape (prepared once per shape). */
 export interface Part {
-  shape: RowShape<never>;
-  rows: readonly unknown[];
+  key: string;
+  rows: number;
+  sql: (p: Ph) => string;
+  params: unknown[];
 }
 
-const part = <T>(shape: RowShape<T>, rows: readonly T[]): Part => ({ shape: shape as RowShape<never>, rows });
+const insertPart = <T>(shape: RowShape<T>, rows: readonly T[]): Part => ({
+  key: shape.table,
+  rows: rows.length,
+  sql: (p) => insertSql(shape, rows.length, p),
+  params: paramsOf(shape, rows),
+});
+
+export const WORK_ROWS = cols<WorkRow>('attempt_work', ['effect_id', 'attempt_id', 'reservation_id', 'lease_owner', 'lease_until', 'tries', 'deadline', 'created_at', 'gateway_id']);
+
+/** Ends the follow-up of these effects (their work rows, work-sql.ts). */
+const donePart = (effectIds: readonly string[]): Part => ({
+  key: 'attempt_work:done',
+  rows: effectIds.length,
+  sql: (p) => `DELETE FROM attempt_work WHERE effect_id IN (${effectIds.map((_, i) => p(i + 1)).join(', ')})`,
+  params: [...effectIds],
+});
 
 /** A batch's writes, table by table in the order they are written, leaving out empty tables. */
 export function batchParts(w: BatchWrites): Part[] {
-  return [
-    part(RECORD_ROWS, w.records),
-    part(RECORD_HEAD_ROWS, w.recordHeads),
-    part(CONTENT_ROWS, w.contents),
-    part(EVENT_ROWS, w.events),
-    part(HEAD_ROWS, w.heads),
-    part(ENTRY_ROWS, w.entries),
-  ].filter((x) => x.rows.length > 0);
+  const parts = [
+    insertPart(RECORD_ROWS, w.records),
+    insertPart(RECORD_HEAD_ROWS, w.recordHeads),
+    insertPart(CONTENT_ROWS, w.contents),
+    insertPart(EVENT_ROWS, w.events),
+    insertPart(HEAD_ROWS, w.heads),
+    insertPart(ENTRY_ROWS, w.entries),
+    insertPart(WORK_ROWS, w.work.map((r) => ({ ...r, gateway_id: r.gateway_id ?? null }))),
+    donePart(w.done),
+  ];
+  return parts.filter((x) => x.rows > 0);
 }
 
 /** New budget nodes, then their balances (a balance names its node). */
 export const nodeParts = (nodes: readonly NodeRow[], balances: readonly BalanceRow[]): Part[] =>
-  [part(NODE_ROWS, nodes), part(BALANCE_ROWS, balances)].filter((x) => x.rows.length > 0);
+  [insertPart(NODE_ROWS, nodes), insertPart(BALANCE_ROWS, balances)].filter((x) => x.rows > 0);
 
-/** Parameters a set of parts binds. */
-export const paramCount = (parts: readonly Part[]): number => parts.reduce((n, x) => n + x.shape.cols.length * x.rows.length, 0);
-
-/** PostgreSQL caps a statement's parameters (65,535); a batch beyond this many is written table by table. */
+/** PostgreSQL caps a statement's parameters (65,535); a batch beyond this many is written statement by statement. */
 export const MAX_PARAMS = 30_000;
 
 /**
- * Several multi-row inserts as one statement: each a data-modifying WITH
- * (PostgreSQL runs every one of them to completion; a foreign key between
+ * Several statements as one: each a data-modifying WITH (PostgreSQL runs
+ * every one of them to completion, on one snapshot; a foreign key between
  * them is checked at the end of the statement). Numbered from 1 across all.
  */
-export function insertAllSql(parts: readonly Part[], p: Ph): { sql: string; params: unknown[] } {
+export function allInOneSql(parts: readonly Part[], p: Ph): { sql: string; params: unknown[] } {
   const params: unknown[] = [];
   const ctes = parts.map((x, i) => {
     const offset = params.length;
-    params.push(...paramsOf(x.shape, x.rows as never[]));
-    return `w${i} AS (${insertSql(x.shape, x.rows.length, (n) => p(offset + n))})`;
+    params.push(...x.params);
+    return `w${i} AS (${x.sql((n) => p(offset + n))})`;
   });
   return { sql: `WITH ${ctes.join(', ')} SELECT 1`, params };
 }
