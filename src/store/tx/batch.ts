@@ -1,9 +1,11 @@
 /**
  * Set-oriented writes inside one transaction program (issue #24, DESIGN "A
  * turn is a pure plan, then one commit"). A program queues the records,
- * control events and ledger journal rows it writes here and flushes them at
- * its end as one statement per table, instead of a read-check-insert-upsert
- * round per row. What the program must read back before the flush — a head
+ * control events, ledger journal rows and work rows it writes here and
+ * flushes them at its end as one statement per table (on PostgreSQL one
+ * statement in all), instead of a read-check-insert-upsert round per row.
+ * The nodes it opens are written together before the first read that needs
+ * them (writeNodes). What the program must read back before then — a head
  * it appended to, a node or balance it created — is answered from the batch.
  *
  * The rules are the single-row ones, unchanged: an event is chained onto its
@@ -122,11 +124,11 @@ export class TxBatch {
   }
 
   /**
-   * Writes the nodes opened since the last call, one statement per table
-   * (on PostgreSQL one in all).
-   * Whatever reads ledger_nodes or ledger_balances in this transaction calls
-   * this first, so no read misses a node this transaction opened. A new
-   * root's live-root row waits for {@link writeLive} or {@link refreshLive}.
+   * Writes the nodes opened since the last call, one statement per table (on
+   * PostgreSQL one in all). Whatever reads ledger_nodes or ledger_balances in
+   * this transaction calls this first, so no read misses a node this
+   * transaction opened. A new root's live-root row waits for
+   * {@link writeLive} or {@link refreshLive}.
    */
   *writeNodes(): Program<void> {
     if (this.unwritten === 0) return;
