@@ -36,13 +36,18 @@ export interface StatementsSetup {
   open(sqlitePath: string): Promise<{ store: Store; tally: SqlTally }>;
 }
 
-/** Statements per delegated call (SQLite 46, PostgreSQL 48 with its preset row lock) and write transactions; issue #24 aims at 20. */
-export const MAX_STATEMENTS = 48;
+/**
+ * Statements per delegated call, per store, exactly as many as one call
+ * issues today (PostgreSQL writes several tables in one statement, and
+ * locks its preset row), and write transactions; issue #24 aims at 20.
+ */
+export const MAX_STATEMENTS = { sqlite: 37, postgres: 25 } as const;
 export const WRITE_TRANSACTIONS = 2;
 const CALLS = 5;
 const KEY = 'statements-test-key-not-a-secret';
 
-export function statementsSuite(name: string, setup: () => Promise<StatementsSetup>): void {
+export function statementsSuite(name: keyof typeof MAX_STATEMENTS, setup: () => Promise<StatementsSetup>): void {
+  const max = MAX_STATEMENTS[name];
   describe(`${name}: the store work of one delegated SendMessage`, () => {
     let agent: SpawnedAgent;
     /** Slow enough that a turn outlives follow.recordTaskAfterMs: its remote task id is recorded before the verdict. */
@@ -112,14 +117,14 @@ export function statementsSuite(name: string, setup: () => Promise<StatementsSet
       return { id: task.id, state: task.status.state, verified: task.metadata?.['urn:baton:outcome:v2']?.verified === true };
     }
 
-    it(`issues at most ${MAX_STATEMENTS} SQL statements in exactly ${WRITE_TRANSACTIONS} write transactions per call`, async () => {
+    it(`issues at most ${max} SQL statements in exactly ${WRITE_TRANSACTIONS} write transactions per call`, async () => {
       await send(); // warm: cards fetched and verified, statements prepared
       for (let i = 0; i < CALLS; i++) {
         tally.reset();
         const task = await send();
         expect(task).toMatchObject({ state: 'TASK_STATE_COMPLETED', verified: true });
         expect(tally.writeTransactions, `write transactions of call ${i}`).toBe(WRITE_TRANSACTIONS);
-        expect(tally.statements, `statements of call ${i}: ${[...tally.byText].map(([k, v]) => `${v}× ${k}`).join('\n')}`).toBeLessThanOrEqual(MAX_STATEMENTS);
+        expect(tally.statements, `statements of call ${i}: ${[...tally.byText].map(([k, v]) => `${v}× ${k}`).join('\n')}`).toBeLessThanOrEqual(max);
       }
     });
 

@@ -13,7 +13,7 @@ import { digestOf } from '../records/digest.ts';
 import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import { TxBatch } from '../store/tx/batch.ts';
-import { tx, type BalanceRow, type NodeRow, type Program } from '../store/tx/ops.ts';
+import { tx, type NodeRow, type Program, type RootCapacity } from '../store/tx/ops.ts';
 import { checkAmount } from './amount.ts';
 import { checkChildCeilings } from './rules.ts';
 import { LEDGER_LIMITS, type BudgetNode, type LedgerLimits, type OpenBudgetRequest, type PresetIssuance } from './types.ts';
@@ -38,15 +38,14 @@ export function nodeOf(row: NodeRow): BudgetNode {
  * ADR-0014 preset limits, from the store's own rows inside the issuing
  * transaction: shared by every process and kept across restarts (process
  * memory is never authority). The lock makes concurrent issuers from one
- * preset take turns where writers are not already serial.
+ * preset take turns where writers are not already serial; the counts are
+ * read after it, so each issuer sees the roots the one before it committed.
  */
-function* checkPreset(preset: PresetIssuance, at: string): Program<void> {
-  yield* tx('lockPreset', preset.preset_id);
-  if ((yield* tx('countPresetActiveRoots', preset.preset_id, at)) >= preset.max_active_roots) {
+function checkPreset(preset: PresetIssuance, capacity: RootCapacity): void {
+  if (capacity.preset_active >= preset.max_active_roots) {
     throw limitExceeded('preset has reached its active-root limit', { bound: 'active_roots', preset: preset.preset_id });
   }
-  const since = new Date(Date.parse(at) - 60_000).toISOString();
-  if ((yield* tx('countPresetIssuedSince', preset.preset_id, since)) >= preset.max_per_minute) {
+  if (capacity.preset_issued >= preset.max_per_minute) {
     throw limitExceeded('preset has reached its issuance rate', { bound: 'issuance_rate', preset: preset.preset_id });
   }
 }
@@ -101,10 +100,10 @@ export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: Ledger
   if (req.dimensions.length === 0 || req.dimensions.length > 16) throw limitExceeded('a budget has 1 to 16 dimensions');
   if (new Set(req.dimensions.map((d) => d.name)).size !== req.dimensions.length) throw invalidRequest('duplicate budget dimension');
   for (const d of req.dimensions) checkAmount(d.ceiling, `ceiling of ${d.name}`);
-  if (checkRetained && (yield* tx('countRetained', req.owner_namespace, req.at)) >= limits.maxRetainedRecords) {
+  if (checkRetained && (yield* retainedIn(batch, req.owner_namespace, req.at)) >= limits.maxRetainedRecords) {
     throw limitExceeded('owner namespace holds the maximum number of retained records', { max: limits.maxRetainedRecords });
   }
-  const placed = req.parent_id === undefined ? yield* placeRoot(req, limits) : yield* placeChild(req, req.parent_id, batch, limits);
+  const placed = req.parent_id === undefined ? yield* placeRoot(req, batch, limits) : yield* placeChild(req, req.parent_id, batch, limits);
 
   if (req.record) batch.put(req.record, req.at);
   const event = yield* batch.append(
@@ -130,23 +129,37 @@ export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: Ledger
     issued_event: JSON.stringify(boundaryOf(event)),
     created_at: req.at,
   };
-  yield* tx('insertNode', row);
-  batch.nodes.set(row.node_id, row);
-  // A new root is live until something under it is admitted and resolved.
-  if (row.parent_id === null) yield* tx('refreshLiveRoot', row.node_id, 'gained');
-  const balances: BalanceRow[] = req.dimensions.map((d) => ({ node_id: req.node_id, dimension: d.name, unit: d.unit, ceiling: d.ceiling, consumed: 0n, reserved: 0n }));
-  for (const b of balances) yield* tx('insertBalance', b);
-  batch.balances.set(row.node_id, balances);
+  // Written with the other nodes this transaction opens, one statement per table (TxBatch.writeNodes).
+  batch.open(row, req.dimensions.map((d) => ({ node_id: req.node_id, dimension: d.name, unit: d.unit, ceiling: d.ceiling, consumed: 0n, reserved: 0n })));
   return { node: nodeOf(row), created: true };
 }
 
+/** Retained records of a namespace, counting every node this transaction opened (capacity.ts retainedSql). */
+export function* retainedIn(batch: TxBatch, ownerNamespace: string, at: string): Program<number> {
+  yield* batch.writeNodes();
+  return (yield* tx('countRetained', ownerNamespace, at)) + batch.retainedLiveless(ownerNamespace, at);
+}
+
+/** A root's descendants: counted in memory for a root this transaction opened (none stored), else in the store. */
+function* descendantsIn(batch: TxBatch, rootId: string): Program<number> {
+  const known = batch.descendantsOfNew(rootId);
+  if (known !== undefined) return known;
+  yield* batch.writeNodes();
+  return yield* tx('countDescendants', rootId);
+}
+
 /** ADR-0014 capacity for a new root: active roots per namespace, and its preset's limits. */
-function* placeRoot(req: OpenBudgetRequest, limits: LedgerLimits): Program<{ root_id: string; depth: number }> {
-  yield* tx('pruneLiveRoots', req.owner_namespace, liveRootPruneHorizon(req.at));
-  if ((yield* tx('countActiveRoots', req.owner_namespace, req.at)) >= limits.maxActiveRoots) {
+function* placeRoot(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits): Program<{ root_id: string; depth: number }> {
+  // The counts below read the nodes and live roots: those this transaction opened are written first.
+  yield* batch.writeLive();
+  if (req.preset) yield* tx('lockPreset', req.preset.preset_id);
+  // Every count in one statement (issue #24), read after the preset's lock, with the prune of the namespace's live roots.
+  const since = new Date(Date.parse(req.at) - 60_000).toISOString();
+  const capacity = yield* tx('rootCapacity', req.owner_namespace, req.at, liveRootPruneHorizon(req.at), req.preset ? { preset_id: req.preset.preset_id, since } : undefined);
+  if (capacity.active_roots >= limits.maxActiveRoots) {
     throw limitExceeded('owner namespace has the maximum number of active roots', { max: limits.maxActiveRoots });
   }
-  if (req.preset) yield* checkPreset(req.preset, req.at);
+  if (req.preset) checkPreset(req.preset, capacity);
   return { root_id: req.node_id, depth: 0 };
 }
 
@@ -165,7 +178,7 @@ function* placeChild(req: OpenBudgetRequest, parentId: string, batch: TxBatch, l
   if (Date.parse(parent.not_after) <= Date.parse(req.at)) throw contextInvalidated('parent delegation has expired', { reason: 'expired', parent_id: parent.node_id });
   const depth = Number(parent.depth) + 1;
   if (depth > limits.maxDepth) throw limitExceeded('delegation depth limit reached', { max: limits.maxDepth });
-  if ((yield* tx('countDescendants', parent.root_id)) >= limits.maxDescendants) {
+  if ((yield* descendantsIn(batch, parent.root_id)) >= limits.maxDescendants) {
     throw limitExceeded('root has the maximum number of descendants', { max: limits.maxDescendants });
   }
   const rows = batch.balances.get(parent.node_id) ?? (yield* tx('balances', [parent.node_id], 'none'));

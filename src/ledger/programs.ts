@@ -18,7 +18,7 @@ import type { IdSource } from '../records/ids.ts';
 import { parseEventInput } from '../control/append.ts';
 import { TxBatch } from '../store/tx/batch.ts';
 import { tx, type NodeRow, type Program } from '../store/tx/ops.ts';
-import { delegationScope, nodeIn, openNode } from './open.ts';
+import { delegationScope, nodeIn, openNode, retainedIn } from './open.ts';
 import { applyAndJournal, deltaJson, rideAlong, stringAmounts } from './settle.ts';
 
 export { nodeOf, openBudget } from './open.ts';
@@ -74,7 +74,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
 
   const chain = yield* chainOf(batch, req.node_id, limits.maxDepth);
   const root = chain[0]!;
-  if ((yield* tx('countRetained', root.owner_namespace, req.at)) >= limits.maxRetainedRecords) {
+  if ((yield* retainedIn(batch, root.owner_namespace, req.at)) >= limits.maxRetainedRecords) {
     throw limitExceeded('owner namespace holds the maximum number of retained records', { max: limits.maxRetainedRecords });
   }
   // The chain's balances are locked before the fence heads are share-locked:
@@ -83,7 +83,9 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
   // admissions keep a head share-locked without a gap, so a revocation's
   // FOR UPDATE waited for as long as they kept coming (PostgreSQL, four racers).
   const nodeIds = chain.map((n) => n.node_id);
-  const balances = (yield* tx('balances', nodeIds, 'update')).map((b) => ({ ...b, ceiling: BigInt(b.ceiling), consumed: BigInt(b.consumed), reserved: BigInt(b.reserved) }));
+  // A chain this transaction opened is known as it stands (no other transaction sees it yet): not read again.
+  const rows = batch.newBalances(nodeIds) ?? (yield* tx('balances', nodeIds, 'update'));
+  const balances = rows.map((b) => ({ ...b, ceiling: BigInt(b.ceiling), consumed: BigInt(b.consumed), reserved: BigInt(b.reserved) }));
   // Fences: every ancestor delegation stream plus the caller-named authority scopes, read in one statement.
   const required = [...chain.map((n) => delegationScope(n.space_id, n.node_id)), ...req.scopes];
   const toRead = streamsToRead(req.fence_set, required);
@@ -126,7 +128,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
     settled_at: null,
   });
   // A held reservation can only make its root live; one consumed outright may end it.
-  yield* tx('refreshLiveRoot', root.node_id, status === 'held' ? 'gained' : undefined);
+  yield* batch.refreshLive(root.node_id, status === 'held' ? 'gained' : undefined);
   yield* applyAndJournal(batch, req.reservation_id, deltas, 'admit', req.at);
   // The permission observation goes to the attempt audit stream, which no fence reads.
   yield* batch.append(
@@ -144,7 +146,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
   yield* rideAlong(batch, req.records, req.events, req.at);
   if (req.follow) {
     const { attempt_id, lease_owner, lease_until, deadline, gateway_id } = req.follow;
-    yield* tx('insertWork', { effect_id: req.effect_id, attempt_id, reservation_id: req.reservation_id, lease_owner, lease_until, tries: 0, deadline, created_at: req.at, gateway_id: gateway_id ?? null });
+    batch.follow({ effect_id: req.effect_id, attempt_id, reservation_id: req.reservation_id, lease_owner, lease_until, tries: 0, deadline, created_at: req.at, gateway_id: gateway_id ?? null });
   }
   return receipt;
 }
@@ -159,11 +161,13 @@ export function* admitTask(req: TaskAdmissionRequest, ids: IdSource, limits: Led
   const batch = new TxBatch(ids);
   // What this admission reads about its own new nodes, streams and attempt, each in one statement.
   // Only new nodes' streams (and a new task's attempt stream) are read ahead: they have no rows yet, so
-  // nothing is locked out of the order below (balances, then heads).
+  // nothing is locked out of the order below (balances, then heads). Where writers are serial no read
+  // locks anything, and the fence's streams join them: admitIn then finds them known (issue #24).
   yield* batch.loadNodes(req.budgets.map((b) => b.node_id), 'none');
   const fresh = req.budgets.filter((b) => batch.nodes.get(b.node_id) === null);
   if (fresh.length > 0) {
-    yield* batch.load([...fresh.map((b) => streamOf(delegationScope(b.space_id, b.node_id))), ...(req.attempt_scope ? [streamOf(req.attempt_scope)] : [])], 'update');
+    const fence = (yield* tx('serialWriters')) ? req.fence_set : [];
+    yield* batch.load([...fresh.map((b) => streamOf(delegationScope(b.space_id, b.node_id))), ...(req.attempt_scope ? [streamOf(req.attempt_scope)] : []), ...fence], 'update');
   }
   const opened: ControlScopeRef[] = [];
   for (const b of req.budgets) {

@@ -21,6 +21,7 @@ const deltaOf = (j: ReturnType<typeof deltaJson>): BalanceDelta => ({ node_id: j
 
 /** Applies balance deltas in one statement and journals them (ledger_entries) with the batch. */
 export function* applyAndJournal(batch: TxBatch, reservationId: string, deltas: readonly BalanceDelta[], reason: string, at: string): Program<void> {
+  yield* batch.writeNodes();
   yield* tx('addToBalances', deltas);
   batch.journal(deltas.map((d) => ({ reservation_id: reservationId, node_id: d.node_id, dimension: d.dimension, d_consumed: d.consumed, d_reserved: d.reserved, reason, at })));
 }
@@ -44,19 +45,24 @@ export function* settle(req: SettlementRequest, ids: IdSource): Program<Reservat
   const batch = new TxBatch(ids);
   const result = yield* settleOnly(req, batch);
   yield* rideAlong(batch, req.records, req.events, req.at);
-  if (req.ends_follow) yield* tx('deleteWork', req.ends_follow);
+  if (req.ends_follow) batch.endFollow(req.ends_follow);
   yield* batch.flush();
   return result;
 }
 
 function* settleOnly(req: SettlementRequest, batch: TxBatch): Program<Reservation> {
-  const row = yield* tx('reservation', req.reservation_id, 'update');
-  if (!row) throw invalidRequest('reservation is unknown', { reservation_id: req.reservation_id });
   const settlement = JSON.stringify({
     outcome: req.outcome.kind,
     actual: req.outcome.kind === 'measured' ? stringAmounts(Object.fromEntries(req.outcome.actual)) : undefined,
     evidence: req.evidence,
   });
+  // The common case, a reservation still held, resolves in one conditional statement (issue #24); the
+  // row it returns is the one it locked and changed. Anything else is read and decided below.
+  const held = nextReservationStatus('held', req.outcome);
+  const resolved = yield* tx('resolveHeld', req.reservation_id, held, settlement, held === 'unknown' ? null : req.at);
+  if (resolved) return yield* settled(req, batch, resolved);
+  const row = yield* tx('reservation', req.reservation_id, 'update');
+  if (!row) throw invalidRequest('reservation is unknown', { reservation_id: req.reservation_id });
   // Resolve-once: the same settlement again is a no-op, a different one an error.
   if (row.settlement !== null && row.status !== 'unknown' && row.settlement === settlement) return reservationOf(row);
   if (row.status === 'unknown' && req.outcome.kind !== 'unknown' && !req.evidence) {
@@ -64,14 +70,19 @@ function* settleOnly(req: SettlementRequest, batch: TxBatch): Program<Reservatio
   }
   if (row.status === 'unknown' && req.outcome.kind === 'unknown') return reservationOf(row);
   const status = nextReservationStatus(row.status as Reservation['status'], req.outcome);
+  yield* tx('resolveReservation', req.reservation_id, status, settlement, status === 'unknown' ? null : req.at);
+  return yield* settled(req, batch, { ...row, status, settlement, settled_at: status === 'unknown' ? null : req.at });
+}
+
+/** Releases and charges what a reservation resolved to `row` (its new status) leaves; a refusal here rolls the resolution back. */
+function* settled(req: SettlementRequest, batch: TxBatch, row: ReservationRow): Program<Reservation> {
   const chain: string[] = JSON.parse(row.chain);
   const charged = (JSON.parse(row.charged) as ReturnType<typeof deltaJson>[]).map(deltaOf);
   const deltas = planSettlement(chain, charged, req.outcome);
   yield* applyAndJournal(batch, req.reservation_id, deltas, `settle:${req.outcome.kind}`, req.at);
-  yield* tx('resolveReservation', req.reservation_id, status, settlement, status === 'unknown' ? null : req.at);
   // A resolved reservation can only end the root's liveness; one still unknown leaves it as it was.
-  if (status !== 'unknown') yield* tx('refreshLiveRoot', row.root_id, 'lost');
-  return { ...reservationOf(row), status, settled_at: status === 'unknown' ? null : req.at };
+  if (row.status !== 'unknown') yield* batch.refreshLive(row.root_id, 'lost');
+  return reservationOf(row);
 }
 
 /** Records and audit events that commit with a ledger operation; authority streams never ride along. */

@@ -5,6 +5,8 @@
  * unresolved reservations). Settled history is kept — nothing is erased —
  * but it does not crowd out new work; unresolved reservations always do.
  */
+import type { RootCapacity } from './tx/ops.ts';
+
 const TERMINAL = "('revoked','expired','retired','superseded')";
 
 /** `p(name)` renders a placeholder in the adapter's dialect. */
@@ -111,3 +113,32 @@ export const presetActiveRootsSql = (p: PresetPlaceholder) => activeFrom(`l.pres
 
 export const presetIssuedSinceSql = (p: PresetPlaceholder) =>
   `SELECT count(*) AS n FROM ledger_nodes WHERE preset_id = ${p('preset')} AND parent_id IS NULL AND created_at > ${p('since')}`;
+
+/** `p(name)` renders a placeholder for the combined capacity statement (`before`: the prune horizon). */
+export type RootCapacityPlaceholder = (name: 'ns' | 'at' | 'preset' | 'since' | 'before') => string;
+
+/**
+ * A new root's capacity in one statement (issue #24: one statement, not one
+ * per count): the active roots of its namespace and, when it is issued from
+ * a preset, that preset's active roots and its roots issued after `since` —
+ * each the rule above, unchanged.
+ */
+export const rootCapacitySql = (p: RootCapacityPlaceholder, withPreset: boolean) =>
+  `SELECT (${activeRootsSql(p)}) AS active_roots` + (withPreset ? `, (${presetActiveRootsSql(p)}) AS preset_active, (${presetIssuedSinceSql(p)}) AS preset_issued` : '');
+
+/**
+ * PostgreSQL: the prune (pruneLiveRootsSql, horizon `before`) and the counts
+ * in one statement. The counts see the rows as they were before the prune —
+ * the WITH's delete and the query share one snapshot — which changes no
+ * count: a pruned row is expired and has nothing unresolved, and the rule
+ * counts neither (activeFrom).
+ */
+export const pruneThenCapacitySql = (p: RootCapacityPlaceholder, withPreset: boolean) =>
+  `WITH pruned AS (${pruneLiveRootsSql((name) => p(name === 'at' ? 'before' : name))}) ${rootCapacitySql(p, withPreset)}`;
+
+/** The counts of one rootCapacitySql row, whatever integer type the driver returns (the preset ones 0 without a preset). */
+export const capacityOf = (row: { [K in keyof RootCapacity]?: unknown } | undefined): RootCapacity => ({
+  active_roots: Number(row?.active_roots ?? 0),
+  preset_active: Number(row?.preset_active ?? 0),
+  preset_issued: Number(row?.preset_issued ?? 0),
+});

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import { liveRootsAgreeWithTheRule } from './support/live-roots.ts';
+import { liveRootsAgreeWithTheRule, pruneForgetsExpiredRoots } from './support/live-roots.ts';
 
 describe('sqlite: live roots', () => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-live-roots-'));
@@ -21,4 +21,13 @@ describe('sqlite: live roots', () => {
       await store.close();
     }
   }, 120_000);
+
+  it('opening a root forgets never-reserved roots that expired a margin before it', async () => {
+    const store = SqliteStore.open(join(dir, 'prune.db'), { create: true });
+    try {
+      await pruneForgetsExpiredRoots(store, async (sql, values) => Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n));
+    } finally {
+      await store.close();
+    }
+  });
 });

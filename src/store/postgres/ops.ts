@@ -8,9 +8,9 @@ import type pg from 'pg';
 import type { StreamId } from '../../control/scope.ts';
 import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
-import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, pruneLiveRootsSql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
+import { capacityOf, pruneThenCapacitySql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
 import type { BalanceRow, HeadRow, Lock, NodeRow, RecordHeadRow, RecordRow, ReservationRow } from '../tx/ops.ts';
-import { assertOnePerBalance, insertSql, paramsOf, rowWriters, type RowShape } from '../tx/rows-sql.ts';
+import { allInOneSql, assertOnePerBalance, batchParts, MAX_PARAMS, nodeParts, type Part } from '../tx/rows-sql.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
@@ -24,8 +24,14 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     const cols = Object.keys(row);
     return exec(`INSERT INTO ${table}(${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
   };
-  const insertRows = async <T>(shape: RowShape<T>, rows: readonly T[]): Promise<void> => {
-    if (rows.length > 0) await exec(insertSql(shape, rows.length, (n) => `$${n}`), paramsOf(shape, rows));
+  /** Several tables' rows in one statement (one round trip, issue #24); table by table past the parameter cap. */
+  const insertParts = async (parts: readonly Part[]): Promise<void> => {
+    if (parts.length === 1 || parts.reduce((n, x) => n + x.params.length, 0) > MAX_PARAMS) {
+      for (const x of parts) await exec(x.sql((n) => `$${n}`), x.params);
+    } else if (parts.length > 1) {
+      const { sql, params } = allInOneSql(parts, (n) => `$${n}`);
+      await exec(sql, params);
+    }
   };
   return {
     nodes: async (ids, lock) =>
@@ -53,7 +59,8 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
               [[...ids]],
             )
           ).rows as RecordHeadRow[]),
-    ...rowWriters(insertRows),
+    writeBatch: (w) => insertParts(batchParts(w)),
+    insertNodes: (nodes, balances) => insertParts(nodeParts(nodes, balances)),
     addToBalances: async (deltas) => {
       if (deltas.length === 0) return;
       assertOnePerBalance(deltas);
@@ -92,7 +99,12 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       return row && { ...row, depth: Number(row.depth) };
     },
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
-    countActiveRoots: (ns, at) => count(activeRootsSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
+    rootCapacity: async (ns, at, before, preset) => {
+      const values = { ns, at, before, preset: preset?.preset_id, since: preset?.since };
+      const names: (keyof typeof values)[] = [];
+      const sql = pruneThenCapacitySql((name) => `$${names.indexOf(name) + 1 || names.push(name)}`, preset !== undefined);
+      return capacityOf(await one(sql, names.map((n) => values[n])));
+    },
     countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
     refreshLiveRoot: async (root, change) => {
       // [0] drops a root no longer live, [1] adds (or re-flags) one that is.
@@ -100,19 +112,17 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       if (change !== 'gained') await exec(drop, [root]);
       if (change !== 'lost') await exec(add, [root]);
     },
-    pruneLiveRoots: (ns, at) => exec(pruneLiveRootsSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
+    // Row locks: the order of reads is the order of locks (src/ledger/programs.ts admitIn).
+    serialWriters: async () => false,
+    // The row exists once the preset has issued a root: then locking it is one statement (issue #24).
     lockPreset: async (preset) => {
+      const lock = 'SELECT preset_id FROM preset_locks WHERE preset_id = $1 FOR UPDATE';
+      if ((await client.query(lock, [preset])).rowCount === 1) return;
       await exec('INSERT INTO preset_locks(preset_id) VALUES ($1) ON CONFLICT DO NOTHING', [preset]);
-      await exec('SELECT preset_id FROM preset_locks WHERE preset_id = $1 FOR UPDATE', [preset]);
+      await exec(lock, [preset]);
     },
-    countPresetActiveRoots: (preset, at) => count(presetActiveRootsSql((name) => (name === 'preset' ? '$1' : '$2')), [preset, at]),
-    countPresetIssuedSince: (preset, since) => count(presetIssuedSinceSql((name) => (name === 'preset' ? '$1' : '$2')), [preset, since]),
-    insertWork: (row) => insert('attempt_work', row),
-    deleteWork: (id) => exec('DELETE FROM attempt_work WHERE effect_id = $1', [id]),
-    insertNode: (row) => insert('ledger_nodes', row),
     balances: async (ids, lock) =>
       (await client.query(`SELECT * FROM ledger_balances WHERE node_id = ANY($1) ORDER BY node_id, dimension${lockSql(lock)}`, [ids])).rows as BalanceRow[],
-    insertBalance: (row) => insert('ledger_balances', row),
     addToBalance: async (id, dim, c, r) => {
       const res = await client.query('UPDATE ledger_balances SET consumed = consumed + $1, reserved = reserved + $2 WHERE node_id = $3 AND dimension = $4', [c, r, id, dim]);
       if (res.rowCount !== 1) throw new Error(`balance row ${id}/${dim} missing`);
@@ -127,6 +137,9 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     insertReservation: (row) => insert('ledger_reservations', row),
     resolveReservation: (id, status, settlement, at) =>
       exec('UPDATE ledger_reservations SET status = $1, settlement = $2, settled_at = $3 WHERE reservation_id = $4', [status, settlement, at, id]),
+    // READ COMMITTED: a concurrent resolution is waited for and the condition re-checked on the row it left.
+    resolveHeld: (id, status, settlement, at) =>
+      one<ReservationRow>("UPDATE ledger_reservations SET status = $1, settlement = $2, settled_at = $3 WHERE reservation_id = $4 AND status = 'held' RETURNING *", [status, settlement, at, id]),
     insertEntry: (row) => insert('ledger_entries', row),
   };
 }

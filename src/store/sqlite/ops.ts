@@ -4,13 +4,14 @@
  * whole database and reads inside it are already serialised.
  */
 import type { StreamId } from '../../control/scope.ts';
-import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordHeadRow, RecordRow, ReservationRow, TxOps, WorkRow } from '../tx/ops.ts';
-import { assertOnePerBalance, insertSql, paramsOf, rowWriters, valuesSql, type RowShape } from '../tx/rows-sql.ts';
+import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordHeadRow, RecordRow, ReservationRow, RootCapacity, TxOps } from '../tx/ops.ts';
+import { assertOnePerBalance, batchParts, nodeParts, valuesSql, type Part } from '../tx/rows-sql.ts';
 import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
-import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, pruneLiveRootsSql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
+import { capacityOf, pruneLiveRootsSql, refreshLiveRootSql, retainedSql, rootCapacitySql } from '../capacity.ts';
 
+type Counts = { [K in keyof RootCapacity]?: bigint };
 
 export function sqliteOps(db: Db): TxOps {
   const q = {
@@ -40,25 +41,11 @@ export function sqliteOps(db: Db): TxOps {
     ),
     node: db.prepare<[string], NodeRow>('SELECT * FROM ledger_nodes WHERE node_id = ?'),
     countDescendants: db.prepare<[string], { n: bigint }>('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = ? AND parent_id IS NOT NULL'),
-    countActiveRoots: db.prepare<[{ ns: string; at: string }], { n: bigint }>(activeRootsSql((name) => `@${name}`)),
+    rootCapacity: db.prepare<[{ ns: string; at: string }], Counts>(rootCapacitySql((name) => `@${name}`, false)),
+    presetRootCapacity: db.prepare<[{ ns: string; at: string; preset: string; since: string }], Counts>(rootCapacitySql((name) => `@${name}`, true)),
     countRetained: db.prepare<[{ ns: string; at: string }], { n: bigint }>(retainedSql((name) => `@${name}`)),
     refreshLiveRoot: refreshLiveRootSql('@root').map((sql) => db.prepare<[{ root: string }]>(sql)),
     pruneLiveRoots: db.prepare<[{ ns: string; at: string }]>(pruneLiveRootsSql((name) => `@${name}`)),
-    countPresetActive: db.prepare<[{ preset: string; at: string }], { n: bigint }>(presetActiveRootsSql((name) => `@${name}`)),
-    countPresetSince: db.prepare<[{ preset: string; since: string }], { n: bigint }>(presetIssuedSinceSql((name) => `@${name}`)),
-    insertNode: db.prepare(
-      `INSERT INTO ledger_nodes(node_id, parent_id, preset_id, root_id, depth, space_id, owner_namespace, not_after, request_digest, issued_event, created_at)
-       VALUES (@node_id, @parent_id, @preset_id, @root_id, @depth, @space_id, @owner_namespace, @not_after, @request_digest, @issued_event, @created_at)`,
-    ),
-    insertWork: db.prepare(
-      `INSERT INTO attempt_work(effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at, gateway_id)
-       VALUES (@effect_id, @attempt_id, @reservation_id, @lease_owner, @lease_until, @tries, @deadline, @created_at, @gateway_id)`,
-    ),
-    deleteWork: db.prepare('DELETE FROM attempt_work WHERE effect_id = ?'),
-    insertBalance: db.prepare(
-      `INSERT INTO ledger_balances(node_id, dimension, unit, ceiling, consumed, reserved)
-       VALUES (@node_id, @dimension, @unit, @ceiling, @consumed, @reserved)`,
-    ),
     addToBalance: db.prepare(
       'UPDATE ledger_balances SET consumed = consumed + ?, reserved = reserved + ? WHERE node_id = ? AND dimension = ?',
     ),
@@ -73,6 +60,9 @@ export function sqliteOps(db: Db): TxOps {
          @request_digest, @receipt, @settlement, @created_at, @settled_at)`,
     ),
     resolveReservation: db.prepare('UPDATE ledger_reservations SET status = ?, settlement = ?, settled_at = ? WHERE reservation_id = ?'),
+    resolveHeld: db.prepare<[string, string, string | null, string], ReservationRow>(
+      "UPDATE ledger_reservations SET status = ?, settlement = ?, settled_at = ? WHERE reservation_id = ? AND status = 'held' RETURNING *",
+    ),
     insertEntry: db.prepare(
       `INSERT INTO ledger_entries(reservation_id, node_id, dimension, d_consumed, d_reserved, reason, at)
        VALUES (@reservation_id, @node_id, @dimension, @d_consumed, @d_reserved, @reason, @at)`,
@@ -101,8 +91,8 @@ export function sqliteOps(db: Db): TxOps {
     return stmt;
   };
   const q1 = () => '?';
-  const insertRows = <T>(shape: RowShape<T>, rows: readonly T[]): void => {
-    if (rows.length > 0) prepared(shape.table, rows.length, () => insertSql(shape, rows.length, q1)).run(...paramsOf(shape, rows));
+  const insertParts = (parts: readonly Part[]): void => {
+    for (const x of parts) prepared(x.key, x.rows, () => x.sql(q1)).run(...x.params);
   };
   const streamHeads = (streams: readonly StreamId[]): HeadRow[] =>
     streams.length === 0
@@ -136,7 +126,8 @@ export function sqliteOps(db: Db): TxOps {
           })),
     streamHeads: (streams) => streamHeads(streams),
     recordHeads,
-    ...rowWriters(insertRows),
+    writeBatch: (w) => insertParts(batchParts(w)),
+    insertNodes: (nodes, balances) => insertParts(nodeParts(nodes, balances)),
     addToBalances,
     recordByRevision: (id) => q.recordByRevision.get(id),
     recordHead: (id) => q.recordHead.get(id)?.revision_id,
@@ -155,23 +146,17 @@ export function sqliteOps(db: Db): TxOps {
       return row && { ...row, depth: Number(row.depth) };
     },
     countDescendants: (root) => n(q.countDescendants.get(root)),
-    countActiveRoots: (ns, at) => n(q.countActiveRoots.get({ ns, at })),
+    rootCapacity: (ns, at, before, preset) => (q.pruneLiveRoots.run({ ns, at: before }), capacityOf(preset ? q.presetRootCapacity.get({ ns, at, preset: preset.preset_id, since: preset.since }) : q.rootCapacity.get({ ns, at }))),
     countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),
     refreshLiveRoot: (root, change) => {
       // [0] drops a root no longer live, [1] adds (or re-flags) one that is.
       if (change !== 'gained') q.refreshLiveRoot[0]!.run({ root });
       if (change !== 'lost') q.refreshLiveRoot[1]!.run({ root });
     },
-    pruneLiveRoots: (ns, at) => void q.pruneLiveRoots.run({ ns, at }),
     // BEGIN IMMEDIATE already makes every writer serial.
+    serialWriters: () => true,
     lockPreset: () => undefined,
-    countPresetActiveRoots: (preset, at) => n(q.countPresetActive.get({ preset, at })),
-    countPresetIssuedSince: (preset, since) => n(q.countPresetSince.get({ preset, since })),
-    insertWork: (row: WorkRow) => void q.insertWork.run(row),
-    deleteWork: (id) => void q.deleteWork.run(id),
-    insertNode: (row: NodeRow) => void q.insertNode.run(row),
     balances: (ids) => (ids.length === 0 ? [] : balances(ids)),
-    insertBalance: (row: BalanceRow) => void q.insertBalance.run(row),
     addToBalance: (id, dim, c, r) => {
       const info = q.addToBalance.run(c, r, id, dim);
       if (info.changes !== 1) throw new Error(`balance row ${id}/${dim} missing`);
@@ -182,6 +167,7 @@ export function sqliteOps(db: Db): TxOps {
     reservation: (id) => q.reservation.get(id),
     insertReservation: (row: ReservationRow) => void q.insertReservation.run(row),
     resolveReservation: (id, status, settlement, at) => void q.resolveReservation.run(status, settlement, at, id),
+    resolveHeld: (id, status, settlement, at) => q.resolveHeld.get(status, settlement, at, id),
     insertEntry: (row: EntryRow) => void q.insertEntry.run(row),
   };
 }

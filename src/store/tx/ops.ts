@@ -128,7 +128,6 @@ export interface TxOps {
   /** Several nodes in one statement (absent ones left out). */
   nodes(nodeIds: readonly string[], lock: Lock): NodeRow[];
   countDescendants(rootId: string): number;
-  countActiveRoots(ownerNamespace: string, at: string): number;
   countRetained(ownerNamespace: string, at: string): number;
   /**
    * Recomputes whether a root is live (capacity.ts ledger_live_roots) after a
@@ -137,19 +136,21 @@ export interface TxOps {
    * settlement); absent: either.
    */
   refreshLiveRoot(rootId: string, change?: 'gained' | 'lost'): void;
-  /** Forgets never-reserved roots of a namespace that expired by `at` (capacity.ts pruneLiveRootsSql). */
-  pruneLiveRoots(ownerNamespace: string, at: string): void;
+  /**
+   * True where one writer holds the whole store for the transaction (SQLite's BEGIN IMMEDIATE): a row
+   * read early is what reading it later would return, and the order of reads takes no locks. No SQL.
+   */
+  serialWriters(): boolean;
   /** Serialises issuance from one preset across processes (a row lock; a no-op where writers are already serial). */
   lockPreset(presetId: string): void;
-  /** Roots of one preset that still hold capacity (the activeRootsSql rule, per preset). */
-  countPresetActiveRoots(presetId: string, at: string): number;
-  /** Roots issued from one preset after `since` (the per-minute rate). */
-  countPresetIssuedSince(presetId: string, since: string): number;
-  insertWork(row: WorkRow): void;
-  deleteWork(effectId: string): void;
-  insertNode(row: NodeRow): void;
+  /**
+   * A new root's ADR-0014 capacity (capacity.ts rootCapacitySql): the active roots of its namespace
+   * and, for a preset root, the preset's active roots and its roots issued after `since` — after
+   * forgetting the namespace's never-reserved roots that expired by `pruneBefore` (pruneLiveRootsSql),
+   * which no count includes. One statement on PostgreSQL, two on SQLite.
+   */
+  rootCapacity(ownerNamespace: string, at: string, pruneBefore: string, preset?: { preset_id: string; since: string }): RootCapacity;
   balances(nodeIds: readonly string[], lock: Lock): BalanceRow[];
-  insertBalance(row: BalanceRow): void;
   addToBalance(nodeId: string, dimension: string, consumed: bigint, reserved: bigint): void;
   /** Lowers a ceiling; never below what is consumed and reserved (the CHECK keeps it so). */
   lowerCeiling(nodeId: string, dimension: string, ceiling: bigint): void;
@@ -159,6 +160,8 @@ export interface TxOps {
   reservation(reservationId: string, lock: Lock): ReservationRow | undefined;
   insertReservation(row: ReservationRow): void;
   resolveReservation(reservationId: string, status: string, settlement: string, settledAt: string | null): void;
+  /** Resolves a reservation only while it is `held`, in one statement; returns the changed row (undefined: not held, or absent). */
+  resolveHeld(reservationId: string, status: string, settlement: string, settledAt: string | null): ReservationRow | undefined;
   insertEntry(row: EntryRow): void;
 
   // Set-oriented forms (issue #24): one statement for many rows, used by the batch writer (./batch.ts).
@@ -166,16 +169,38 @@ export interface TxOps {
   streamHeads(streams: readonly StreamId[], lock: Lock): HeadRow[];
   /** The current head revision of each record (locked for update), with its content digest; absent records are left out. */
   recordHeads(recordIds: readonly string[]): RecordHeadRow[];
-  insertRecords(rows: readonly RecordRow[]): void;
-  /** Points each record at its new head revision (one row per record). */
-  setRecordHeads(rows: readonly { record_id: string; revision_id: string }[]): void;
-  insertContents(rows: readonly { digest: string; kind: string; document: string; stored_at: string }[]): void;
-  insertEvents(rows: readonly EventRow[]): void;
-  /** One row per stream. */
-  upsertHeads(rows: readonly HeadRow[]): void;
-  insertEntries(rows: readonly EntryRow[]): void;
+  /**
+   * What a batch writes at its end, one statement per table in this order
+   * (rows-sql.ts batchParts); on PostgreSQL all of it in one statement, each
+   * table's write a data-modifying WITH (one round trip, issue #24).
+   */
+  writeBatch(writes: BatchWrites): void;
+  /** New budget nodes (parents before children: the rows' order is kept), then their balances; on PostgreSQL in one statement. */
+  insertNodes(nodes: readonly NodeRow[], balances: readonly BalanceRow[]): void;
   /** Adds each delta to its balance row (one delta per node and dimension); throws when a row is missing. */
   addToBalances(deltas: readonly BalanceChange[]): void;
+}
+
+/** Counts of rootCapacity (the preset ones 0 without a preset). */
+export interface RootCapacity {
+  active_roots: number;
+  preset_active: number;
+  preset_issued: number;
+}
+
+/** The rows a batch writes at its end (src/store/tx/batch.ts flush). */
+export interface BatchWrites {
+  records: readonly RecordRow[];
+  /** Each record's new head revision (one row per record). */
+  recordHeads: readonly { record_id: string; revision_id: string }[];
+  contents: readonly { digest: string; kind: string; document: string; stored_at: string }[];
+  events: readonly EventRow[];
+  /** One row per stream. */
+  heads: readonly HeadRow[];
+  entries: readonly EntryRow[];
+  /** Effects admitted to be followed (their work rows), and effects whose follow-up ends. */
+  work: readonly WorkRow[];
+  done: readonly string[];
 }
 
 export interface RecordHeadRow {

@@ -2,7 +2,8 @@
  * Multi-row statements shared by both adapters (issue #24: one statement per
  * table, not per row). A dialect supplies only its placeholder.
  */
-import type { BalanceChange, EntryRow, EventRow, HeadRow, RecordRow } from './ops.ts';
+import type { BalanceChange, BalanceRow, BatchWrites, NodeRow, WorkRow } from './ops.ts';
+import type { EntryRow, EventRow, HeadRow, RecordRow } from './ops.ts';
 
 /** `p(n)` renders the n-th (1-based) placeholder. */
 export type Ph = (n: number) => string;
@@ -50,17 +51,69 @@ export const HEAD_ROWS = cols<HeadRow>(
      event_digest = excluded.event_digest, state = excluded.state`,
 );
 export const ENTRY_ROWS = cols<EntryRow>('ledger_entries', ['reservation_id', 'node_id', 'dimension', 'd_consumed', 'd_reserved', 'reason', 'at']);
+export const NODE_ROWS = cols<NodeRow>('ledger_nodes', ['node_id', 'parent_id', 'preset_id', 'root_id', 'depth', 'space_id', 'owner_namespace', 'not_after', 'request_digest', 'issued_event', 'created_at']);
+export const BALANCE_ROWS = cols<BalanceRow>('ledger_balances', ['node_id', 'dimension', 'unit', 'ceiling', 'consumed', 'reserved']);
 
-/** The multi-row inserts of the batch writer, over an adapter's `insertRows` (sync or async). */
-export function rowWriters<R>(insertRows: <T>(shape: RowShape<T>, rows: readonly T[]) => R) {
-  return {
-    insertRecords: (rows: readonly RecordRow[]) => insertRows(RECORD_ROWS, rows),
-    setRecordHeads: (rows: readonly { record_id: string; revision_id: string }[]) => insertRows(RECORD_HEAD_ROWS, rows),
-    insertContents: (rows: readonly { digest: string; kind: string; document: string; stored_at: string }[]) => insertRows(CONTENT_ROWS, rows),
-    insertEvents: (rows: readonly EventRow[]) => insertRows(EVENT_ROWS, rows),
-    upsertHeads: (rows: readonly HeadRow[]) => insertRows(HEAD_ROWS, rows),
-    insertEntries: (rows: readonly EntryRow[]) => insertRows(ENTRY_ROWS, rows),
-  };
+/** One statement of a batch write: `sql` numbers its placeholders from p(1); `key` and `rows` name its shape (prepared once per shape). */
+export interface Part {
+  key: string;
+  rows: number;
+  sql: (p: Ph) => string;
+  params: unknown[];
+}
+
+const insertPart = <T>(shape: RowShape<T>, rows: readonly T[]): Part => ({
+  key: shape.table,
+  rows: rows.length,
+  sql: (p) => insertSql(shape, rows.length, p),
+  params: paramsOf(shape, rows),
+});
+
+export const WORK_ROWS = cols<WorkRow>('attempt_work', ['effect_id', 'attempt_id', 'reservation_id', 'lease_owner', 'lease_until', 'tries', 'deadline', 'created_at', 'gateway_id']);
+
+/** Ends the follow-up of these effects (their work rows, work-sql.ts). */
+const donePart = (effectIds: readonly string[]): Part => ({
+  key: 'attempt_work:done',
+  rows: effectIds.length,
+  sql: (p) => `DELETE FROM attempt_work WHERE effect_id IN (${effectIds.map((_, i) => p(i + 1)).join(', ')})`,
+  params: [...effectIds],
+});
+
+/** A batch's writes, table by table in the order they are written, leaving out empty tables. */
+export function batchParts(w: BatchWrites): Part[] {
+  const parts = [
+    insertPart(RECORD_ROWS, w.records),
+    insertPart(RECORD_HEAD_ROWS, w.recordHeads),
+    insertPart(CONTENT_ROWS, w.contents),
+    insertPart(EVENT_ROWS, w.events),
+    insertPart(HEAD_ROWS, w.heads),
+    insertPart(ENTRY_ROWS, w.entries),
+    insertPart(WORK_ROWS, w.work.map((r) => ({ ...r, gateway_id: r.gateway_id ?? null }))),
+    donePart(w.done),
+  ];
+  return parts.filter((x) => x.rows > 0);
+}
+
+/** New budget nodes, then their balances (a balance names its node). */
+export const nodeParts = (nodes: readonly NodeRow[], balances: readonly BalanceRow[]): Part[] =>
+  [insertPart(NODE_ROWS, nodes), insertPart(BALANCE_ROWS, balances)].filter((x) => x.rows > 0);
+
+/** PostgreSQL caps a statement's parameters (65,535); a batch beyond this many is written statement by statement. */
+export const MAX_PARAMS = 30_000;
+
+/**
+ * Several statements as one: each a data-modifying WITH (PostgreSQL runs
+ * every one of them to completion, on one snapshot; a foreign key between
+ * them is checked at the end of the statement). Numbered from 1 across all.
+ */
+export function allInOneSql(parts: readonly Part[], p: Ph): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const ctes = parts.map((x, i) => {
+    const offset = params.length;
+    params.push(...x.params);
+    return `w${i} AS (${x.sql((n) => p(offset + n))})`;
+  });
+  return { sql: `WITH ${ctes.join(', ')} SELECT 1`, params };
 }
 
 /** Refuses two changes to one balance row in one statement (UPDATE … FROM would apply only one of them). */

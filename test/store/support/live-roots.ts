@@ -1,10 +1,11 @@
 /**
  * The live-root table (src/store/capacity.ts) must change what the ADR-0014
  * capacity counts cost, never what they answer. This differential check runs
- * random histories of issuance, delegation, admission, settlement,
- * revocation and the passing of time through a real store, and after every
- * step compares the store's counts with the rule written directly over the
- * ledger rows, as the counts were before the table existed.
+ * random histories of issuance, delegation, admission (apart, or with its
+ * root in one transaction), settlement, revocation and the passing of time
+ * through a real store, and after every step compares the store's counts
+ * with the rule written directly over the ledger rows, as the counts were
+ * before the table existed.
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
@@ -12,7 +13,7 @@ import { isBatonError } from '../../../src/errors.ts';
 import { randomIds } from '../../../src/records/ids.ts';
 import type { Store } from '../../../src/store/port.ts';
 import { activeRootsSql, presetActiveRootsSql, retainedSql } from '../../../src/store/capacity.ts';
-import { actor, admission, delegationScope, freshSpace, publishAgent } from './fixtures.ts';
+import { actor, admission, agentScope, attemptScope, decision, delegationScope, freshSpace, publishAgent } from './fixtures.ts';
 
 /** Runs SQL with named placeholders (`:name`) and returns the single count it selects. */
 export type CountQuery = (sql: (p: (name: string) => string) => string, values: Record<string, string>) => Promise<number>;
@@ -40,6 +41,7 @@ const reference = {
 
 type Step =
   | { kind: 'root'; minutes: number; preset: boolean }
+  | { kind: 'task'; minutes: number; preset: boolean; consume: boolean }
   | { kind: 'child'; of: number; minutes: number }
   | { kind: 'admit'; node: number; consume: boolean }
   | { kind: 'settle'; reservation: number; outcome: 'measured' | 'unknown' | 'not_dispatched' }
@@ -48,6 +50,8 @@ type Step =
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('root' as const), minutes: fc.integer({ min: 1, max: 90 }), preset: fc.boolean() }),
+  // A new task: its root opened and admitted in one transaction (admitTask), as the gateway does.
+  fc.record({ kind: fc.constant('task' as const), minutes: fc.integer({ min: 1, max: 90 }), preset: fc.boolean(), consume: fc.boolean() }),
   fc.record({ kind: fc.constant('child' as const), of: fc.nat(), minutes: fc.integer({ min: 1, max: 90 }) }),
   fc.record({ kind: fc.constant('admit' as const), node: fc.nat(), consume: fc.boolean() }),
   fc.record({ kind: fc.constant('admit' as const), node: fc.nat(), consume: fc.boolean() }),
@@ -89,6 +93,26 @@ export async function liveRootsAgreeWithTheRule(store: Store, count: CountQuery,
               ...(s.preset ? { preset } : {}),
             });
             nodes.push({ id, chain: [id], notAfter });
+          } else if (s.kind === 'task') {
+            const id = randomIds.next('dlg');
+            const notAfter = clock + s.minutes * 60_000;
+            const scopes = [agentScope(space)];
+            const effect = randomIds.next('eff');
+            const reservation_id = randomIds.next('res');
+            await store.ledger.admitTask({
+              budgets: [{
+                node_id: id, space_id: space, owner_namespace: ns, actor_ref: actor, at: at(), not_after: new Date(notAfter).toISOString(),
+                dimensions: [{ name: 'units', unit: 'admission', ceiling: 100n }],
+                ...(s.preset ? { preset } : {}),
+              }],
+              fence_set: [...(await store.control.fenceSet(scopes))],
+              admission: (fence_set) => ({
+                effect_id: effect, reservation_id, node_id: id, kind: s.consume ? 'consume' : 'reserve', amounts: { units: 1n }, fence_set, scopes,
+                decision: decision(effect), attempt_scope: attemptScope(space, randomIds.next('att')), actor_ref: actor, at: at(),
+              }),
+            });
+            nodes.push({ id, chain: [id], notAfter });
+            if (!s.consume) reservations.push(reservation_id);
           } else if (s.kind === 'child' && nodes.length > 0) {
             const parent = nodes[s.of % nodes.length]!;
             const id = randomIds.next('dlg');
@@ -118,8 +142,31 @@ export async function liveRootsAgreeWithTheRule(store: Store, count: CountQuery,
           if (!expected(err)) throw err;
         }
         await check();
+        // Opening a root forgets the namespace's never-reserved roots that expired a margin (60 s) before it.
+        if (s.kind === 'root' || s.kind === 'task') {
+          expect(await count((p) => `SELECT count(*) AS n FROM ledger_live_roots WHERE owner_namespace = ${p('ns')} AND not_after <= ${p('before')} AND unresolved = 0`, { ns, before: new Date(clock - 60_000).toISOString() })).toBe(0);
+        }
       }
     }),
     { numRuns: runs },
   );
+}
+
+/**
+ * Opening a root forgets the namespace's never-reserved roots that expired a
+ * margin (60 s) before it, at exactly the horizon; one expiring a moment
+ * later keeps its row (capacity.ts pruneLiveRootsSql).
+ */
+export async function pruneForgetsExpiredRoots(store: Store, count: CountQuery): Promise<void> {
+  const space = freshSpace();
+  const ns = `ns-${space}`;
+  const open = (at: string, not_after: string) => {
+    const node_id = randomIds.next('dlg');
+    return store.ledger.openBudget({ node_id, space_id: space, owner_namespace: ns, actor_ref: actor, at, not_after, dimensions: [{ name: 'units', unit: 'admission', ceiling: 1n }] }).then(() => node_id);
+  };
+  const gone = await open('2030-01-01T00:00:00.000Z', '2030-01-01T00:01:00.000Z');
+  const kept = await open('2030-01-01T00:00:00.000Z', '2030-01-01T00:01:00.001Z');
+  await open('2030-01-01T00:02:00.000Z', '2030-01-01T01:00:00.000Z');
+  const rows = (root: string) => count((p) => `SELECT count(*) AS n FROM ledger_live_roots WHERE root_id = ${p('root')}`, { root });
+  expect([await rows(gone), await rows(kept)]).toStrictEqual([0, 1]);
 }

@@ -1,0 +1,135 @@
+/**
+ * A task admission writes the nodes it opens together, one statement per
+ * table, at the first read that needs them (src/store/tx/batch.ts
+ * writeNodes, issue #24) — and every ADR-0014 bound still counts each node
+ * the same transaction opened before it: the descendants of a root opened
+ * here (counted in memory), a second root's active-root count, the
+ * admission's retained-records count, and the balances of a chain opened
+ * here (known, not read again). Real SQLite.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LEDGER_LIMITS, type LedgerLimits, type OpenBudgetRequest } from '../../src/ledger/types.ts';
+import { randomIds } from '../../src/records/ids.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { expectCodeAsync } from '../helpers/errors.ts';
+import { actor, agentScope, attemptScope, decision, FAR, freshSpace, NOW, publishAgent } from '../store/support/fixtures.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-opens-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const open = (limits: Partial<LedgerLimits> = {}) => SqliteStore.open(join(dir, `o${++n}.db`), { create: true, limits: { ...LEDGER_LIMITS, ...limits } });
+const units = (ceiling: bigint) => [{ name: 'units', unit: 'admission', ceiling }];
+
+async function world(limits: Partial<LedgerLimits>) {
+  const store = open(limits);
+  const space = freshSpace();
+  await publishAgent(store, space);
+  const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), not_after: FAR };
+  /** One admission transaction opening `budgets`, reserving `amount` on `leaf`. */
+  const task = async (budgets: OpenBudgetRequest[], leaf: string, amount = 1n, at = NOW(), kind: 'reserve' | 'consume' = 'reserve') => {
+    const scopes = [agentScope(space)];
+    const fence = [...(await store.control.fenceSet(scopes))];
+    const effect = randomIds.next('eff');
+    return store.ledger.admitTask({
+      budgets,
+      fence_set: fence,
+      admission: (completed) => ({
+        effect_id: effect,
+        reservation_id: randomIds.next('res'),
+        node_id: leaf,
+        kind,
+        amounts: { units: amount },
+        fence_set: completed,
+        scopes,
+        decision: decision(effect),
+        attempt_scope: attemptScope(space, randomIds.next('att')),
+        actor_ref: actor,
+        at,
+      }),
+    });
+  };
+  const root = (ceiling = 5n): OpenBudgetRequest => ({ ...base, node_id: randomIds.next('dlg'), dimensions: units(ceiling) });
+  const child = (parent: string, ceiling = 2n): OpenBudgetRequest => ({ ...base, node_id: randomIds.next('dlg'), parent_id: parent, dimensions: units(ceiling) });
+  return { store, base, task, root, child };
+}
+
+describe('nodes a task admission opens', () => {
+  it('a root opened in the transaction counts the children opened under it there: the second child over maxDescendants 1 is refused, nothing stays', async () => {
+    const w = await world({ maxDescendants: 1 });
+    const r = w.root();
+    const [a, b] = [w.child(r.node_id), w.child(r.node_id)];
+    const err = await expectCodeAsync(w.task([r, a, b], b.node_id), 'limit_exceeded');
+    expect([err.message, err.details]).toStrictEqual(['root has the maximum number of descendants', { max: 1 }]);
+    for (const id of [r.node_id, a.node_id, b.node_id]) expect(await w.store.ledger.tree(id)).toBeUndefined();
+    // One child is within the bound: admitted, both nodes and their balances written.
+    const r2 = w.root();
+    const c2 = w.child(r2.node_id);
+    await expect(w.task([r2, c2], c2.node_id)).resolves.toMatchObject({ status: 'held', chain: [r2.node_id, c2.node_id] });
+    expect((await w.store.ledger.tree(r2.node_id))?.balances).toStrictEqual([{ dimension: 'units', ceiling: '5', consumed: '0', reserved: '1' }]);
+    await w.store.close();
+  });
+
+  it('a second root opened in the same transaction counts the first against maxActiveRoots', async () => {
+    const w = await world({ maxActiveRoots: 1 });
+    const [first, second] = [w.root(), w.root()];
+    const err = await expectCodeAsync(w.task([first, second], second.node_id), 'limit_exceeded');
+    expect([err.message, err.details]).toStrictEqual(['owner namespace has the maximum number of active roots', { max: 1 }]);
+    await w.store.close();
+  });
+
+  it('the retained-records count of the admission includes the nodes the transaction opened', async () => {
+    const tight = await world({ maxRetainedRecords: 2 });
+    const r = tight.root();
+    const c = tight.child(r.node_id);
+    const err = await expectCodeAsync(tight.task([r, c], c.node_id), 'limit_exceeded');
+    expect([err.message, err.details]).toStrictEqual(['owner namespace holds the maximum number of retained records', { max: 2 }]);
+    await tight.store.close();
+    const room = await world({ maxRetainedRecords: 3 });
+    const r3 = room.root();
+    const c3 = room.child(r3.node_id);
+    await expect(room.task([r3, c3], c3.node_id)).resolves.toMatchObject({ status: 'held' });
+    await room.store.close();
+  });
+
+  it('the retained count adds only the unexpired nodes of new roots in the admission\'s namespace, each once', async () => {
+    // Another namespace's new root, opened after this chain (its own count wrote this chain's live-root row first).
+    const w = await world({ maxRetainedRecords: 3 });
+    const r = w.root();
+    const c = w.child(r.node_id);
+    const elsewhere = { ...w.root(), owner_namespace: 'ns-elsewhere' };
+    await expect(w.task([r, c, elsewhere], c.node_id)).resolves.toMatchObject({ status: 'held' });
+    await w.store.close();
+    // A child expiring exactly at the admission is not retained: the admission is refused as expired, not as full.
+    const x = await world({ maxRetainedRecords: 2 });
+    const T = '2030-01-01T00:00:00.000Z';
+    const before = { at: '2029-01-01T00:00:00.000Z' };
+    const xr = { ...x.root(), ...before };
+    const xc = { ...x.child(xr.node_id), ...before, not_after: T };
+    expect((await expectCodeAsync(x.task([xr, xc], xc.node_id, 1n, T), 'context_invalidated')).details).toStrictEqual({ reason: 'expired', node_id: xc.node_id });
+    await x.store.close();
+  });
+
+  it('a new root\'s live-root row is written by its admission: held, the root keeps its active-root slot; consumed outright, it frees it', async () => {
+    for (const kind of ['reserve', 'consume'] as const) {
+      const w = await world({ maxActiveRoots: 1 });
+      const r = w.root();
+      await expect(w.task([r], r.node_id, 1n, NOW(), kind)).resolves.toMatchObject({ status: kind === 'reserve' ? 'held' : 'consumed' });
+      const next = w.root();
+      if (kind === 'reserve') expect((await expectCodeAsync(w.task([next], next.node_id), 'limit_exceeded')).details).toStrictEqual({ max: 1 });
+      else await expect(w.task([next], next.node_id)).resolves.toMatchObject({ status: 'held' });
+      await w.store.close();
+    }
+  });
+
+  it('a chain opened in the transaction is charged against the ceilings it was opened with', async () => {
+    const w = await world({});
+    const r = w.root(5n);
+    const c = w.child(r.node_id, 2n);
+    const err = await expectCodeAsync(w.task([r, c], c.node_id, 3n), 'limit_exceeded');
+    expect(err.details).toStrictEqual({ failures: [{ node_id: c.node_id, dimension: 'units', requested: '3', available: '2' }] });
+    await w.store.close();
+  });
+});
