@@ -179,6 +179,19 @@ describe('settle', () => {
     expect((await store.ledger.tree(c.root))!.balances.find((b) => b.dimension === 'units')).toMatchObject({ consumed: '2', reserved: '0' });
     await store.close();
   });
+
+  it('leaving unknown with evidence stores settled_at; a resolved row is refused again as resolved, whatever the outcome (no evidence needed to be told)', async () => {
+    const { store, id } = await held();
+    await store.ledger.settle({ reservation_id: id, outcome: { kind: 'unknown' }, at: NOW() });
+    const at = NOW();
+    await store.ledger.settle({ reservation_id: id, outcome: { kind: 'not_dispatched' }, evidence, at });
+    expect(await store.ledger.reservation(id)).toMatchObject({ status: 'released', settled_at: at });
+    for (const outcome of [{ kind: 'unknown' as const }, { kind: 'measured' as const, actual: new Map([['units', 1n]]) }]) {
+      const err = await expectCodeAsync(store.ledger.settle({ reservation_id: id, outcome, at: NOW() }), 'invalid_request');
+      expect([err.message, err.details]).toStrictEqual(['reservation is already resolved', { status: 'released' }]);
+    }
+    await store.close();
+  });
 });
 
 describe('narrow', () => {

@@ -132,4 +132,26 @@ describe('nodes a task admission opens', () => {
     expect(err.details).toStrictEqual({ failures: [{ node_id: c.node_id, dimension: 'units', requested: '3', available: '2' }] });
     await w.store.close();
   });
+
+  it('a root opened in the transaction counts only its own children: another new root\'s child does not fill it (maxDescendants 1)', async () => {
+    const w = await world({ maxDescendants: 1 });
+    const [ra, rb] = [w.root(), w.root()];
+    const [ca, cb] = [w.child(ra.node_id), w.child(rb.node_id)];
+    await expect(w.task([ra, ca, rb, cb], cb.node_id)).resolves.toMatchObject({ status: 'held', chain: [rb.node_id, cb.node_id] });
+    expect((await w.store.ledger.tree(ra.node_id))?.children.map((c) => c.node_id)).toStrictEqual([ca.node_id]);
+    await w.store.close();
+  });
+
+  it('a stored root\'s descendants are counted in the store even when the transaction opened another root first', async () => {
+    const w = await world({ maxDescendants: 1 });
+    const stored = w.root();
+    await w.store.ledger.openBudget(stored);
+    await w.store.ledger.openBudget(w.child(stored.node_id));
+    const fresh = w.root();
+    const late = w.child(stored.node_id);
+    const err = await expectCodeAsync(w.task([fresh, late], late.node_id), 'limit_exceeded');
+    expect([err.message, err.details]).toStrictEqual(['root has the maximum number of descendants', { max: 1 }]);
+    for (const id of [fresh.node_id, late.node_id]) expect(await w.store.ledger.tree(id)).toBeUndefined();
+    await w.store.close();
+  });
 });
