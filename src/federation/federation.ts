@@ -12,6 +12,7 @@
  * the same chain split and pinned keys; their rules are in receipts.ts.
  */
 import { readFile } from 'node:fs/promises';
+import { credentialHeader } from '../gateway/credential.ts';
 import { parseJwks, type KeySet } from '../cards/jwks.ts';
 import { loadChain } from '../contracts/attestation-chain.ts';
 import { parseContract, type DelegationContract } from '../contracts/model.ts';
@@ -283,9 +284,9 @@ export class Federation {
   private async fetchStatement(up: UpstreamLink, subject: string): Promise<string> {
     const headers: Record<string, string> = { accept: 'application/jose' };
     if (up.auth) {
-      const value = process.env[up.auth.env];
-      if (!value) throw unavailable('upstream credential is not set in the environment', { env: up.auth.env, before_transmission: true });
-      headers[up.auth.header] = up.auth.scheme ? `${up.auth.scheme} ${value}` : value;
+      const credential = credentialHeader(up.auth);
+      if (!credential) throw unavailable('upstream credential is not set in the environment', { env: up.auth.env, before_transmission: true });
+      Object.assign(headers, credential);
     }
     const url = `${up.headsUrl.replace(/\/+$/, '')}/${encodeURIComponent(subject)}`;
     let res: Response;

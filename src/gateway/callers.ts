@@ -8,6 +8,7 @@ import { callerActorRef } from '../contracts/identities.ts';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { z } from 'zod';
+import { EnvCredential } from './credential.ts';
 import { BatonError } from '../errors.ts';
 import { Identifier } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
@@ -37,7 +38,7 @@ export const CallerConfig = z.strictObject({
        */
       headsUrl: z.url({ protocol: /^https?$/ }).optional(),
       /** Credential for headsUrl: header name and the environment variable holding its value (never the value). */
-      auth: z.strictObject({ header: z.string().regex(/^[a-z0-9-]+$/), env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/), scheme: z.string().optional() }).optional(),
+      auth: EnvCredential.optional(),
       /**
        * Organisations further up the chain whose contracts this upstream presents
        * (three hops and more): their pinned contract keys. Their heads still come

@@ -6,6 +6,7 @@
  * a changed card moves that head and invalidates fences taken on the old one.
  */
 import { z } from 'zod';
+import { EnvCredential, credentialHeader } from './credential.ts';
 import { assertEndpointAllowed } from '../cards/endpoint-policy.ts';
 import { A2A_LEGACY_PROTOCOL_VERSION } from '@a2a-js/sdk/compat/v0_3';
 import { assertCardUsableForDelegation } from '../cards/lifecycle.ts';
@@ -30,7 +31,7 @@ export const DelegateeConfig = z.strictObject({
   /** Display name on Baton's card for this delegatee; defaults to the remote card's. */
   name: Identifier.optional(),
   /** Credential Baton presents to the delegatee: a header filled from an environment variable (never a literal secret). */
-  auth: z.strictObject({ header: z.string().regex(/^[a-z0-9-]+$/), env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/), scheme: z.string().optional() }).optional(),
+  auth: EnvCredential.optional(),
   /**
    * How its notifications to Baton's webhook must authenticate: the per-task
    * token always; `token+jwt` also requires a JWT signed by a key pinned for
@@ -228,9 +229,9 @@ export class DelegateeRegistry {
 
 function credentialHeaders(config: DelegateeConfig): Record<string, string> {
   if (!config.auth) return {};
-  const value = process.env[config.auth.env];
-  if (!value) throw unsupported('delegatee credential is not set in the environment', { delegatee: config.id, env: config.auth.env });
-  return { [config.auth.header]: config.auth.scheme ? `${config.auth.scheme} ${value}` : value };
+  const header = credentialHeader(config.auth);
+  if (!header) throw unsupported('delegatee credential is not set in the environment', { delegatee: config.id, env: config.auth.env });
+  return header;
 }
 
 /** A card's content with its identity facts: a changed fact is a new announcement. */

@@ -7,6 +7,7 @@
  * authority (DESIGN "MCP is a second adapter, not a second path").
  */
 import { z } from 'zod';
+import { EnvCredential } from '../gateway/credential.ts';
 import { RequireApproval } from '../gates/policy.ts';
 import { OperatorFacts } from '../gateway/delegatee-identity.ts';
 
@@ -54,7 +55,7 @@ export const McpServerConfig = z.strictObject({
   /** Allow a plain http URL (https only by default, as for agents). */
   allowHttp: z.boolean().default(false),
   /** Credential Baton presents: a header filled from an environment variable (never a literal secret). */
-  auth: z.strictObject({ header: z.string().regex(/^[a-z0-9-]+$/), env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/), scheme: z.string().optional() }).optional(),
+  auth: EnvCredential.optional(),
   /**
    * Who the server is (MCP carries no identity): the RW-003 facts the operator attests for it, or — for an MCP server
    * behind another organisation's Baton — that Baton's signed card for it (`<its url>/.well-known/agent-card.json`),

@@ -13,6 +13,7 @@ import { unsupported } from '../errors.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { VERSION } from '../version.ts';
 import type { McpServerConfig } from './config.ts';
+import { credentialHeader } from '../gateway/credential.ts';
 
 type Json = { [k: string]: JsonValue };
 
@@ -223,7 +224,7 @@ export class McpUpstream {
 
 function credentialHeaders(config: McpServerConfig): Record<string, string> {
   if (!config.auth) return {};
-  const value = process.env[config.auth.env];
-  if (!value) throw unsupported('MCP server credential is not set in the environment', { server: config.id, env: config.auth.env });
-  return { [config.auth.header]: config.auth.scheme ? `${config.auth.scheme} ${value}` : value };
+  const header = credentialHeader(config.auth);
+  if (!header) throw unsupported('MCP server credential is not set in the environment', { server: config.id, env: config.auth.env });
+  return header;
 }
