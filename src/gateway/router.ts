@@ -8,7 +8,7 @@ import type { AgentCard } from '@a2a-js/sdk';
 import { jsonRpcHandler, restHandler, type UserBuilder } from '@a2a-js/sdk/server/express';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { BatonError } from '../errors.ts';
-import { retryAfter, type AuthThrottle } from '../http/auth-throttle.ts';
+import type { AuthThrottle } from '../http/auth-throttle.ts';
 import { bodyTooLarge, noSuchRoute } from '../http/error-map.ts';
 import { serveDocument } from '../http/well-known.ts';
 import type { Logger } from '../log.ts';
@@ -17,13 +17,13 @@ import { binding, ParseError, restStatusNames, sendA2AError, type Binding } from
 import { BatonA2AHandler, type RequestFacts } from './a2a-handler.ts';
 import type { Caller, CallerAuthenticator } from './callers.ts';
 import { bindCallerSignal } from './caller-scope.ts';
+import { authenticateRequest } from './authenticate.ts';
 import { BASE64 } from './path/validate.ts';
 import type { DelegateeRegistry } from './delegatees.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { ProxyCards } from './proxy-card.ts';
 import type { PushRegistry } from '../push/registry.ts';
-import { inSpan, requestSpan } from '../telemetry/tracing.ts';
-import { trace } from '@opentelemetry/api';
+import { requestSpan } from '../telemetry/tracing.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -109,30 +109,16 @@ function inBinding(transport: Binding) {
   return (_req: Request, _res: Response, next: NextFunction) => binding.run(transport, next);
 }
 
-/** Verifies the caller's credentials before any A2A processing; 401 without them. */
+/** Verifies the caller's credentials before any A2A processing; 401 without them (./authenticate.ts). */
 function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFacts>, transport: Binding) {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const throttled = deps.throttle?.refusal(req);
-    if (throttled) {
-      res.setHeader('Retry-After', retryAfter(throttled));
-      return sendA2AError(res, throttled, transport);
+    const r = await authenticateRequest(req, deps, transport);
+    if ('refusal' in r) {
+      if (r.retryAfter) res.setHeader('Retry-After', r.retryAfter);
+      return sendA2AError(res, r.refusal, transport);
     }
-    try {
-      const request = trace.getActiveSpan();
-      const caller = await inSpan('baton.authenticate', { 'baton.binding': transport }, async (span) => {
-        const found = await deps.auth.authenticate(req.headers);
-        if (!found) throw new BatonError('authentication_required', 'this gateway requires an API key or bearer token');
-        for (const s of [span, request]) s?.setAttribute('baton.caller', found.id);
-        return found;
-      });
-      facts.set(req.headers, { caller });
-      next();
-    } catch (err) {
-      // A refused credential is 401 (and counted against its source); a failure behind the check (e.g. the store) keeps its own code.
-      const e = err instanceof BatonError ? err : new BatonError('authentication_required', 'credentials were not accepted');
-      if (e.code === 'authentication_required') deps.throttle?.failed(req);
-      sendA2AError(res, e, transport);
-    }
+    facts.set(req.headers, { caller: r.caller });
+    next();
   };
 }
 

@@ -20,6 +20,7 @@ import type { Logger } from '../log.ts';
 import { parseStrictJson } from '../records/strict-json.ts';
 import { serveDocument } from '../http/well-known.ts';
 import { requestSpan } from '../telemetry/tracing.ts';
+import { authenticateRequest } from '../gateway/authenticate.ts';
 import { VERSION } from '../version.ts';
 import { callTool, coveredTools, resumeApprovedCall, type McpCallDeps, type McpServerHandle } from './call.ts';
 import type { Attempt } from '../gateway/attempts.ts';
@@ -170,24 +171,13 @@ async function listFor(deps: McpFrontDeps, handle: McpServerHandle, caller: Call
   return out;
 }
 
+/** The caller, or the refusal already sent as a JSON-RPC error (the A2A router's own step: src/gateway/authenticate.ts). */
 async function authenticated(deps: McpFrontDeps, req: Request, res: Response, challenge: string): Promise<Caller | undefined> {
-  const throttled = deps.throttle?.refusal(req);
-  if (throttled) {
-    sendBatonError(res, throttled);
-    return undefined;
-  }
-  try {
-    const caller = await deps.auth.authenticate(req.headers);
-    if (caller) return caller;
-  } catch (err) {
-    if (err instanceof BatonError && err.code !== 'authentication_required') {
-      sendBatonError(res, err);
-      return undefined;
-    }
-  }
-  deps.throttle?.failed(req);
-  res.setHeader('WWW-Authenticate', challenge);
-  sendBatonError(res, new BatonError('authentication_required', 'this gateway requires an API key or bearer token'));
+  const r = await authenticateRequest(req, deps, 'mcp');
+  if ('caller' in r) return r.caller;
+  if (r.retryAfter) res.setHeader('Retry-After', r.retryAfter);
+  if (r.refusal.code === 'authentication_required') res.setHeader('WWW-Authenticate', challenge);
+  sendBatonError(res, r.refusal);
   return undefined;
 }
 
