@@ -17,6 +17,7 @@ import type { PathDeps } from '../gateway/path/deps.ts';
 import { CONTRACT_EXTENSION, OUTCOME_METADATA } from '../gateway/present.ts';
 import { handOver, noteRemoteTask } from '../gateway/path/run-turn.ts';
 import type { Turn } from '../gateway/path/turn.ts';
+import type { AdmittedTurn } from '../gateway/path/admit.ts';
 import { commitVerdict, fencesCurrent, remoteFenceCurrent, verdict, verdictReleased } from '../gateway/path/verify.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { inputContentOf } from '../gateway/task-input.ts';
@@ -47,11 +48,11 @@ type RunDeps = { path: PathDeps; calls: InFlightCalls };
 export type Sent = CallResult | { kind: 'pending' };
 
 /** Forwards an admitted call (plain, or as an MCP Task followed until the caller's wait ends) and gives it its verdict. */
-export async function runCall(deps: RunDeps, call: CallParts, turn: Turn, cancelled?: AbortSignal): Promise<{ closed: Attempt; result?: Json }> {
+export async function runCall(deps: RunDeps, call: CallParts, turn: AdmittedTurn, cancelled?: AbortSignal): Promise<{ closed: Attempt; result?: Json }> {
   const { server, policy, args } = call;
   // RW-003 §10.2: the contract chain travels in extension metadata, as in an A2A message's (src/gateway/path/forward.ts).
   // The forward span is the server's parent: its W3C trace context travels in `_meta` too (`traceparent`, `tracestate`).
-  const meta: Json = { [CONTRACT_EXTENSION]: { chain: (turn as Turn & { contracts: unknown }).contracts as JsonValue } };
+  const meta: Json = { [CONTRACT_EXTENSION]: { chain: turn.contracts as unknown as JsonValue } };
   const traced = (m: Json): Json => ({ ...withTraceContext({}), ...m });
   const running = deps.calls.start(turn.attempt.body.attempt_id);
   const signal = cancelled ? AbortSignal.any([running.signal, cancelled]) : running.signal;
@@ -185,9 +186,10 @@ async function readBackCall(upstream: McpUpstream, policy: McpToolPolicy, call: 
   const route = policy.readRoute;
   if (!route) return { outcome: { kind: 'none' } };
   const formed = readArguments(route, call);
-  if ('missing' in formed) return { outcome: { kind: 'unavailable', reason: `the call did not return ${formed.missing}` }, back: { kind: 'unavailable', reason: `the call did not return ${formed.missing}` } };
+  const unavailable = (reason: string) => ({ outcome: { kind: 'unavailable' as const, reason }, back: { kind: 'unavailable' as const, reason } });
+  if ('missing' in formed) return unavailable(`the call did not return ${formed.missing}`);
   const read = await upstream.call(route.tool, formed.arguments, {});
-  if (read.kind !== 'result') return { outcome: { kind: 'unavailable', reason: read.reason }, back: { kind: 'unavailable', reason: read.reason } };
+  if (read.kind !== 'result') return unavailable(read.reason);
   const readView = callView(`read:${route.tool}`, read.result);
   return { outcome: { kind: 'read', check: checkRead(route, call, read.result) }, back: { kind: 'task', task: readView, fingerprint: fingerprint(readView), raw: read.result } };
 }
