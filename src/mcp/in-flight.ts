@@ -22,8 +22,4 @@ export class InFlightCalls {
     c.abort(new Error(reason));
     return true;
   }
-
-  get size(): number {
-    return this.running.size;
-  }
 }
