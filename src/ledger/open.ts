@@ -4,21 +4,19 @@
  * transaction it runs in (src/store/tx/batch.ts).
  */
 import { boundaryOf } from '../control/event.ts';
-import { parseEventInput } from '../control/append.ts';
-import type { ControlScopeRef } from '../control/scope.ts';
 import { streamOf } from '../control/scope.ts';
 import { permitsEffects, type AuthorityState } from '../control/state.ts';
 import { contextInvalidated, deny, invalidRequest, limitExceeded } from '../errors.ts';
 import { digestOf } from '../records/digest.ts';
-import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import { TxBatch } from '../store/tx/batch.ts';
 import { tx, type NodeRow, type Program, type RootCapacity } from '../store/tx/ops.ts';
 import { checkAmount } from './amount.ts';
+import { delegationScope, issuedEventInput } from './plan.ts';
 import { checkChildCeilings } from './rules.ts';
 import { LEDGER_LIMITS, type BudgetNode, type LedgerLimits, type OpenBudgetRequest, type PresetIssuance } from './types.ts';
 
-export const delegationScope = (space_id: string, node_id: string): ControlScopeRef => ({ space_id, scope_kind: 'delegation', scope_id: node_id });
+export { delegationScope } from './plan.ts';
 
 /** The domain view of a node row (shared with the adapters' plain reads). */
 export function nodeOf(row: NodeRow): BudgetNode {
@@ -61,7 +59,7 @@ const liveRootPruneHorizon = (at: string): string => new Date(Date.parse(at) - L
 function openDigest(req: OpenBudgetRequest): string {
   // The announcer, time and issuing preset are not part of what the node *is*: a
   // second gateway importing the same contract must find the same node (idempotent by content).
-  const { at: _at, actor_ref: _actor, record, dimensions, preset: _preset, ...rest } = req;
+  const { at: _at, actor_ref: _actor, record, dimensions, preset: _preset, issued_event_id: _event, ...rest } = req;
   return digestOf({
     ...rest,
     record: record?.content_digest ?? null,
@@ -106,17 +104,8 @@ export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: Ledger
   const placed = req.parent_id === undefined ? yield* placeRoot(req, batch, limits) : yield* placeChild(req, req.parent_id, batch, limits);
 
   if (req.record) batch.put(req.record, req.at);
-  const event = yield* batch.append(
-    parseEventInput({
-      event_type: 'rw003.delegation.issued',
-      control_scope_ref: delegationScope(req.space_id, req.node_id),
-      actor_ref: req.actor_ref,
-      produced_records: req.record ? [refOf(req.record)] : [],
-      idempotency_key: `issue:${req.node_id}`,
-      payload: { parent_id: req.parent_id ?? null, root_id: placed.root_id, depth: placed.depth },
-    }),
-    req.at,
-  );
+  // The event id the plan fixed, so the stream's head is the one the admission's fence already names (plan.ts).
+  const event = yield* batch.append(issuedEventInput(req, placed), req.at, req.issued_event_id);
   const row: NodeRow = {
     node_id: req.node_id,
     parent_id: req.parent_id ?? null,

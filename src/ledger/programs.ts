@@ -7,8 +7,8 @@
  * heads) and write through one set-oriented batch per transaction
  * (src/store/tx/batch.ts: one statement per table, issue #24).
  */
-import { assertFences, fenceSetOf, streamsToRead, type ControlBoundaryRef, type StreamHead } from '../control/fence.ts';
-import { streamOf, type ControlScopeRef } from '../control/scope.ts';
+import { assertFences, streamsToRead } from '../control/fence.ts';
+import { streamOf } from '../control/scope.ts';
 import { contextInvalidated, invalidRequest, limitExceeded } from '../errors.ts';
 import { planCharge } from './rules.ts';
 import { LEDGER_LIMITS, type AdmissionReceipt, type AdmissionRequest, type LedgerLimits, type TaskAdmissionRequest } from './types.ts';
@@ -153,32 +153,27 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
 
 /**
  * A task's whole admission (TaskAdmissionRequest): budget nodes first, then
- * the admission over a fence set completed with the heads of the delegation
- * streams this transaction opened. Any refusal rolls all of it back, so a
+ * the admission, planned before the transaction over a fence set that holds
+ * the heads the new nodes' streams get here (plan.ts): the fence check below
+ * finds them as planned, or refuses. Any refusal rolls all of it back, so a
  * refused send holds no root, no child and no preset capacity.
  */
 export function* admitTask(req: TaskAdmissionRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS): Program<AdmissionReceipt> {
   const batch = new TxBatch(ids);
+  const admission = req.admission;
   // What this admission reads about its own new nodes, streams and attempt, each in one statement.
-  // Only new nodes' streams (and a new task's attempt stream) are read ahead: they have no rows yet, so
+  // Only new nodes' streams (and the task's attempt stream) are read ahead: they have no rows yet, so
   // nothing is locked out of the order below (balances, then heads). Where writers are serial no read
   // locks anything, and the fence's streams join them: admitIn then finds them known (issue #24).
   yield* batch.loadNodes(req.budgets.map((b) => b.node_id), 'none');
   const fresh = req.budgets.filter((b) => batch.nodes.get(b.node_id) === null);
   if (fresh.length > 0) {
-    const fence = (yield* tx('serialWriters')) ? req.fence_set : [];
-    yield* batch.load([...fresh.map((b) => streamOf(delegationScope(b.space_id, b.node_id))), ...(req.attempt_scope ? [streamOf(req.attempt_scope)] : []), ...fence], 'update');
+    const fence = (yield* tx('serialWriters')) ? admission.fence_set : [];
+    yield* batch.load([...fresh.map((b) => streamOf(delegationScope(b.space_id, b.node_id))), streamOf(admission.attempt_scope), ...fence], 'update');
   }
-  const opened: ControlScopeRef[] = [];
-  for (const b of req.budgets) {
-    // The retained-records count is the admission's below: within one transaction it only grows.
-    const { created } = yield* openNode(b, batch, limits, false);
-    if (created) opened.push(delegationScope(b.space_id, b.node_id));
-  }
-  const heads: ControlBoundaryRef[] = [...batch.known(opened.map(streamOf)).values()].map(boundaryOfHead);
-  const receipt = yield* admitIn(batch, req.admission([...fenceSetOf([...req.fence_set, ...heads])]), limits);
+  // The retained-records count is the admission's below: within one transaction it only grows.
+  for (const b of req.budgets) yield* openNode(b, batch, limits, false);
+  const receipt = yield* admitIn(batch, admission, limits);
   yield* batch.flush();
   return receipt;
 }
-
-const boundaryOfHead = (h: StreamHead): ControlBoundaryRef => ({ project_id: h.project_id, branch_id: h.branch_id, position: h.position, event_id: h.event_id, event_digest: h.event_digest });

@@ -42,6 +42,8 @@ export interface OpenBudgetRequest {
   /** A root issued from an owner preset: its limits are checked against the store's durable counters (ADR-0014). */
   preset?: PresetIssuance;
   at: string;
+  /** The id of the node's issued event, fixed by the admission's plan so its head is known before the transaction (plan.ts). */
+  issued_event_id?: string;
 }
 
 /** ADR-0014 "Machine callers": how many live roots one preset may hold, and how many it may issue per minute. */
@@ -67,17 +69,12 @@ export interface FollowUp {
  * and its budget commit together; a refused admission leaves nothing live):
  * the contracts' budget nodes (a preset root, imported upstream ones, the
  * minted child; existing ones are found idempotently), then the effect's
- * admission. The fence set read before the transaction covers the streams
- * that already existed; the heads of streams opened here are added to it.
+ * admission — a value built before the transaction, over a fence set that
+ * already holds the heads the new nodes' streams will have (plan.ts).
  */
 export interface TaskAdmissionRequest {
   budgets: OpenBudgetRequest[];
-  /** Heads read before the transaction, of the authority streams that already existed. */
-  fence_set: ControlBoundaryRef[];
-  /** Builds the admission (decision, attempt records) over the completed fence set. */
-  admission: (fence: ControlBoundaryRef[]) => AdmissionRequest;
-  /** The attempt audit stream the admission appends to, when known up front (its head is read with the new nodes' streams). */
-  attempt_scope?: ControlScopeRef;
+  admission: AdmissionRequest;
 }
 
 export interface BudgetNode {

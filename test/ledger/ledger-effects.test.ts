@@ -18,7 +18,7 @@ import { randomIds } from '../../src/records/ids.ts';
 import { systemClock } from '../../src/records/time.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
-import { actor, admission, agentScope, attemptScope, chain, decision, delegationScope, FAR, freshSpace, NOW, publishAgent } from '../store/support/fixtures.ts';
+import { actor, admission, agentScope, attemptScope, chain, decision, delegationScope, FAR, freshSpace, NOW, plannedTask, publishAgent } from '../store/support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-effects-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -135,10 +135,7 @@ describe('a task admission over an existing root', () => {
     const task = (fence_set: typeof fence) => {
       const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: units(2n) };
       const effect = randomIds.next('eff');
-      const run = store.ledger.admitTask({
-        budgets: [rootReq, childReq],
-        fence_set,
-        admission: (completed) => ({
+      const run = plannedTask(store, [rootReq, childReq], fence_set, (completed) => ({
           effect_id: effect,
           reservation_id: randomIds.next('res'),
           node_id: childReq.node_id,
@@ -150,8 +147,7 @@ describe('a task admission over an existing root', () => {
           attempt_scope: attemptScope(space, randomIds.next('att')),
           actor_ref: actor,
           at: NOW(),
-        }),
-      });
+        })).then((r) => store.ledger.admitTask(r));
       return { child: childReq.node_id, run };
     };
     const rootBranch = `delegation:${rootReq.node_id}`;
@@ -179,10 +175,7 @@ describe('a task admission at the retained-records limit', () => {
     const task = (ceiling: bigint) => {
       const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: units(ceiling) };
       const effect = randomIds.next('eff');
-      return store.ledger.admitTask({
-        budgets: [rootReq, childReq],
-        fence_set: fence,
-        admission: (completed) => ({
+      return plannedTask(store, [rootReq, childReq], fence, (completed) => ({
           effect_id: effect,
           reservation_id: randomIds.next('res'),
           node_id: childReq.node_id,
@@ -194,8 +187,7 @@ describe('a task admission at the retained-records limit', () => {
           attempt_scope: attemptScope(space, randomIds.next('att')),
           actor_ref: actor,
           at: NOW(),
-        }),
-      });
+        })).then((r) => store.ledger.admitTask(r));
     };
     expect((await expectCodeAsync(task(6n), 'deny')).details).toStrictEqual({ failures: [{ dimension: 'units', reason: 'wider_than_parent' }] });
     const full = await expectCodeAsync(task(2n), 'limit_exceeded');

@@ -15,7 +15,7 @@ import { LEDGER_LIMITS, type LedgerLimits, type OpenBudgetRequest } from '../../
 import { randomIds } from '../../src/records/ids.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
-import { actor, agentScope, attemptScope, decision, FAR, freshSpace, NOW, publishAgent } from '../store/support/fixtures.ts';
+import { actor, agentScope, attemptScope, decision, FAR, freshSpace, NOW, plannedTask, publishAgent } from '../store/support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-opens-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,10 +33,7 @@ async function world(limits: Partial<LedgerLimits>) {
     const scopes = [agentScope(space)];
     const fence = [...(await store.control.fenceSet(scopes))];
     const effect = randomIds.next('eff');
-    return store.ledger.admitTask({
-      budgets,
-      fence_set: fence,
-      admission: (completed) => ({
+    return plannedTask(store, budgets, fence, (completed) => ({
         effect_id: effect,
         reservation_id: randomIds.next('res'),
         node_id: leaf,
@@ -48,8 +45,7 @@ async function world(limits: Partial<LedgerLimits>) {
         attempt_scope: attemptScope(space, randomIds.next('att')),
         actor_ref: actor,
         at,
-      }),
-    });
+      })).then((r) => store.ledger.admitTask(r));
   };
   const root = (ceiling = 5n): OpenBudgetRequest => ({ ...base, node_id: randomIds.next('dlg'), dimensions: units(ceiling) });
   const child = (parent: string, ceiling = 2n): OpenBudgetRequest => ({ ...base, node_id: randomIds.next('dlg'), parent_id: parent, dimensions: units(ceiling) });

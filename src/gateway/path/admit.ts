@@ -14,7 +14,8 @@ import type { ControlEventInput } from '../../control/event.ts';
 import type { ControlBoundaryRef } from '../../control/fence.ts';
 import type { ControlScopeRef } from '../../control/scope.ts';
 import { isBatonError } from '../../errors.ts';
-import type { AdmissionRequest, FollowUp, OpenBudgetRequest } from '../../ledger/types.ts';
+import { planOpens, unplacedParents, type Placement } from '../../ledger/plan.ts';
+import type { AdmissionRequest, OpenBudgetRequest } from '../../ledger/types.ts';
 import { refOf, sealRecord, type SealedRecord } from '../../records/envelope.ts';
 import type { RevisionRef } from '../../records/revision-ref.ts';
 import { utc } from '../../records/time.ts';
@@ -110,30 +111,38 @@ interface Effect {
   reservation_id: string;
 }
 
+/**
+ * What a first turn asks for, whatever its entry point (issue #24 item 4: one
+ * request value, not a positional list): a send, an attempt resumed on
+ * another delegatee (RW-003 §11.4), an effect a human approved, an MCP call.
+ */
+export interface FirstTurnRequest {
+  caller: Pick<Caller, 'id'> & { contextId?: string };
+  /** An A2A delegatee as resolved, or any protocol's site. */
+  target: ResolvedDelegatee | Site;
+  authority: FirstAuthority;
+  message: Json;
+  operation: string;
+  /** A resumed attempt's references to the checkpoint and the attempt it replaces. */
+  resumed?: Pick<AttemptBody, 'resumed_from' | 'reassigned_from'>;
+  approved?: ApprovedEffect;
+}
+
 /** The first turn of a new task: a new attempt (Baton's task id) under freshly minted authority. */
-export async function admitFirstTurn(
-  deps: PathDeps,
-  caller: Pick<Caller, 'id'> & { contextId?: string },
-  resolved: ResolvedDelegatee | Site,
-  authority: FirstAuthority,
-  message: Json,
-  operation: string,
-  resumed?: Pick<AttemptBody, 'resumed_from' | 'reassigned_from'>,
-  approved?: ApprovedEffect,
-): Promise<AdmittedTurn> {
-  const site = 'delegateeId' in resolved ? resolved : a2aSite(resolved);
+export async function admitFirstTurn(deps: PathDeps, req: FirstTurnRequest): Promise<AdmittedTurn> {
+  const site = 'delegateeId' in req.target ? req.target : a2aSite(req.target);
   try {
-    return await admitFirst(deps, caller, site, authority, message, operation, resumed, approved);
+    return await admitFirst(deps, req, site, req.authority);
   } catch (err) {
     // Two first requests under a new upstream leaf both minted its child; the loser's node conflicts.
     // Its admission stored nothing: prepare again on the winner's child and admit once more (issue #16).
-    const again = isBatonError(err, 'invalid_request') && authority.retryImport ? await authority.retryImport() : undefined;
+    const again = isBatonError(err, 'invalid_request') && req.authority.retryImport ? await req.authority.retryImport() : undefined;
     if (!again) throw err;
-    return admitFirst(deps, caller, site, again, message, operation, resumed, approved);
+    return admitFirst(deps, req, site, again);
   }
 }
 
-type FirstAuthority = {
+export type FirstAuthority = {
   contracts: readonly DelegationContract[];
   budgets: OpenBudgetRequest[];
   imported?: readonly DelegationContract[];
@@ -141,16 +150,8 @@ type FirstAuthority = {
   retryImport?: () => Promise<FirstAuthority | undefined>;
 };
 
-async function admitFirst(
-  deps: PathDeps,
-  caller: Pick<Caller, 'id'> & { contextId?: string },
-  site: Site,
-  authority: FirstAuthority,
-  message: Json,
-  operation: string,
-  resumed?: Pick<AttemptBody, 'resumed_from' | 'reassigned_from'>,
-  approved?: ApprovedEffect,
-): Promise<AdmittedTurn> {
+async function admitFirst(deps: PathDeps, req: FirstTurnRequest, site: Site, authority: FirstAuthority): Promise<AdmittedTurn> {
+  const { caller, message, operation, resumed, approved } = req;
   const chain = await authority.reevaluate(deps.authority.operation(operation, 'proposal'));
   const attemptId = approved?.attemptId ?? deps.ids.next('att');
   // Baton names the remote context itself: a task whose reply was lost can still be found by it (DESIGN).
@@ -212,7 +213,18 @@ async function admitFirst(
  * effect with its own reservation. The attempt itself is revised only by
  * this turn's verdict, so two turns racing never conflict before dispatch.
  */
-export async function admitFollowUp(deps: PathDeps, resolved: ResolvedDelegatee, prior: Attempt, contracts: readonly DelegationContract[], chain: EvaluatedChain, message: Json, operation: string): Promise<AdmittedTurn> {
+export interface FollowUpRequest {
+  target: ResolvedDelegatee;
+  /** The task's attempt: the turn is admitted on it, under its stored chain re-evaluated now. */
+  prior: Attempt;
+  contracts: readonly DelegationContract[];
+  chain: EvaluatedChain;
+  message: Json;
+  operation: string;
+}
+
+export async function admitFollowUp(deps: PathDeps, req: FollowUpRequest): Promise<AdmittedTurn> {
+  const { target: resolved, prior, contracts, chain, message, operation } = req;
   const input = taskInput(prior.body.attempt_id, message, deps);
   return admitPlan(deps, a2aSite(resolved), {
     attemptId: prior.body.attempt_id,
@@ -241,42 +253,40 @@ async function admitPlan(deps: PathDeps, site: Site, plan: Plan): Promise<Admitt
   }
   plan.remote = remote;
   const preFence = pinned([...(await deps.store.control.fenceSet(scopes))], plan.pinnedFence);
+  // The plan (issue #24 item 1): the new nodes' heads are known now, so the fence set, the decision, the attempt
+  // and its started event are built here, outside the transaction, which only checks and writes them.
+  const opens = planOpens(plan.budgets, preFence, deps.ids, await placementsOf(deps, plan.budgets, preFence));
+  const fence = opens.fence_set;
   const now = deps.clock.now();
   const at = utc(now);
-  const follow: FollowUp = {
-    attempt_id: plan.attemptId,
-    lease_owner: deps.node,
-    lease_until: utc(new Date(now.getTime() + (site.leaseMs ?? deps.follow.leaseMs))),
-    deadline: utc(new Date(now.getTime() + deps.follow.maxFollowMs)),
-    gateway_id: deps.gatewayActor.object_id,
-  };
-  let built: { attempt: Attempt; fence: ControlBoundaryRef[] } | undefined;
-  const admission = (fence: ControlBoundaryRef[]): AdmissionRequest => {
-    const { attempt, records } = plan.records(effect, fence);
-    built = { attempt, fence };
-    return {
-      ...effect,
-      node_id: plan.chain.leaf.record_id,
-      kind: 'reserve',
-      amounts: site.amounts ?? { [INVOCATIONS]: 1n },
-      fence_set: fence,
-      scopes: scopes.filter((s) => s.scope_kind !== 'delegation'),
-      decision: decisionOf(deps, plan, effect, fence, at),
-      attempt_scope: { space_id: deps.spaceId, scope_kind: 'attempt', scope_id: plan.attemptId },
-      actor_ref: deps.gatewayActor,
-      at,
-      records,
-      events: [startedEvent(deps, attempt, effect, fence)],
-      follow,
-    };
+  const { attempt, records } = plan.records(effect, fence);
+  const admission: AdmissionRequest = {
+    ...effect,
+    node_id: plan.chain.leaf.record_id,
+    kind: 'reserve',
+    amounts: site.amounts ?? { [INVOCATIONS]: 1n },
+    fence_set: fence,
+    scopes: scopes.filter((s) => s.scope_kind !== 'delegation'),
+    decision: decisionOf(deps, plan, effect, fence, at),
+    attempt_scope: { space_id: deps.spaceId, scope_kind: 'attempt', scope_id: plan.attemptId },
+    actor_ref: deps.gatewayActor,
+    at,
+    records,
+    events: [startedEvent(deps, attempt, effect, fence)],
+    follow: {
+      attempt_id: plan.attemptId,
+      lease_owner: deps.node,
+      lease_until: utc(new Date(now.getTime() + (site.leaseMs ?? deps.follow.leaseMs))),
+      deadline: utc(new Date(now.getTime() + deps.follow.maxFollowMs)),
+      gateway_id: deps.gatewayActor.object_id,
+    },
   };
   try {
-    await deps.store.ledger.admitTask({ budgets: plan.budgets, fence_set: preFence, admission, attempt_scope: { space_id: deps.spaceId, scope_kind: 'attempt', scope_id: plan.attemptId } });
+    await deps.store.ledger.admitTask({ budgets: opens.budgets, admission });
   } catch (err) {
     await signalRefusal(deps, plan, err);
     throw err;
   }
-  const { attempt, fence } = built!;
   await deps.events.emit({ type: 'admitted', delegatee: site.delegateeId, operation: plan.operation });
   return {
     attempt,
@@ -289,6 +299,16 @@ async function admitPlan(deps: PathDeps, site: Site, plan: Plan): Promise<Admitt
     ...(attempt.body.remote.task_id ? { remoteTaskId: attempt.body.remote.task_id } : {}),
     ...(plan.followUp ? { followUp: { messageId: plan.followUp, delivered: false } } : {}),
   };
+}
+
+/** Where the existing parents of the nodes a plan opens sit (read only for chains that extend stored nodes). */
+async function placementsOf(deps: PathDeps, budgets: readonly OpenBudgetRequest[], fence: readonly ControlBoundaryRef[]): Promise<Map<string, Placement>> {
+  const out = new Map<string, Placement>();
+  for (const id of unplacedParents(budgets, fence)) {
+    const node = await deps.store.ledger.node(id);
+    if (node) out.set(id, { root_id: node.root_id, depth: node.depth });
+  }
+  return out;
 }
 
 /**

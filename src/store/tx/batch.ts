@@ -82,12 +82,12 @@ export class TxBatch {
     return this.heads.get(streamKey(stream)) ?? undefined;
   }
 
-  /** Appends a control event (RW-003 §1.2); it is written at {@link flush}. */
-  *append(parsed: ParsedEventInput, at: string): Program<ControlEvent> {
+  /** Appends a control event (RW-003 §1.2), with the event id a plan fixed if any; it is written at {@link flush}. */
+  *append(parsed: ParsedEventInput, at: string, eventId?: string): Program<ControlEvent> {
     const stream = streamOf(parsed.control_scope_ref);
     const head = yield* this.head(stream, 'update');
     const { members, inputDigest } = inputTexts(parsed);
-    const { event, row, headRow } = composeEvent(parsed, members, inputDigest, head, at, this.ids);
+    const { event, row, headRow } = composeEvent(parsed, members, inputDigest, head, at, eventId === undefined ? this.ids : { next: () => eventId });
     this.events.push(row);
     this.heads.set(streamKey(stream), headRow);
     this.moved.add(streamKey(stream));

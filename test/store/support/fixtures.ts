@@ -1,6 +1,8 @@
 /** Builders shared by the store contract suite, the race workers and the crash tests. */
 import type { ControlScopeRef } from '../../../src/control/scope.ts';
-import type { AdmissionRequest, PresetIssuance } from '../../../src/ledger/types.ts';
+import type { ControlBoundaryRef } from '../../../src/control/fence.ts';
+import { planOpens, unplacedParents, type Placement } from '../../../src/ledger/plan.ts';
+import type { AdmissionRequest, OpenBudgetRequest, PresetIssuance, TaskAdmissionRequest } from '../../../src/ledger/types.ts';
 import { sealRecord } from '../../../src/records/envelope.ts';
 import { randomIds } from '../../../src/records/ids.ts';
 import { systemClock } from '../../../src/records/time.ts';
@@ -74,6 +76,20 @@ export async function admission(
 }
 
 /**
+ * A task admission planned as the gateway plans it (src/gateway/path/admit.ts):
+ * the budgets' new heads added to `fence`, then the admission built over it.
+ */
+export async function plannedTask(store: Store, budgets: OpenBudgetRequest[], fence: ControlBoundaryRef[], build: (fence: ControlBoundaryRef[]) => AdmissionRequest): Promise<TaskAdmissionRequest> {
+  const parents = new Map<string, Placement>();
+  for (const id of unplacedParents(budgets, fence)) {
+    const node = await store.ledger.node(id);
+    if (node) parents.set(id, { root_id: node.root_id, depth: node.depth });
+  }
+  const plan = planOpens(budgets, fence, randomIds, parents);
+  return { budgets: plan.budgets, admission: build(plan.fence_set) };
+}
+
+/**
  * A new root issued from `preset` and its first admission, in one
  * transaction (ledger.admitTask): what the gateway does for every new task.
  * `notAfter` in the past makes the fence or expiry refuse it.
@@ -88,10 +104,7 @@ export function presetTask(store: Store, space: string, preset: PresetIssuance, 
     run: async () => {
       const pre = [...(await store.control.fenceSet(scopes))];
       const fence = opts.staleFence ? pre.map((b) => ({ ...b, position: b.position + 1 })) : pre;
-      return store.ledger.admitTask({
-        budgets: [{ space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), node_id: root, not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: opts.units ?? 5n }], preset }],
-        fence_set: fence,
-        admission: (completed) => ({
+      return plannedTask(store, [{ space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), node_id: root, not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: opts.units ?? 5n }], preset }], fence, (completed) => ({
           effect_id: effect,
           reservation_id: randomIds.next('res'),
           node_id: root,
@@ -104,8 +117,7 @@ export function presetTask(store: Store, space: string, preset: PresetIssuance, 
           actor_ref: actor,
           at: NOW(),
           follow: { attempt_id: randomIds.next('att'), lease_owner: 'node_test', lease_until: NOW(), deadline: FAR, ...(opts.gateway ? { gateway_id: opts.gateway } : {}) },
-        }),
-      });
+        })).then((r) => store.ledger.admitTask(r));
     },
   };
 }

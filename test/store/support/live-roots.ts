@@ -13,7 +13,7 @@ import { isBatonError } from '../../../src/errors.ts';
 import { randomIds } from '../../../src/records/ids.ts';
 import type { Store } from '../../../src/store/port.ts';
 import { activeRootsSql, presetActiveRootsSql, retainedSql } from '../../../src/store/capacity.ts';
-import { actor, admission, agentScope, attemptScope, decision, delegationScope, freshSpace, publishAgent } from './fixtures.ts';
+import { actor, admission, agentScope, attemptScope, decision, delegationScope, freshSpace, plannedTask, publishAgent } from './fixtures.ts';
 
 /** Runs SQL with named placeholders (`:name`) and returns the single count it selects. */
 export type CountQuery = (sql: (p: (name: string) => string) => string, values: Record<string, string>) => Promise<number>;
@@ -99,18 +99,17 @@ export async function liveRootsAgreeWithTheRule(store: Store, count: CountQuery,
             const scopes = [agentScope(space)];
             const effect = randomIds.next('eff');
             const reservation_id = randomIds.next('res');
-            await store.ledger.admitTask({
-              budgets: [{
-                node_id: id, space_id: space, owner_namespace: ns, actor_ref: actor, at: at(), not_after: new Date(notAfter).toISOString(),
-                dimensions: [{ name: 'units', unit: 'admission', ceiling: 100n }],
-                ...(s.preset ? { preset } : {}),
-              }],
-              fence_set: [...(await store.control.fenceSet(scopes))],
-              admission: (fence_set) => ({
+            const budget = {
+              node_id: id, space_id: space, owner_namespace: ns, actor_ref: actor, at: at(), not_after: new Date(notAfter).toISOString(),
+              dimensions: [{ name: 'units', unit: 'admission', ceiling: 100n }],
+              ...(s.preset ? { preset } : {}),
+            };
+            await store.ledger.admitTask(
+              await plannedTask(store, [budget], [...(await store.control.fenceSet(scopes))], (fence_set) => ({
                 effect_id: effect, reservation_id, node_id: id, kind: s.consume ? 'consume' : 'reserve', amounts: { units: 1n }, fence_set, scopes,
                 decision: decision(effect), attempt_scope: attemptScope(space, randomIds.next('att')), actor_ref: actor, at: at(),
-              }),
-            });
+              })),
+            );
             nodes.push({ id, chain: [id], notAfter });
             if (!s.consume) reservations.push(reservation_id);
           } else if (s.kind === 'child' && nodes.length > 0) {
