@@ -179,7 +179,14 @@ export class Dispatcher {
     const chain = await this.deps.authority.evaluate(contracts, this.deps.authority.operation('a2a.SendMessage', 'proposal'));
     const message: Json = { ...input, messageId: this.deps.ids.next('msg') };
     const authority = { contracts, budgets: [], reevaluate: async () => chain };
-    const turn = await admitFirstTurn(this.deps, { id: prior.body.caller_id }, resolved, authority, message, 'a2a.SendMessage', { resumed_from: checkpoint, reassigned_from: prior.record_id });
+    const turn = await admitFirstTurn(this.deps, {
+      caller: { id: prior.body.caller_id },
+      target: resolved,
+      authority,
+      message,
+      operation: 'a2a.SendMessage',
+      resumed: { resumed_from: checkpoint, reassigned_from: prior.record_id },
+    });
     const sent = await send(this.deps, turn, wireParams(this.deps, turn, { message }, false), false);
     this.inBackground(completeQuietly(this.deps, turn, sent, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs));
     if (sent.kind === 'reply' && sent.result.task) turn.remoteTaskId ??= (sent.result.task as { id?: string }).id;
@@ -264,12 +271,12 @@ export class Dispatcher {
       if (push !== undefined && push !== null) await this.deps.push!.register(caller, prior, push);
       const authority = await this.deps.authority.resume(caller, prior.body.delegation_ref);
       const chain = await authority.reevaluate(this.deps.authority.operation(operation, 'proposal'));
-      return admitFollowUp(this.deps, resolved, prior, authority.contracts, chain, req.message, operation);
+      return admitFollowUp(this.deps, { target: resolved, prior, contracts: authority.contracts, chain, message: req.message, operation });
     }
     const bound = await bindAuthority(this.deps, caller, resolved, req.message);
     if (tier) return { held: await holdForApproval(this.deps, this.deps.gates!, tier, caller, resolved, bound, req, operation) };
     const contextId = typeof req.message.contextId === 'string' ? req.message.contextId : undefined;
-    const turn = await admitFirstTurn(this.deps, { id: caller.id, ...(contextId ? { contextId } : {}) }, resolved, bound, req.message, operation);
+    const turn = await admitFirstTurn(this.deps, { caller: { id: caller.id, ...(contextId ? { contextId } : {}) }, target: resolved, authority: bound, message: req.message, operation });
     if (push !== undefined && push !== null) {
       try {
         await this.deps.push!.register(caller, turn.attempt, push);

@@ -128,7 +128,7 @@ async function prepareCall(deps: McpCallDeps, server: McpServerHandle, caller: C
 /** Step 4: the A2A path's admission (path/admit.ts), optionally with the approval bound. */
 function admitCall(deps: McpCallDeps, call: PreparedCall, approved?: ApprovedEffect): Promise<AdmittedTurn> {
   return inSpan('baton.admit', { 'baton.delegatee': call.server.config.id, 'baton.operation': MCP_CALL }, async (span) => {
-    const turn = await admitFirstTurn(deps.path, { id: call.caller.id }, call.site, call.authority, call.message, MCP_CALL, undefined, approved);
+    const turn = await admitFirstTurn(deps.path, { caller: { id: call.caller.id }, target: call.site, authority: call.authority, message: call.message, operation: MCP_CALL, ...(approved ? { approved } : {}) });
     span.setAttributes(turnIds(turn));
     return turn;
   });

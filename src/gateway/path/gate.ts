@@ -134,12 +134,19 @@ export async function admitApproved(deps: PathDeps, gates: HumanGates, taskId: s
   if (refusal) return refusal.rule === 'approval_used' || refusal.rule === 'awaiting_approval' ? Promise.reject(refusalError(refusal, { task: taskId })) : fail(refusal);
   const admitted = gates.nextRevision(request, { state: 'admitted', attempt_id: taskId });
   try {
-    const turn = await admitFirstTurn(deps, { id: caller.id }, resolved, bound, message, request.body.operation, undefined, {
-      attemptId: taskId,
-      contextId: request.body.context_id,
-      pinnedFence: request.body.fence_set as unknown as ControlBoundaryRef[],
-      approval: { decision_ref: refOf(decision!), request_ref: refOf(admitted), tier: request.body.tier },
-      records: [admitted as never],
+    const turn = await admitFirstTurn(deps, {
+      caller: { id: caller.id },
+      target: resolved,
+      authority: bound,
+      message,
+      operation: request.body.operation,
+      approved: {
+        attemptId: taskId,
+        contextId: request.body.context_id,
+        pinnedFence: request.body.fence_set as unknown as ControlBoundaryRef[],
+        approval: { decision_ref: refOf(decision!), request_ref: refOf(admitted), tier: request.body.tier },
+        records: [admitted as never],
+      },
     });
     return { turn, params };
   } catch (err) {
