@@ -67,7 +67,24 @@ export async function remoteTaskIdOf(store: Pick<Store, 'work'>, a: Pick<Attempt
 }
 
 export class AttemptRepository {
+  /** The tail of each turn's verdicts in this process, by effect id ({@link oneAtATime}). */
+  private readonly verdicts = new Map<string, Promise<unknown>>();
+
   constructor(private readonly deps: AttemptRepositoryDeps) {}
+
+  /**
+   * Runs the verdicts of one turn in this process one after another: a
+   * stream, a cancellation and a poll can all see the same terminal state,
+   * and the second must find the first's verdict instead of recording
+   * another. (Across processes the ledger's resolve-once rule decides.)
+   */
+  oneAtATime<T>(effectId: string, fn: () => Promise<T>): Promise<T> {
+    const next = (this.verdicts.get(effectId) ?? Promise.resolve()).then(fn, fn);
+    const tail = next.catch(() => undefined);
+    this.verdicts.set(effectId, tail);
+    void tail.then(() => this.verdicts.get(effectId) === tail && this.verdicts.delete(effectId));
+    return next;
+  }
 
   async get(attemptId: string): Promise<Attempt | undefined> {
     const a = attemptOf(await this.deps.store.getRecord(attemptId));

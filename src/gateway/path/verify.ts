@@ -97,25 +97,9 @@ const turnFields = (turn: Turn, latest: Attempt): Partial<AttemptBody> => ({
   remote: remoteWithTask(turn, latest.body),
 });
 
-/**
- * Verdicts of one turn in this process, one after another: a stream, a
- * cancellation and a poll can all see the same terminal state, and the
- * second must find the first's verdict instead of recording another.
- * (Across processes the ledger's resolve-once rule decides.)
- */
-const verdicts = new Map<string, Promise<unknown>>();
-
-function serially<T>(key: string, fn: () => Promise<T>): Promise<T> {
-  const next = (verdicts.get(key) ?? Promise.resolve()).then(fn, fn);
-  const tail = next.catch(() => undefined);
-  verdicts.set(key, tail);
-  void tail.then(() => verdicts.get(key) === tail && verdicts.delete(key));
-  return next;
-}
-
 /** A terminal (or unverifiable) observation: read back, project, record and settle. */
 export function verdict(deps: Deps, turn: Turn, observation: Observation, view?: Json): Promise<Attempt> {
-  return serially(turn.effect_id, () => judge(deps, turn, observation, view));
+  return deps.attempts.oneAtATime(turn.effect_id, () => judge(deps, turn, observation, view));
 }
 
 /**
@@ -244,7 +228,7 @@ async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attem
  */
 export function verdictInterrupted(deps: Deps, turn: Turn, view: Json): Promise<Attempt> {
   const task = TaskView.parse(view);
-  return serially(turn.effect_id, () => settleTurn(deps, turn, 'consume', undefined, [], [], undefined, (latest) => ({
+  return deps.attempts.oneAtATime(turn.effect_id, () => settleTurn(deps, turn, 'consume', undefined, [], [], undefined, (latest) => ({
     ...turnFields(turn, latest),
     ...(latest.body.state === 'closed' ? {} : { state: 'open' as const }),
     observed: fingerprint(task),

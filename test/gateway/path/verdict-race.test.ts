@@ -148,3 +148,23 @@ describe("a follow-up's verdict on another turn's result (issue #25 item 2)", ()
     await store.close();
   });
 });
+
+describe('two verdicts for one turn in one process (a stream and a poll seeing the same end)', () => {
+  it('take turns: the second finds the first one\'s verdict, one receipt and one closing revision are written', async () => {
+    const { store, attemptId, turn, reservationId, effect } = await admittedTurn('twice.db');
+    const remote = new RemoteClient();
+    const deps = depsOn(store, remote);
+    const [a, b] = await Promise.all([
+      verdict(deps, turn, { kind: 'lost', reason: 'the stream broke' }),
+      verdict(deps, turn, { kind: 'lost', reason: 'the poll gave up' }),
+    ]);
+    expect(b.revision_id).toBe(a.revision_id);
+    expect(a.body).toMatchObject({ state: 'closed', outcome: 'unknown' });
+    expect((await store.listRevisions(attemptId)).length).toBe(2);
+    const receipts = (await store.listCurrent(schemaRefFor('verification_receipt'), { limit: 100 })).records.filter((r) => r.body.effect_id === effect);
+    expect(receipts.length).toBe(1);
+    expect((await store.ledger.reservation(reservationId))?.status).toBe('unknown');
+    await remote.close();
+    await store.close();
+  });
+});
