@@ -62,6 +62,9 @@ export function find(http: HttpResults, route: Route, c: number): HttpRow | unde
 }
 
 /** A target that this run could not measure (distance says why). */
+/** Issue #24's targets for the hot path (and the goal beyond it for CPU). */
+const HOT_PATH = { cpuMs: 3, cpuGoalMs: 1.5, throughputPct: 25, addedP50Ms: 4 } as const;
+
 const unmeasured = (name: string, goal: string, why: string): Target => ({ name, goal, measured: 'not measured', pass: false, distance: why, unmeasured: true });
 
 export function targetsOf(http: HttpResults, admission: AdmissionResults, workers?: WorkersResults, soak?: Results['soak'], mcp?: McpResults): { targets: Target[]; ratios: Record<string, number> } {
@@ -104,10 +107,10 @@ export function targetsOf(http: HttpResults, admission: AdmissionResults, worker
     const ms = row?.cpuMsPerRequest.proxy ?? Number.NaN;
     return {
       name: `Gateway CPU per delegated SendMessage, c=${c}`,
-      goal: '≤ 1.5 ms',
+      goal: `≤ ${HOT_PATH.cpuMs} ms (goal beyond: ${HOT_PATH.cpuGoalMs} ms)`,
       measured: `${f(ms, 2)} ms (utime+stime / requests)`,
-      pass: ms <= 1.5,
-      distance: ms <= 1.5 ? 'met' : `${f(ms - 1.5, 2)} ms over (needs ${f(ms / 1.5, 1)}× less)`,
+      pass: ms <= HOT_PATH.cpuMs,
+      distance: ms <= HOT_PATH.cpuMs ? 'met' : `${f(ms - HOT_PATH.cpuMs, 2)} ms over (needs ${f(ms / HOT_PATH.cpuMs, 1)}× less)`,
     };
   };
   const targets: Target[] = [
@@ -116,17 +119,17 @@ export function targetsOf(http: HttpResults, admission: AdmissionResults, worker
     mcpTarget(mcp),
     {
       name: 'Throughput vs read-back pass-through, c=32',
-      goal: '≥ 50 %',
+      goal: `≥ ${HOT_PATH.throughputPct} %`,
       measured: `${f(ratio32 * 100, 1)} % (${f(b32?.rps)} vs ${f(r32?.rps)} req/s)`,
-      pass: ratio32 >= 0.5,
-      distance: ratio32 >= 0.5 ? 'met' : `needs ${f(0.5 / ratio32, 1)}× Baton's throughput`,
+      pass: ratio32 * 100 >= HOT_PATH.throughputPct,
+      distance: ratio32 * 100 >= HOT_PATH.throughputPct ? 'met' : `needs ${f(HOT_PATH.throughputPct / 100 / ratio32, 1)}× Baton's throughput`,
     },
     {
       name: 'Added p50 over read-back pass-through, c=1',
-      goal: '≤ 2 ms',
+      goal: `≤ ${HOT_PATH.addedP50Ms} ms`,
       measured: `${f(added1, 2)} ms (${f(b1?.p50Ms, 2)} vs ${f(r1?.p50Ms, 2)} ms)`,
-      pass: added1 <= 2,
-      distance: added1 <= 2 ? 'met' : `${f(added1 - 2, 2)} ms over`,
+      pass: added1 <= HOT_PATH.addedP50Ms,
+      distance: added1 <= HOT_PATH.addedP50Ms ? 'met' : `${f(added1 - HOT_PATH.addedP50Ms, 2)} ms over`,
     },
     {
       name: 'Durable admission, SQLite, 1 process, concurrent admissions',
@@ -424,7 +427,7 @@ function reading(r: Results): string[] {
   if (b32?.cpuMsPerRequest.proxy !== undefined) {
     lines.push(
       `- **CPU-bound on one event loop.** Baton spends ${f(b32.cpuMsPerRequest.proxy, 1)} ms of CPU per request at c=32 (${f(b1?.cpuMsPerRequest.proxy, 1)} ms at c=1) against ${f(find(r.http, 'readback', 32)?.cpuMsPerRequest.proxy, 2)} ms for the read-back pass-through; ` +
-        `one Node thread can then serve at most ≈ ${f(1000 / b32.cpuMsPerRequest.proxy, 0)} req/s, and it served ${f(b32.rps, 1)}. Reaching 50 % of the read-back pass-through (${f((find(r.http, 'readback', 32)?.rps ?? 0) / 2, 0)} req/s) needs well under ${f(2000 / Math.max(1, find(r.http, 'readback', 32)?.rps ?? 1), 2)} ms per request.`,
+        `one Node thread can then serve at most ≈ ${f(1000 / b32.cpuMsPerRequest.proxy, 0)} req/s, and it served ${f(b32.rps, 1)}. Reaching ${HOT_PATH.throughputPct} % of the read-back pass-through (${f(((find(r.http, 'readback', 32)?.rps ?? 0) * HOT_PATH.throughputPct) / 100, 0)} req/s) needs well under ${f(100_000 / HOT_PATH.throughputPct / Math.max(1, find(r.http, 'readback', 32)?.rps ?? 1), 2)} ms per request.`,
     );
   }
   if (a) {
@@ -470,15 +473,15 @@ function obstacles(r: Results): string[] {
   const lines: string[] = ['## What stands in the way of the targets missed', ''];
   if (has('Gateway CPU') || has('Throughput')) {
     lines.push(
-      `- **Gateway CPU ≤ 1.5 ms, and with it throughput ≥ 50 % of the read-back pass-through.** Baton spends ${f(cpu, 1)} ms per request at c=32 (${f(b1?.cpuMsPerRequest.proxy, 1)} ms at c=1); one event loop therefore serves at most ≈ ${f(cpu ? 1000 / cpu : undefined, 0)} req/s, where half the read-back pass-through is ${f((rb32?.rps ?? 0) / 2, 0)} req/s. ` +
+      `- **Gateway CPU ≤ ${HOT_PATH.cpuMs} ms, and with it throughput ≥ ${HOT_PATH.throughputPct} % of the read-back pass-through.** Baton spends ${f(cpu, 1)} ms per request at c=32 (${f(b1?.cpuMsPerRequest.proxy, 1)} ms at c=1); one event loop therefore serves at most ≈ ${f(cpu ? 1000 / cpu : undefined, 0)} req/s, where ${HOT_PATH.throughputPct} % of the read-back pass-through is ${f(((rb32?.rps ?? 0) * HOT_PATH.throughputPct) / 100, 0)} req/s. ` +
         `By this run's profile the time is spread, not concentrated: the store ${f(area('src/store/'), 0)} % (≈ ${share(area('src/store/'))}), the garbage collector ${f(area('(garbage collector)'), 0)} % (${share(area('(garbage collector)'))}), Node internals (HTTP, streams, timers) ${f(area('node: internals'), 0)} % (${share(area('node: internals'))}), records (JCS, digests, strict JSON) ${f(area('src/records/'), 0)} % (${share(area('src/records/'))}), native and built-ins ${f(area('(native/builtin)'), 0)} % (${share(area('(native/builtin)'))}), zod ${f(area('zod'), 0)} %. ` +
-        'The store share alone is above the whole 1.5 ms budget: every delegated SendMessage durably writes what RW-003 and ADR-0014 require of it — two contracts, the PermissionDecision, the attempt and its revision, the VerificationReceipt and the task input (7 records with their heads), 5 control events with their heads, 2 budget nodes with their balances, the reservation with a journal entry per node on admission and again on settlement, the follow-up entry — about 100 SQL statements in 2 transactions, reads included (op-by-op timing, issue #15), each 5–50 µs on this machine. ' +
+        `The store share alone is above the whole ${HOT_PATH.cpuMs} ms budget: every delegated SendMessage durably writes what RW-003 and ADR-0014 require of it — two contracts, the PermissionDecision, the attempt and its revision, the VerificationReceipt and the task input (7 records with their heads), 5 control events with their heads, 2 budget nodes with their balances, the reservation with a journal entry per node on admission and again on settlement, the follow-up entry — about 40 SQL statements in 2 transactions, reads included (e2e/statements-suite.ts counts them), each 15–250 µs on this machine. ` +
         'Under that sit two ES256 signatures (the child contract and the receipt) and the two agent round trips\' HTTP and JSON. Removing any of it changes what Baton proves, not how fast it proves it; the levers that did not change the proof are taken (notes below). The next ones are structural: committing on a worker thread (the event loop stops blocking on fsync), fewer and wider rows per request (one record table write per revision instead of record + head + content), and the agent reply parsed once for both the stream and the read-back.',
     );
   }
   if (has('Added p50')) {
     lines.push(
-      `- **Added p50 ≤ 2 ms at c=1.** Baton's p50 is ${f(b1?.p50Ms, 2)} ms against ${f(rb1?.p50Ms, 2)} ms for the read-back pass-through. At c=1 nothing shares a commit: the admission and the verdict are two durable commits in sequence, and this disk's bare commit floor is ${f(floor, 0)}/s, i.e. ${f(floor ? 2000 / floor : undefined, 1)} ms for the two fsyncs alone, before the ${f(b1?.cpuMsPerRequest.proxy, 1)} ms of CPU. Durability before acknowledgement (ADR-0014: an effect is dispatched only after its admission is durable; an outcome is projected only after its verdict is) rules out acknowledging before the fsync.`,
+      `- **Added p50 ≤ ${HOT_PATH.addedP50Ms} ms at c=1.** Baton's p50 is ${f(b1?.p50Ms, 2)} ms against ${f(rb1?.p50Ms, 2)} ms for the read-back pass-through. At c=1 nothing shares a commit: the admission and the verdict are two durable commits in sequence, and this disk's bare commit floor is ${f(floor, 0)}/s, i.e. ${f(floor ? 2000 / floor : undefined, 1)} ms for the two fsyncs alone, before the ${f(b1?.cpuMsPerRequest.proxy, 1)} ms of CPU. Durability before acknowledgement (ADR-0014: an effect is dispatched only after its admission is durable; an outcome is projected only after its verdict is) rules out acknowledging before the fsync.`,
     );
   }
   if (has('Durable admission')) {
