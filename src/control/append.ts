@@ -23,6 +23,19 @@ export function parseEventInput(input: unknown): ParsedEventInput {
   return Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined)) as ParsedEventInput;
 }
 
+/**
+ * An event input Baton composed itself, in typed code (issue #24 item 5:
+ * trust what Baton itself built): the schema's defaults applied and absent
+ * optionals left out, as {@link parseEventInput} gives them, without
+ * validating again what no outside party wrote. Input from outside (an
+ * operator, a peer) goes through parseEventInput.
+ */
+export function ownEventInput(input: ControlEventInput): ParsedEventInput {
+  const out: Record<string, unknown> = { produced_records: [], evidence: [], payload: {} };
+  for (const [k, v] of Object.entries(input)) if (v !== undefined) out[k] = v;
+  return out as ParsedEventInput;
+}
+
 export function* appendControl(input: ParsedEventInput, opts: AppendOptions, ids: IdSource): Program<ControlEvent> {
   const scope = input.control_scope_ref;
   assertPlacement(scope.scope_kind, input.event_type);

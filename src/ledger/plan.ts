@@ -13,7 +13,7 @@
  * the one planned and the admission refuses the fence as stale (RW-003 §1.2,
  * programs.ts assertFences): nothing is written. Pure: no I/O.
  */
-import { composeEvent, inputTexts, parseEventInput } from '../control/append.ts';
+import { composeEvent, inputTexts, ownEventInput } from '../control/append.ts';
 import type { ParsedEventInput } from '../control/event.ts';
 import { fenceSetOf, type ControlBoundaryRef } from '../control/fence.ts';
 import { streamKey, streamOf, type ControlScopeRef } from '../control/scope.ts';
@@ -31,7 +31,7 @@ export const delegationScope = (space_id: string, node_id: string): ControlScope
 
 /** The rw003.delegation.issued event that opens a node's stream (written by open.ts, planned by {@link planOpens}). */
 export function issuedEventInput(req: OpenBudgetRequest, placed: Placement): ParsedEventInput {
-  return parseEventInput({
+  return ownEventInput({
     event_type: 'rw003.delegation.issued',
     control_scope_ref: delegationScope(req.space_id, req.node_id),
     actor_ref: req.actor_ref,

@@ -15,7 +15,7 @@ import { LEDGER_LIMITS, type AdmissionReceipt, type AdmissionRequest, type Ledge
 import { digestOf } from '../records/digest.ts';
 import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
-import { parseEventInput } from '../control/append.ts';
+import { ownEventInput } from '../control/append.ts';
 import { TxBatch } from '../store/tx/batch.ts';
 import { tx, type NodeRow, type Program } from '../store/tx/ops.ts';
 import { delegationScope, nodeIn, openNode, retainedIn } from './open.ts';
@@ -132,7 +132,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
   yield* applyAndJournal(batch, req.reservation_id, deltas, 'admit', req.at);
   // The permission observation goes to the attempt audit stream, which no fence reads.
   yield* batch.append(
-    parseEventInput({
+    ownEventInput({
       event_type: 'rw003.permission.evaluated',
       control_scope_ref: req.attempt_scope,
       actor_ref: req.actor_ref,

@@ -4,7 +4,7 @@
  * (src/store/tx/batch.ts).
  */
 import type { ControlEventInput } from '../control/event.ts';
-import { parseEventInput } from '../control/append.ts';
+import { ownEventInput } from '../control/append.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Envelope } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
@@ -89,7 +89,8 @@ function* settled(req: SettlementRequest, batch: TxBatch, row: ReservationRow): 
 export function* rideAlong(batch: TxBatch, records: readonly Envelope[] | undefined, events: readonly ControlEventInput[] | undefined, at: string): Program<void> {
   for (const record of records ?? []) batch.put(record, at);
   for (const event of events ?? []) {
-    const parsed = parseEventInput(event);
+    // Only Baton's own audit events ride along (the path builds them: admit.ts, verify.ts).
+    const parsed = ownEventInput(event);
     if (parsed.control_scope_ref.scope_kind !== 'attempt') throw invalidRequest('only audit events may ride along with a ledger operation');
     yield* batch.append(parsed, at);
   }

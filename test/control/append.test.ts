@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import canonicalize from 'canonicalize';
-import { appendControl, headOf, parseEventInput, type AppendOptions } from '../../src/control/append.ts';
+import { appendControl, headOf, ownEventInput, parseEventInput, type AppendOptions } from '../../src/control/append.ts';
 import { eventDigest } from '../../src/control/event.ts';
 import { digestOf, sha256Digest } from '../../src/records/digest.ts';
 import { sequentialIds } from '../../src/records/ids.ts';
@@ -131,4 +131,29 @@ describe('parseEventInput and headOf', () => {
     const row = { project_id: 'rw-control:sp1', branch_id: 'agent:a', scope_kind: 'agent', position: '7', event_id: 'evt_7', event_digest: `sha256:${'d'.repeat(64)}`, state: 'tripped' };
     expect(headOf(row as unknown as HeadRow)).toStrictEqual({ project_id: 'rw-control:sp1', branch_id: 'agent:a', position: 7, event_id: 'evt_7', event_digest: `sha256:${'d'.repeat(64)}`, state: 'tripped' });
   });
+});
+
+describe("Baton's own event inputs (issue #24 item 5: trust what Baton itself built)", () => {
+  const scope = { space_id: 'sp1', scope_kind: 'attempt' as const, scope_id: 'att_1' };
+  const cases = {
+    'the bare minimum (every default applies)': { event_type: 'rw003.execution.started' as const, control_scope_ref: scope, actor_ref: actor },
+    'absent optionals given as undefined': { event_type: 'rw003.execution.terminal' as const, control_scope_ref: scope, actor_ref: actor, outcome: undefined, idempotency_key: 'terminal:rec_1', fence_set: undefined, payload: { reasons: ['x'] } },
+    'every member given': {
+      event_type: 'rw003.permission.evaluated' as const,
+      control_scope_ref: scope,
+      actor_ref: actor,
+      produced_records: [actor],
+      evidence: [actor],
+      idempotency_key: 'admit:eff_1',
+      fence_set: [{ project_id: 'rw-control:sp1', branch_id: 'agent:a', position: 1, event_id: 'evt_1', event_digest: `sha256:${'b'.repeat(64)}` }],
+      payload: { decision: 'allow' },
+    },
+  };
+  for (const [name, input] of Object.entries(cases)) {
+    it(`are what parsing them would give, and digest the same: ${name}`, () => {
+      const own = ownEventInput(input);
+      expect(own).toStrictEqual(parseEventInput(input));
+      expect(canonicalize(own)).toBe(canonicalize(parseEventInput(input)));
+    });
+  }
 });
