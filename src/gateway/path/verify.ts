@@ -111,8 +111,11 @@ export function verdict(deps: Deps, turn: Turn, observation: Observation, view?:
 export const NOT_SHOWN = "the delegatee's task does not show this turn's message";
 
 async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Json): Promise<Attempt> {
-  const latest = await deps.attempts.latest(turn.attempt);
   const r = await deps.store.ledger.reservation(turn.reservation_id);
+  // While the turn's reservation is held no verdict came first: the turn's own revision is the base, not read again
+  // (issue #24: no pre-reads); should another writer have revised the attempt meanwhile, the commit is rebuilt on
+  // the new head (attempts.commit). Otherwise the attempt is read to see whether the verdict is already given.
+  const latest = r?.status === 'held' ? turn.attempt : await deps.attempts.latest(turn.attempt);
   // Another path or node already gave this turn its verdict: nothing to add. An `unknown` one stands too — only
   // reconciliation settles an uncertain effect (ADR-0014), never a later poll of a node that lost the lease.
   if (r && r.status !== 'held' && (latest.body.state === 'closed' || r.status === 'unknown')) return latest;
