@@ -2,44 +2,41 @@
  * The request path's entry points (DESIGN "The request path is one durable
  * state machine per attempt"). Every send runs the same named steps:
  *
- *   validate → resolveTarget → bindAuthority → admit → forward → follow → verify → present
+ *   validate → (the admission table) → forward → follow → verify → present
  *
- * (src/gateway/path/, one module per step). Follow-up turns swap
- * bindAuthority for the task's stored chain; a resumed attempt (RW-003
- * §11.4) starts at admit; the durable follower (follower.ts) re-enters at
- * follow. GetTask and ListTasks answer from Baton's own view; the caller
- * never sees a remote id. Tasks held at the human gate are path/gate.ts and
- * path/held.ts; what a turn answers or relays is path/present-turn.ts.
- * (Just over 300 lines: one facade method per A2A operation, each a few steps long.)
+ * The steps up to admission — resolveTarget, the gate, the task's or a new
+ * authority, admit, the integrator's webhook — are one table against the
+ * variants that run them (first turn, follow-up, resumed attempt:
+ * path/steps.ts ADMISSION), each step one module under src/gateway/path/.
+ * The durable follower (follower.ts) re-enters at follow; an approved effect
+ * is admitted by path/gate.ts. GetTask and ListTasks answer from Baton's own
+ * view; the caller never sees a remote id. What a turn answers or relays is
+ * path/present-turn.ts.
  */
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { DelegationContract } from '../contracts/model.ts';
-import { BatonError } from '../errors.ts';
 import type { Reservation } from '../ledger/types.ts';
 import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
 import { schemaRefFor } from '../records/schema-ref.ts';
 import { attemptOf, type Attempt } from './attempts.ts';
 import type { Caller } from './callers.ts';
 import { Follower } from './follower.ts';
-import { admitFirstTurn, admitFollowUp, type AdmittedTurn } from './path/admit.ts';
-import { bindAuthority } from './path/bind-authority.ts';
+import type { AdmittedTurn } from './path/admit.ts';
 import type { PathDeps } from './path/deps.ts';
 import type { Acting } from '../gates/approvals.ts';
-import { gateTier, heldTask, heldTasks, holdForApproval, withdrawHeld } from './path/gate.ts';
+import { heldTask, heldTasks, withdrawHeld } from './path/gate.ts';
 import { wireParams } from './path/forward.ts';
 import { HeldTasks } from './path/held.ts';
 import { presentAttempt } from './path/present-attempt.ts';
 import { answerOf, pendingTask, relayTurn } from './path/present-turn.ts';
-import { resolveTarget } from './path/resolve-target.ts';
+import { runAdmission } from './path/steps.ts';
 import { subscribeTask } from './path/subscribe.ts';
 import { complete, completeQuietly, noteRemoteTask, send } from './path/run-turn.ts';
 import type { Json } from './path/turn.ts';
 import { validateSend, type ValidSend } from './path/validate.ts';
-import { verdictReleased } from './path/verify.ts';
 import { withConsumptionReceipt } from './present.ts';
 import { Reconciler } from './reconciler.ts';
 import { Stopper, type StopCause } from './stopper.ts';
-import { TaskNotFound } from './task-not-found.ts';
 import { inSpan, turnIds } from '../telemetry/tracing.ts';
 
 export type { Attempt } from './attempts.ts';
@@ -175,18 +172,10 @@ export class Dispatcher {
    * outcome is followed and verified as any other.
    */
   async startResumed(prior: Attempt, contracts: readonly DelegationContract[], delegateeId: string, input: Json, checkpoint: RevisionRef): Promise<Attempt> {
-    const resolved = await resolveTarget(this.deps, delegateeId);
-    const chain = await this.deps.authority.evaluate(contracts, this.deps.authority.operation('a2a.SendMessage', 'proposal'));
     const message: Json = { ...input, messageId: this.deps.ids.next('msg') };
-    const authority = { contracts, budgets: [], reevaluate: async () => chain };
-    const turn = await admitFirstTurn(this.deps, {
-      caller: { id: prior.body.caller_id },
-      target: resolved,
-      authority,
-      message,
-      operation: 'a2a.SendMessage',
-      resumed: { resumed_from: checkpoint, reassigned_from: prior.record_id },
-    });
+    const turn = await runAdmission(this.deps, { variant: 'resumed', callerId: prior.body.caller_id, delegateeId, operation: 'a2a.SendMessage', message, resumed: { prior, contracts, checkpoint } });
+    // No gate step runs for a resumed attempt (path/steps.ts): it is admitted or refused, never held.
+    if ('held' in turn) throw new Error('a resumed attempt was held at the gate');
     const sent = await send(this.deps, turn, wireParams(this.deps, turn, { message }, false), false);
     this.inBackground(completeQuietly(this.deps, turn, sent, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs));
     if (sent.kind === 'reply' && sent.result.task) turn.remoteTaskId ??= (sent.result.task as { id?: string }).id;
@@ -252,40 +241,9 @@ export class Dispatcher {
     });
   }
 
-  /** Steps 1–4 of a send: validated request in, admitted turn out (first turn or follow-up). */
-  private async admitTurnUntraced(caller: Caller, delegateeId: string, req: ValidSend, operation: string): Promise<AdmittedTurn | { held: Json }> {
-    const resolved = await resolveTarget(this.deps, delegateeId);
-    const push = (req.params.configuration as Json | undefined)?.taskPushNotificationConfig;
-    if (push !== undefined && push !== null) {
-      if (!this.deps.push) throw new BatonError('unsupported', 'push notifications are not enabled on this gateway');
-      this.deps.push.validate(push);
-    }
-    const tier = gateTier(this.deps, caller, resolved.config.id);
-    if (req.taskId) {
-      // A follow-up is a new payload the approval did not cover, on a remote task that cannot be parked: it cannot wait here.
-      if (tier) throw new BatonError('interaction_required', 'this delegatee needs a named human authority for each effect; send a new task (without taskId) to request approval', { tier });
-      const prior = await this.attemptFor(caller, req.taskId);
-      if (!prior || prior.body.delegatee_id !== resolved.config.id) throw new TaskNotFound(req.taskId);
-      if (prior.body.state === 'closed' || (await this.deps.attempts.remoteTaskId(prior)) === undefined) throw new BatonError('unsupported', 'this task cannot take another message', { state: prior.body.state });
-      // Registered on the existing task first: a refused config refuses only this turn.
-      if (push !== undefined && push !== null) await this.deps.push!.register(caller, prior, push);
-      const authority = await this.deps.authority.resume(caller, prior.body.delegation_ref);
-      const chain = await authority.reevaluate(this.deps.authority.operation(operation, 'proposal'));
-      return admitFollowUp(this.deps, { target: resolved, prior, contracts: authority.contracts, chain, message: req.message, operation });
-    }
-    const bound = await bindAuthority(this.deps, caller, resolved, req.message);
-    if (tier) return { held: await holdForApproval(this.deps, this.deps.gates!, tier, caller, resolved, bound, req, operation) };
-    const contextId = typeof req.message.contextId === 'string' ? req.message.contextId : undefined;
-    const turn = await admitFirstTurn(this.deps, { caller: { id: caller.id, ...(contextId ? { contextId } : {}) }, target: resolved, authority: bound, message: req.message, operation });
-    if (push !== undefined && push !== null) {
-      try {
-        await this.deps.push!.register(caller, turn.attempt, push);
-      } catch (err) {
-        await verdictReleased(this.deps, turn, 'the integrator webhook was refused');
-        throw err;
-      }
-    }
-    return turn;
+  /** Steps 2–4 of a send: validated request in, admitted turn out (first turn or follow-up), by the path's table (path/steps.ts). */
+  private admitTurnUntraced(caller: Caller, delegateeId: string, req: ValidSend, operation: string): Promise<AdmittedTurn | { held: Json }> {
+    return runAdmission(this.deps, { variant: req.taskId ? 'followUp' : 'first', callerId: caller.id, sender: caller, delegateeId, operation, message: req.message, send: req });
   }
 
   private inBackground(p: Promise<unknown>): void {
