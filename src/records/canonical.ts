@@ -64,9 +64,8 @@ export function composeObjectText(members: ReadonlyMap<string, string>): string 
   let text = '{';
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
-    if (!k.isWellFormed()) throw invalidRequest('key holds a lone surrogate');
     if (i > 0) text += ',';
-    text += `${JSON.stringify(k)}:${members.get(k)!}`;
+    text += quotedKey(k) + members.get(k)!;
   }
   return `${text}}`;
 }
@@ -130,18 +129,19 @@ function copyWrite(value: unknown, depth: number): unknown {
     if (proto !== Object.prototype && proto !== null) throw invalidRequest('only plain objects can be canonicalised');
     const keys = Object.keys(value);
     const copy: Record<string, unknown> = {};
-    const memberText = new Map<string, string>();
-    for (const k of keys) {
+    const members = new Array<string>(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
       const v = (value as Record<string, unknown>)[k];
       if (v === undefined) throw invalidRequest('undefined member cannot be canonicalised', { key: k });
       const c = copyWrite(v, depth + 1);
       // defineProperty for "__proto__", so it stays a data member (as in frozenCopy).
       if (k === '__proto__') Object.defineProperty(copy, k, { value: c, enumerable: true, writable: true, configurable: true });
       else copy[k] = c;
-      memberText.set(k, copiedText);
+      members[i] = copiedText;
       if (height >= h) h = height + 1;
     }
-    text = composeObjectText(memberText);
+    text = sortedObjectText(keys, members);
     out = copy;
   }
   Object.freeze(out);
@@ -150,6 +150,24 @@ function copyWrite(value: unknown, depth: number): unknown {
   height = h;
   copiedText = text;
   return out;
+}
+
+/**
+ * `{"k":text,…}` in RFC 8785 §3.2.3 order for `keys` and their member texts
+ * (same positions), without a map per object (issue #24: copies of sealed
+ * records are most of the objects a call allocates).
+ */
+function sortedObjectText(keys: readonly string[], members: readonly string[]): string {
+  const order = keys.map((_, i) => i);
+  // UTF-16 code unit order, as the default sort gives; keys of one object are distinct.
+  order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
+  let text = '{';
+  for (let i = 0; i < order.length; i++) {
+    const j = order[i]!;
+    if (i > 0) text += ',';
+    text += quotedKey(keys[j]!) + members[j]!;
+  }
+  return `${text}}`;
 }
 
 function copyUnfrozen(value: unknown): unknown {
@@ -183,6 +201,30 @@ function freeze(value: unknown): boolean {
   return true;
 }
 
+/**
+ * A string JSON.stringify leaves as it is between quotes: no quote, backslash,
+ * control character (RFC 8785 §3.2.2.2 escapes exactly those) or surrogate
+ * (a pair is fine but goes the long way, a lone one is refused there).
+ */
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/**
+ * `"key":` for a member name, checked and quoted once per distinct name: the
+ * same few dozen names recur in every record (issue #24 profile: quoting them
+ * was a third of writing a record). Bounded, as names come from parsed input too.
+ */
+const quotedKeys = new Map<string, string>();
+const MAX_QUOTED_KEYS = 4096;
+function quotedKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    if (!k.isWellFormed()) throw invalidRequest('key holds a lone surrogate');
+    q = `${JSON.stringify(k)}:`;
+    if (quotedKeys.size < MAX_QUOTED_KEYS) quotedKeys.set(k, q);
+  }
+  return q;
+}
+
 /** Levels of nesting beneath the value `write` last returned (0 for a scalar); a variable, not a field, so no object is allocated per value. */
 let height = 0;
 
@@ -194,8 +236,10 @@ function write(value: unknown, depth: number): string {
   if (depth > MAX_DEPTH) throw invalidRequest('value nests too deeply to canonicalise');
   switch (typeof value) {
     case 'string':
-      if (!value.isWellFormed()) throw invalidRequest('string holds a lone surrogate');
       height = 0;
+      // Most strings (ids, digests, times) need no escape: quoted as they are (issue #24).
+      if (PLAIN.test(value)) return `"${value}"`;
+      if (!value.isWellFormed()) throw invalidRequest('string holds a lone surrogate');
       return JSON.stringify(value);
     case 'number':
       if (!Number.isFinite(value)) throw invalidRequest('non-finite number cannot be canonicalised');
@@ -249,12 +293,12 @@ function writeObject(value: object, depth: number): string {
   let h = 0;
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
-    if (!k.isWellFormed()) throw invalidRequest('key holds a lone surrogate');
+    const quoted = quotedKey(k);
     const v = (value as Record<string, unknown>)[k];
     if (v === undefined) throw invalidRequest('undefined member cannot be canonicalised', { key: k });
     const member = write(v, depth + 1);
     if (i > 0) text += ',';
-    text += `${JSON.stringify(k)}:${member}`;
+    text += quoted + member;
     if (height >= h) h = height + 1;
   }
   height = h;

@@ -212,6 +212,24 @@ describe('the one-pass writer against the reference', () => {
     expect(message([() => 1])).toStrictEqual(['a function cannot be canonicalised', {}]);
   });
 
+  it('quotes every single character of the first 256 code points and around the surrogates as the reference does, as a value and as a key', () => {
+    // The writer quotes plain strings without JSON.stringify and remembers quoted keys (issue #24): each escape must still happen.
+    const chars = [...Array.from({ length: 256 }, (_, i) => i), 0x2028, 0x2029, 0xd7ff, 0xe000, 0xfeff, 0xfffd, 0xffff].map((c) => String.fromCharCode(c));
+    for (const c of chars) {
+      for (const s of [c, `a${c}`, `${c}z`, `x${c}${c}y`]) {
+        expect(canonicalText(s), JSON.stringify(s)).toBe(canonicalize(s));
+        expect(canonicalText({ [s]: s }), JSON.stringify(s)).toBe(canonicalize({ [s]: s }));
+        expect(canonicalText({ [s]: s }), `again ${JSON.stringify(s)}`).toBe(canonicalize({ [s]: s }));
+      }
+    }
+    expect(canonicalText({ '\ud83d\ude00': '\ud83d\ude00' })).toBe(canonicalize({ '\ud83d\ude00': '\ud83d\ude00' }));
+    for (const lone of ['\ud800', 'a\udfff', '\udbffz']) {
+      expect(message(lone)).toStrictEqual(['string holds a lone surrogate', {}]);
+      // A refused key is never remembered as quoted.
+      for (let i = 0; i < 2; i++) expect(message({ [lone]: 1 })).toStrictEqual(['key holds a lone surrogate', {}]);
+    }
+  });
+
   it('a null-prototype object is a plain object', () => {
     const bare = Object.assign(Object.create(null) as Record<string, unknown>, { b: 2, a: 1 });
     expect(canonicalText(bare)).toBe('{"a":1,"b":2}');
