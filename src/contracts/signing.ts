@@ -8,7 +8,7 @@ import { canonicalText, isCanonicalFrozen } from '../records/canonical.ts';
 import { sealRecord, withSignatures } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
-import { readProtectedHeader, signDetached, verifyDetached, type DetachedSignature, type SigningAlg, type SigningKey, type VerifyKey } from '../records/signature.ts';
+import { provenOn, readProtectedHeader, rememberProvenOn, signDetached, verifyDetached, type DetachedSignature, type SigningAlg, type SigningKey, type VerifyKey } from '../records/signature.ts';
 import type { Clock } from '../records/time.ts';
 import { invalidRequest } from '../errors.ts';
 import type { ContractBody, DelegationContract } from './model.ts';
@@ -72,6 +72,8 @@ export async function sealContract(
   const signature = await signDetached(encoder.encode(text), deps.signer.key, { alg: deps.signer.alg, kid: deps.signer.kid });
   const signed = withSignatures(sealed, [signature]);
   signedTexts.set(signed, text);
+  // Made with this key over these bytes: it verifies (the chain checks it on every call, issue #24).
+  rememberProvenOn(signed, 0, deps.signer.key);
   return signed;
 }
 
@@ -85,12 +87,15 @@ export async function verifyRecordSignatures(
 ): Promise<void> {
   const signatures = record.signatures ?? [];
   if (signatures.length === 0) throw invalidRequest('record is not signed', { record_id: record.record_id });
-  const bytes = signingBytes(record);
-  for (const sig of signatures) {
+  let bytes: Uint8Array | undefined;
+  for (const [i, sig] of signatures.entries()) {
     // Header first: the alg allow-list is enforced before any key lookup.
     const { kid } = readProtectedHeader(sig);
+    // The issuer must hold the key now, every time; only the proof over unchanged bytes is remembered.
     const key = await resolveSignerKey(kid, record.issued_by_actor_ref);
     if (!key) throw invalidRequest('record is signed by a key its issuer does not hold', { record_id: record.record_id, kid });
-    await verifyDetached(bytes, sig, key);
+    if (provenOn(record, i, key)) continue;
+    await verifyDetached((bytes ??= signingBytes(record)), sig, key);
+    rememberProvenOn(record, i, key);
   }
 }

@@ -8,9 +8,9 @@ import { KeyObject, sign as cryptoSign, verify as cryptoVerify, type webcrypto }
 import { decodeProtectedHeader, type CryptoKey } from 'jose';
 import { z } from 'zod';
 import { BatonError, invalidRequest } from '../errors.ts';
-import { freezeCanonical } from './canonical.ts';
 import { Lru } from './lru.ts';
-import { provenBefore, rememberProven } from './verified-signatures.ts';
+import { freezeCanonical, isCanonicalFrozen } from './canonical.ts';
+import { provenBefore, provenOnRecord, rememberProven, rememberProvenOnRecord } from './verified-signatures.ts';
 
 /** Only asymmetric algorithms with a pinned curve; never `none` or HS*. */
 export const ALLOWED_ALGS = ['ES256', 'EdDSA'] as const;
@@ -114,6 +114,20 @@ function readProtected(protectedB64: string): ProtectedHeader {
   // No JWS extension is understood here (RFC 7515 §4.1.11 `crit`, RFC 7797 unencoded payloads): refuse rather than misread.
   if (typeof raw === 'object' && raw !== null && ('crit' in raw || 'b64' in raw)) throw invalidRequest('signature header uses a JWS extension Baton does not support');
   return parsed.data;
+}
+
+/**
+ * Whether signature `index` of `record` is known to verify with `key`: only
+ * for a deep-frozen record (its bytes cannot have changed since), and only for
+ * the very key material it was proven or made with (verified-signatures.ts).
+ */
+export function provenOn(record: object, index: number, key: VerifyKey): boolean {
+  return isCanonicalFrozen(record) && provenOnRecord(record, index, keyObjectOf(key));
+}
+
+/** Notes that signature `index` of the deep-frozen `record` was just verified with, or made by, `key`. */
+export function rememberProvenOn(record: object, index: number, key: SigningKey | VerifyKey): void {
+  if (isCanonicalFrozen(record)) rememberProvenOnRecord(record, index, keyObjectOf(key));
 }
 
 /** Verifies a detached signature over `payload`; throws invalid_request on any mismatch. */

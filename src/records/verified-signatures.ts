@@ -22,7 +22,7 @@ import { Lru } from './lru.ts';
 export const MAX_ENTRIES = 10_000;
 
 const proven = new Lru<string, true>(MAX_ENTRIES);
-const stats = { hits: 0, misses: 0 };
+const stats = { hits: 0, misses: 0, recordHits: 0 };
 
 /** SPKI thumbprints, computed once per key object. */
 const thumbprints = new WeakMap<KeyObject, string>();
@@ -54,14 +54,41 @@ export function rememberProven(input: Buffer, signature: Buffer, key: KeyObject)
   proven.set(entryOf(input, signature, key), true);
 }
 
+/**
+ * Per deep-frozen record (src/records/canonical.ts `freezeCanonical`): the
+ * thumbprint of the key each of its signatures, by position, was proven with
+ * (or made with). The record's signing bytes and signatures cannot change, so
+ * record, position and key thumbprint name the same (input, signature, key)
+ * as an entry above, without encoding and hashing the input again (issue #24:
+ * a delegated call verified its freshly signed contracts three times, hashing
+ * each signing input every time). Weak: it lives as long as the record does.
+ */
+let provenRecords = new WeakMap<object, (string | undefined)[]>();
+
+/** Whether signature `index` of the deep-frozen `record` was proven with `key` (or made with its private half). */
+export function provenOnRecord(record: object, index: number, key: KeyObject): boolean {
+  const hit = provenRecords.get(record)?.[index] === thumbprintOf(key);
+  if (hit) stats.recordHits++;
+  return hit;
+}
+
+/** Records that signature `index` of the deep-frozen `record` verifies with `key`; the caller has proven it (or just made it). */
+export function rememberProvenOnRecord(record: object, index: number, key: KeyObject): void {
+  let keys = provenRecords.get(record);
+  if (keys === undefined) provenRecords.set(record, (keys = []));
+  keys[index] = thumbprintOf(key);
+}
+
 /** Hits, misses and size, for tests and diagnostics. */
-export function verifiedSignatureStats(): { hits: number; misses: number; size: number } {
+export function verifiedSignatureStats(): { hits: number; misses: number; recordHits: number; size: number } {
   return { ...stats, size: proven.size };
 }
 
 /** Empties the cache (tests). */
 export function forgetVerifiedSignatures(): void {
   proven.clear();
+  provenRecords = new WeakMap();
   stats.hits = 0;
   stats.misses = 0;
+  stats.recordHits = 0;
 }
