@@ -8,7 +8,7 @@ import { canonicalText, isCanonicalFrozen } from '../records/canonical.ts';
 import { sealRecord, withSignatures } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
-import { provenOn, readProtectedHeader, rememberProvenOn, signDetached, verifyDetached, type DetachedSignature, type SigningAlg, type SigningKey, type VerifyKey } from '../records/signature.ts';
+import { provenOn, readProtectedHeader, rememberProvenOn, signDetachedForRecord, verifyDetached, type DetachedSignature, type SigningAlg, type SigningKey, type VerifyKey } from '../records/signature.ts';
 import type { Clock } from '../records/time.ts';
 import { invalidRequest } from '../errors.ts';
 import type { ContractBody, DelegationContract } from './model.ts';
@@ -69,7 +69,7 @@ export async function sealContract(
   if (sealed.record_id !== input.body.delegation_id) throw new TypeError('sealed record id does not match the delegation id');
   // Not yet signed, so the sealed record's own text is the signing text (written once, issue #15).
   const text = canonicalText(sealed);
-  const signature = await signDetached(encoder.encode(text), deps.signer.key, { alg: deps.signer.alg, kid: deps.signer.kid });
+  const signature = signDetachedForRecord(encoder.encode(text), deps.signer.key, { alg: deps.signer.alg, kid: deps.signer.kid });
   const signed = withSignatures(sealed, [signature]);
   signedTexts.set(signed, text);
   // Made with this key over these bytes: it verifies (the chain checks it on every call, issue #24).

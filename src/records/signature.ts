@@ -48,13 +48,31 @@ export async function signDetached(
   /** Further protected members (e.g. the audience a push delivery is for). */
   claims: Readonly<Record<string, string | number>> = {},
 ): Promise<DetachedSignature> {
+  const { protectedB64, input, signature, k } = sign(payload, key, header, claims);
+  rememberProven(input, signature, k); // made by this key over these bytes: it verifies (verified-signatures.ts)
+  return { protected: protectedB64, signature: signature.toString('base64url') };
+}
+
+/**
+ * `signDetached` for a signature that a deep-frozen record will carry, where
+ * the caller remembers the proof on that record ({@link rememberProvenOn}):
+ * the signing input is not hashed for the byte-keyed cache as well (issue
+ * #24: two sha256 of whole contracts per delegated call). An equal record
+ * that is another object (read back after the decode cache let it go, or in
+ * another process) is verified by ECDSA/EdDSA once.
+ */
+export function signDetachedForRecord(payload: Uint8Array, key: SigningKey, header: { alg: SigningAlg; kid: string }): DetachedSignature {
+  const { protectedB64, signature } = sign(payload, key, header, {});
+  return { protected: protectedB64, signature: signature.toString('base64url') };
+}
+
+function sign(payload: Uint8Array, key: SigningKey, header: { alg: SigningAlg; kid: string; jku?: string }, claims: Readonly<Record<string, string | number>>): { protectedB64: string; input: Buffer; signature: Buffer; k: KeyObject } {
   const protectedB64 = Buffer.from(JSON.stringify({ ...claims, typ: 'JOSE', ...header })).toString('base64url');
   const input = signingInput(protectedB64, payload);
   const k = keyObjectOf(key);
   checkKeyFor(header.alg, k);
   const signature = header.alg === 'ES256' ? cryptoSign('sha256', input, { key: k, dsaEncoding: 'ieee-p1363' }) : cryptoSign(null, input, k);
-  rememberProven(input, signature, k); // made by this key over these bytes: it verifies (verified-signatures.ts)
-  return { protected: protectedB64, signature: signature.toString('base64url') };
+  return { protectedB64, input, signature, k };
 }
 
 const B64URL = /^[A-Za-z0-9_-]+$/;

@@ -9,7 +9,7 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DelegationContract } from '../../src/contracts/model.ts';
-import { verifyRecordSignatures } from '../../src/contracts/signing.ts';
+import { sealContract, verifyRecordSignatures } from '../../src/contracts/signing.ts';
 import { freezeCanonical } from '../../src/records/canonical.ts';
 import { refOf } from '../../src/records/envelope.ts';
 import { forgetVerifiedSignatures, verifiedSignatureStats } from '../../src/records/verified-signatures.ts';
@@ -44,18 +44,32 @@ describe('signature proofs remembered on a sealed record', () => {
     expect({ hits: after.hits - before.hits, misses: after.misses - before.misses, recordHits: after.recordHits - before.recordHits }).toStrictEqual({ hits: 0, misses: 0, recordHits: 6 });
   });
 
-  it('an equal copy that is another object (decoded, parsed) takes the byte-keyed path once, then its own proof', async () => {
+  it('sealing and signing a contract hashes once: its content digest (the signing input is not hashed again for the byte-keyed cache)', async () => {
+    const w = await world();
+    const root = (await w.issue()).contract;
+    await verifyRecordSignatures(root, w.resolveSignerKey); // the public key's thumbprint, once per key
+    const before = { ...verifiedSignatureStats(), digests };
+    const again = await sealContract({ body: { ...root.body, delegation_id: 'dlg_again' } }, w.mintDeps);
+    expect(digests - before.digests).toBe(1);
+    expect(verifiedSignatureStats().size).toBe(before.size);
+    await verifyRecordSignatures(again, w.resolveSignerKey);
+    expect(verifiedSignatureStats()).toMatchObject({ hits: before.hits, misses: before.misses, recordHits: before.recordHits + 1 });
+    expect(digests - before.digests).toBe(1);
+  });
+
+  it('an equal copy that is another object (decoded, parsed) is verified once, then answered by its own proof', async () => {
     const w = await world();
     const root = (await w.issue()).contract;
     const copy = freezeCanonical(structuredClone(root));
+    // Sealing remembered the proof on the record only, so the copy is verified by ECDSA once.
     await verifyRecordSignatures(copy, w.resolveSignerKey);
     await verifyRecordSignatures(copy, w.resolveSignerKey);
-    expect(verifiedSignatureStats()).toMatchObject({ hits: 1, misses: 0, recordHits: 1 });
-    // Not frozen: never remembered by object, every check goes to the bytes.
+    expect(verifiedSignatureStats()).toMatchObject({ hits: 0, misses: 1, recordHits: 1 });
+    // Not frozen: never remembered by object, every check goes to the bytes (proven by the copy's check).
     const loose = structuredClone(root);
     await verifyRecordSignatures(loose, w.resolveSignerKey);
     await verifyRecordSignatures(loose, w.resolveSignerKey);
-    expect(verifiedSignatureStats()).toMatchObject({ hits: 3, recordHits: 1 });
+    expect(verifiedSignatureStats()).toMatchObject({ hits: 2, misses: 1, recordHits: 1 });
     // …so a change made after it verified is seen.
     (loose as { issued_at: string }).issued_at = '2026-10-01T12:00:00.001Z';
     expect((await expectCodeAsync(verifyRecordSignatures(loose, w.resolveSignerKey), 'invalid_request')).message).toBe('signature does not verify');
