@@ -136,14 +136,15 @@ function readProtected(protectedB64: string): ProtectedHeader {
 
 /**
  * Whether signature `index` of `record` is known to verify with `key`: only
- * for a deep-frozen record (its bytes cannot have changed since), and only for
- * the very key material it was proven or made with (verified-signatures.ts).
+ * for the very key material it was proven or made with (verified-signatures.ts),
+ * and only for a deep-frozen record, the only kind {@link rememberProvenOn}
+ * enters (its bytes cannot have changed since).
  */
 export function provenOn(record: object, index: number, key: VerifyKey): boolean {
-  return isCanonicalFrozen(record) && provenOnRecord(record, index, keyObjectOf(key));
+  return provenOnRecord(record, index, keyObjectOf(key));
 }
 
-/** Notes that signature `index` of the deep-frozen `record` was just verified with, or made by, `key`. */
+/** Notes that signature `index` of `record`, if deep-frozen, was just verified with, or made by, `key`. */
 export function rememberProvenOn(record: object, index: number, key: SigningKey | VerifyKey): void {
   if (isCanonicalFrozen(record)) rememberProvenOnRecord(record, index, keyObjectOf(key));
 }

@@ -7,7 +7,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Lru } from '../../src/records/lru.ts';
-import { signDetached, verifyDetached } from '../../src/records/signature.ts';
+import { freezeCanonical } from '../../src/records/canonical.ts';
+import { provenOn, rememberProvenOn, signDetached, signDetachedForRecord, verifyDetached } from '../../src/records/signature.ts';
 import { forgetVerifiedSignatures, verifiedSignatureStats } from '../../src/records/verified-signatures.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
 
@@ -68,6 +69,45 @@ describe('verified-signature cache', () => {
     await expectCodeAsync(verifyDetached(bytes('y'), sig, publicKey), 'invalid_request');
     await expectCodeAsync(verifyDetached(bytes('y'), sig, publicKey), 'invalid_request');
     expect(verifiedSignatureStats()).toMatchObject({ hits: 0, size: 0 });
+  });
+});
+
+describe('proofs remembered on a deep-frozen record (issue #24)', () => {
+  beforeEach(() => forgetVerifiedSignatures());
+  const record = () => freezeCanonical({ body: { a: 1 }, signatures: [{ protected: 'p', signature: 's' }] });
+
+  it('a signature made for a record verifies, and is not entered by its bytes', async () => {
+    const { privateKey, publicKey } = es();
+    const sig = signDetachedForRecord(bytes('{"a":1}'), privateKey, header);
+    expect(verifiedSignatureStats().size).toBe(0);
+    expect((await verifyDetached(bytes('{"a":1}'), sig, publicKey)).kid).toBe('k1');
+    expect(verifiedSignatureStats()).toMatchObject({ hits: 0, misses: 1, size: 1 });
+    await expectCodeAsync(verifyDetached(bytes('{"a":2}'), sig, publicKey), 'invalid_request');
+  });
+
+  it('answers for the record, position and key material remembered (the private half names its public key), and nothing else', () => {
+    const { privateKey, publicKey } = es();
+    const r = record();
+    expect(provenOn(r, 0, publicKey)).toBe(false);
+    rememberProvenOn(r, 0, privateKey);
+    expect(provenOn(r, 0, publicKey)).toBe(true);
+    expect(provenOn(r, 0, privateKey)).toBe(true);
+    expect(provenOn(r, 1, publicKey)).toBe(false);
+    expect(provenOn(record(), 0, publicKey)).toBe(false);
+    expect(provenOn(r, 0, es().publicKey)).toBe(false);
+    expect(verifiedSignatureStats()).toMatchObject({ recordHits: 2, size: 0 });
+    forgetVerifiedSignatures();
+    expect(provenOn(r, 0, publicKey)).toBe(false);
+  });
+
+  it('never remembers a record that is not deep-frozen: it could change after the check', () => {
+    const { privateKey, publicKey } = es();
+    const open = { body: { a: 1 }, signatures: [] };
+    rememberProvenOn(open, 0, privateKey);
+    expect(provenOn(open, 0, publicKey)).toBe(false);
+    const sealedLater = freezeCanonical(open);
+    expect(provenOn(sealedLater, 0, publicKey)).toBe(false);
+    expect(provenOn(Object.freeze({ body: { a: 1 } }), 0, publicKey)).toBe(false);
   });
 });
 
