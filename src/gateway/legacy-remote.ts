@@ -17,7 +17,7 @@ import type { Dispatcher } from 'undici';
 import { BatonError } from '../errors.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import { RemoteClient, RemoteFailure, RemoteRpcError } from './remote.ts';
-import { parseSse } from './sse.ts';
+import { parseSse, type SseEvent } from './sse.ts';
 import { parseEnvelope } from './wire.ts';
 
 type CallOptions = Parameters<RemoteClient['call']>[3];
@@ -63,8 +63,12 @@ export class VersionedRemoteClient extends RemoteClient {
     // The first event decides between a stream and a refusal, as RemoteClient.stream does (A2A §9.4.2).
     const it = events[Symbol.asyncIterator]();
     const first = await legacyErrors(() => it.next());
-    async function* sse(): AsyncGenerator<Uint8Array> {
-      const encode = (ev: StreamResponse) => Buffer.from(`data: ${JSON.stringify({ jsonrpc: '2.0', id: method, result: StreamResponse.toJSON(ev) })}\n\n`);
+    // Events are handed on framed (src/gateway/sse.ts): the envelope with the text it counts as, never written out to be read back.
+    async function* sse(): AsyncGenerator<SseEvent> {
+      const encode = (ev: StreamResponse): SseEvent => {
+        const envelope = { jsonrpc: '2.0', id: method, result: StreamResponse.toJSON(ev) as JsonValue };
+        return { event: 'message', data: JSON.stringify(envelope), envelope };
+      };
       if (!first.done) yield encode(first.value);
       for (let next = await legacyErrors(() => it.next()); !next.done; next = await legacyErrors(() => it.next())) yield encode(next.value);
     }
@@ -87,7 +91,8 @@ export class VersionedRemoteClient extends RemoteClient {
         return new Response(Readable.toWeb(Readable.from(rewriteIds(res.body, env.id))) as ReadableStream, { status: 200, headers: { 'content-type': 'text/event-stream' } });
       }
       const result = await super.call(url, env.method, env.params, { headers: h, readBack, id: String(env.id) });
-      return new Response(JSON.stringify({ jsonrpc: '2.0', id: env.id, result }), { status: 200, headers: { 'content-type': 'application/json' } });
+      // The transport reads only `ok` and `json()` of a success: it gets the envelope RemoteClient already read strictly, not its text to parse again.
+      return { ok: true, status: 200, json: async () => ({ jsonrpc: '2.0', id: env.id, result }) } as unknown as Response;
     };
     return new LegacyJsonRpcTransport({ endpoint: url, fetchImpl: fetchImpl as unknown as typeof fetch });
   }

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEGACY_VERSION, VersionedRemoteClient } from '../../src/gateway/legacy-remote.ts';
 import { RemoteFailure, RemoteRpcError } from '../../src/gateway/remote.ts';
+import { parseSse, type SseEvent } from '../../src/gateway/sse.ts';
 
 const seen: Array<{ url: string; version: string | undefined; body: { id: unknown; method: string; params: Record<string, unknown> } }> = [];
 let answer: (body: { id: unknown }) => unknown = () => ({});
@@ -24,7 +25,9 @@ beforeAll(async () => {
     req.on('end', () => {
       const body = JSON.parse(raw) as (typeof seen)[number]['body'];
       seen.push({ url: req.url ?? '', version: req.headers['a2a-version'] as string | undefined, body });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer(body)));
+      const a = answer(body);
+      if (Array.isArray(a)) res.writeHead(200, { 'content-type': 'text/event-stream' }).end(a.map((e) => `data: ${typeof e === 'string' ? e : JSON.stringify(e)}\n\n`).join(''));
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(a));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -77,5 +80,27 @@ describe('VersionedRemoteClient', () => {
     const odd = await remote.call(`${base}/rpc`, 'SendMessage', { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }] } }, { headers: v03 }).catch((e: unknown) => e);
     expect(odd).toBeInstanceOf(RemoteFailure);
     expect((odd as RemoteFailure).transmitted).toBe(true);
+  });
+
+  it('a v0.3 stream is read strictly once: its events reach the follower framed, in v1.0 form, not as bytes to parse again', async () => {
+    const status = { kind: 'status-update', taskId: 'remote-task-1', contextId: 'remote-ctx-1', status: { state: 'working' }, final: false };
+    answer = (b) => [{ jsonrpc: '2.0', id: b.id, result: status }, { jsonrpc: '2.0', id: b.id, result: v03Task }];
+    const res = await remote.stream(`${base}/rpc`, 'SendStreamingMessage', { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }] } }, v03);
+    expect(seen.at(-1)!.body.method).toBe('message/stream');
+    const events: SseEvent[] = [];
+    for await (const ev of parseSse(res.body as AsyncIterable<Uint8Array>)) events.push(ev);
+    expect(events.map((e) => e.envelope)).toMatchObject([
+      { jsonrpc: '2.0', id: 'SendStreamingMessage', result: { statusUpdate: { taskId: 'remote-task-1', status: { state: 'TASK_STATE_WORKING' } } } },
+      { jsonrpc: '2.0', id: 'SendStreamingMessage', result: { task: { id: 'remote-task-1', status: { state: 'TASK_STATE_COMPLETED' } } } },
+    ]);
+    // The text each event counts as against the turn's bounds is exactly its envelope.
+    for (const e of events) expect(JSON.parse(e.data)).toEqual(e.envelope);
+  });
+
+  it('a v0.3 event that is not strict JSON never reaches the translator', async () => {
+    answer = () => ['{"jsonrpc":"2.0","id":1,"id":2,"result":{}}'];
+    const res = await remote.stream(`${base}/rpc`, 'SendStreamingMessage', { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }] } }, v03).catch((e: unknown) => e);
+    expect(res).toBeInstanceOf(RemoteFailure);
+    expect((res as RemoteFailure).reason).toBe('stream event is not strict JSON');
   });
 });

@@ -30,4 +30,16 @@ describe('SSE parsing', () => {
     await expectCodeAsync(collect([`data: ${'x'.repeat(100)}\n\n`], 50), 'limit_exceeded');
     await expectCodeAsync(collect(['data: ' + 'x'.repeat(100)], 50), 'limit_exceeded');
   });
+
+  it('passes events Baton framed itself through as they are, envelope included', async () => {
+    const framed = { event: 'message', data: '{"jsonrpc":"2.0"}', envelope: { jsonrpc: '2.0' } };
+    async function* src() {
+      yield framed;
+      yield new TextEncoder().encode('data: {"b":2}\n\n');
+    }
+    const out = [];
+    for await (const e of parseSse(src())) out.push(e);
+    expect(out).toEqual([framed, { event: 'message', data: '{"b":2}' }]);
+    expect(out[0]).toBe(framed);
+  });
 });

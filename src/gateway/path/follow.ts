@@ -67,7 +67,8 @@ async function* readStream(deps: Deps, body: AsyncIterable<Uint8Array>, view: Js
         closeStream(body);
         return { kind: 'lost', reason: `the delegatee's stream exceeded ${bound}` };
       }
-      const env = parseEnvelope(ev.data);
+      // Untrusted bytes are read strictly, once; an event Baton framed itself from what it read carries its envelope.
+      const env = ev.envelope ?? parseEnvelope(ev.data);
       if (ev.event === 'error' || env.error !== undefined) throw new RemoteRpcError(-32603, 'delegatee stream failed');
       heard(turn);
       const result = env.result as Json;
