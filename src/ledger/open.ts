@@ -76,23 +76,23 @@ export function* nodeIn(batch: TxBatch, id: string, lock: 'none' | 'share' | 'up
 
 export function* openBudget(req: OpenBudgetRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS): Program<BudgetNode> {
   const batch = new TxBatch(ids);
-  const { node } = yield* openNode(req, batch, limits, true);
+  const node = yield* openNode(req, batch, limits, true);
   yield* batch.flush();
   return node;
 }
 
 /**
  * Opens one node inside `batch`'s transaction; an identical node already
- * there is returned as it is (`created: false`). `checkRetained` false
+ * there is returned as it is, nothing written. `checkRetained` false
  * leaves the retained-records count to the admission that follows in the
  * same transaction: counts only grow within it, so the admission's count is
  * the largest and refuses whenever an earlier one would have.
  */
-export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits, checkRetained: boolean): Program<{ node: BudgetNode; created: boolean }> {
+export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits, checkRetained: boolean): Program<BudgetNode> {
   const digest = openDigest(req);
   const existing = yield* nodeIn(batch, req.node_id, 'none');
   if (existing) {
-    if (existing.request_digest === digest) return { node: nodeOf(existing), created: false };
+    if (existing.request_digest === digest) return nodeOf(existing);
     throw invalidRequest('budget node already exists with other content', { node_id: req.node_id });
   }
   if (req.dimensions.length === 0 || req.dimensions.length > 16) throw limitExceeded('a budget has 1 to 16 dimensions');
@@ -120,7 +120,7 @@ export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: Ledger
   };
   // Written with the other nodes this transaction opens, one statement per table (TxBatch.writeNodes).
   batch.open(row, req.dimensions.map((d) => ({ node_id: req.node_id, dimension: d.name, unit: d.unit, ceiling: d.ceiling, consumed: 0n, reserved: 0n })));
-  return { node: nodeOf(row), created: true };
+  return nodeOf(row);
 }
 
 /** Retained records of a namespace, counting every node this transaction opened (capacity.ts retainedSql). */
