@@ -100,6 +100,16 @@ describe('proofs remembered on a deep-frozen record (issue #24)', () => {
     expect(provenOn(r, 0, publicKey)).toBe(false);
   });
 
+  it('keeps the proof of every signature of one record, each with its own key', () => {
+    const first = es();
+    const second = es();
+    const r = record();
+    rememberProvenOn(r, 1, second.privateKey);
+    rememberProvenOn(r, 0, first.privateKey);
+    expect([provenOn(r, 0, first.publicKey), provenOn(r, 1, second.publicKey)]).toStrictEqual([true, true]);
+    expect([provenOn(r, 0, second.publicKey), provenOn(r, 1, first.publicKey)]).toStrictEqual([false, false]);
+  });
+
   it('never remembers a record that is not deep-frozen: it could change after the check', () => {
     const { privateKey, publicKey } = es();
     const open = { body: { a: 1 }, signatures: [] };
