@@ -22,6 +22,7 @@ import type { GatedTier } from '../../gates/policy.ts';
 import type { RevisionRef } from '../../records/revision-ref.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
 import type { Attempt } from '../attempts.ts';
+import type { PreparedAuthority } from '../authority.ts';
 import type { Caller } from '../callers.ts';
 import type { ResolvedDelegatee } from '../delegatees.ts';
 import { TaskNotFound } from '../task-not-found.ts';
@@ -56,6 +57,8 @@ export interface PathRequest {
   /** A follow-up's task. */
   prior?: Attempt;
   authority?: FirstAuthority;
+  /** A first turn's authority as bindAuthority minted it (what a hold at the gate records). */
+  bound?: PreparedAuthority;
   /** A follow-up's stored chain, re-evaluated now. */
   followUp?: { contracts: readonly DelegationContract[]; chain: EvaluatedChain };
   /** The request ends held at the human gate: the task its caller gets. */
@@ -147,7 +150,8 @@ async function resumeAuthority(deps: PathDeps, r: PathRequest): Promise<void> {
 
 /** Step 3: a first turn's authority, minted (path/bind-authority.ts). */
 async function bind(deps: PathDeps, r: PathRequest): Promise<void> {
-  r.authority = await bindAuthority(deps, sender(r), r.resolved!, r.message);
+  r.bound = await bindAuthority(deps, sender(r), r.resolved!, r.message);
+  r.authority = r.bound;
 }
 
 /** A resumed attempt runs under the revised chain it was given, evaluated now. */
@@ -159,7 +163,7 @@ async function revisedAuthority(deps: PathDeps, r: PathRequest): Promise<void> {
 
 /** A gated first turn is held for a named human authority instead of admitted (path/gate.ts). */
 async function hold(deps: PathDeps, r: PathRequest): Promise<void> {
-  if (r.tier) r.held = await holdForApproval(deps, deps.gates!, r.tier, sender(r), r.resolved!, r.authority as Parameters<typeof holdForApproval>[5], r.send!, r.operation);
+  if (r.tier) r.held = await holdForApproval(deps, deps.gates!, r.tier, sender(r), r.resolved!, r.bound!, r.send!, r.operation);
 }
 
 /** Step 4: the admission (path/admit.ts). */
