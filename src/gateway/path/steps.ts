@@ -71,7 +71,7 @@ type Row = readonly [name: string, step: Step, ...runsIn: Variant[]];
 
 /** Steps 2–4 of every first turn, follow-up and resumed attempt, in order. */
 export const ADMISSION: readonly Row[] = [
-  // step               module                       variants
+  // step             runs                         in these variants
   ['resolveTarget',     resolveStep,                 'first', 'followUp', 'resumed'],
   ['checkPush',         checkPush,                   'first', 'followUp'],
   ['gate',              gate,                        'first', 'followUp'],
