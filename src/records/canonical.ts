@@ -60,14 +60,7 @@ export function memberTexts(value: object): Map<string, string> {
 
 /** JCS text of the object whose members' texts these are (as `canonicalText` of that object would give). */
 export function composeObjectText(members: ReadonlyMap<string, string>): string {
-  const keys = [...members.keys()].sort();
-  let text = '{';
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    if (i > 0) text += ',';
-    text += quotedKey(k) + members.get(k)!;
-  }
-  return `${text}}`;
+  return sortedObjectText([...members.keys()], [...members.values()]);
 }
 
 /**
