@@ -64,11 +64,11 @@ export interface PlannedOpens {
  * admission then refuses it as unfenced, as it would an unknown parent.
  */
 export function planOpens(budgets: readonly OpenBudgetRequest[], fence: readonly ControlBoundaryRef[], ids: IdSource, parents: ReadonlyMap<string, Placement> = new Map()): PlannedOpens {
-  const existing = new Set(fence.map(streamKey));
+  const isNew = newIn(fence);
   const placed = new Map(parents);
   const heads: ControlBoundaryRef[] = [];
   const planned = budgets.map((b) => {
-    if (existing.has(streamKey(streamOf(delegationScope(b.space_id, b.node_id))))) return b;
+    if (!isNew(b)) return b;
     const parent = b.parent_id === undefined ? undefined : placed.get(b.parent_id);
     const place = b.parent_id === undefined ? { root_id: b.node_id, depth: 0 } : parent && { root_id: parent.root_id, depth: parent.depth + 1 };
     if (!place) return b;
@@ -82,8 +82,13 @@ export function planOpens(budgets: readonly OpenBudgetRequest[], fence: readonly
 
 /** The parents `planOpens` needs placed and cannot place itself (nodes that exist already): the caller reads them. */
 export function unplacedParents(budgets: readonly OpenBudgetRequest[], fence: readonly ControlBoundaryRef[]): string[] {
-  const existing = new Set(fence.map(streamKey));
-  const fresh = budgets.filter((b) => !existing.has(streamKey(streamOf(delegationScope(b.space_id, b.node_id)))));
+  const fresh = budgets.filter(newIn(fence));
   const opened = new Set(fresh.map((b) => b.node_id));
   return [...new Set(fresh.flatMap((b) => (b.parent_id !== undefined && !opened.has(b.parent_id) ? [b.parent_id] : [])))];
+}
+
+/** Whether a budget's node is new: its delegation stream has no head in `fence`. */
+function newIn(fence: readonly ControlBoundaryRef[]): (b: OpenBudgetRequest) => boolean {
+  const existing = new Set(fence.map(streamKey));
+  return (b) => !existing.has(streamKey(streamOf(delegationScope(b.space_id, b.node_id))));
 }
