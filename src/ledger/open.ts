@@ -123,10 +123,17 @@ export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: Ledger
   return nodeOf(row);
 }
 
-/** Retained records of a namespace, counting every node this transaction opened (capacity.ts retainedSql). */
+/**
+ * Retained records of a namespace, counting every node this transaction
+ * opened (capacity.ts retainedSql): from the count its root's capacity
+ * statement read when it can be carried forward (TxBatch.retainedNow), else
+ * counted again.
+ */
 export function* retainedIn(batch: TxBatch, ownerNamespace: string, at: string): Program<number> {
+  const known = batch.retainedNow(ownerNamespace, at);
+  if (known !== undefined) return known;
   yield* batch.writeNodes();
-  return (yield* tx('countRetained', ownerNamespace, at)) + batch.retainedLiveless(ownerNamespace, at);
+  return yield* tx('countRetained', ownerNamespace, at);
 }
 
 /** A root's descendants: counted in memory for a root this transaction opened (none stored), else in the store. */
@@ -140,11 +147,12 @@ function* descendantsIn(batch: TxBatch, rootId: string): Program<number> {
 /** ADR-0014 capacity for a new root: active roots per namespace, and its preset's limits. */
 function* placeRoot(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits): Program<{ root_id: string; depth: number }> {
   // The counts below read the nodes and live roots: those this transaction opened are written first.
-  yield* batch.writeLive();
+  yield* batch.writeNodes();
   if (req.preset) yield* tx('lockPreset', req.preset.preset_id);
   // Every count in one statement (issue #24), read after the preset's lock, with the prune of the namespace's live roots.
   const since = new Date(Date.parse(req.at) - 60_000).toISOString();
   const capacity = yield* tx('rootCapacity', req.owner_namespace, req.at, liveRootPruneHorizon(req.at), req.preset ? { preset_id: req.preset.preset_id, since } : undefined);
+  batch.noteRetained(req.owner_namespace, req.at, capacity.retained);
   if (capacity.active_roots >= limits.maxActiveRoots) {
     throw limitExceeded('owner namespace has the maximum number of active roots', { max: limits.maxActiveRoots });
   }
@@ -170,7 +178,7 @@ function* placeChild(req: OpenBudgetRequest, parentId: string, batch: TxBatch, l
   if ((yield* descendantsIn(batch, parent.root_id)) >= limits.maxDescendants) {
     throw limitExceeded('root has the maximum number of descendants', { max: limits.maxDescendants });
   }
-  const rows = batch.balances.get(parent.node_id) ?? (yield* tx('balances', [parent.node_id], 'none'));
+  const rows = batch.balances.get(parent.node_id) ?? (yield* batch.storedBalances([parent.node_id], 'none'));
   const failures = checkChildCeilings(rows.map((b) => ({ name: b.dimension, unit: b.unit, ceiling: BigInt(b.ceiling) })), req.dimensions);
   if (failures.length > 0) throw deny('child budget is wider than its parent', { failures });
   return { root_id: parent.root_id, depth };

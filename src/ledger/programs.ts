@@ -84,7 +84,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
   // FOR UPDATE waited for as long as they kept coming (PostgreSQL, four racers).
   const nodeIds = chain.map((n) => n.node_id);
   // A chain this transaction opened is known as it stands (no other transaction sees it yet): not read again.
-  const rows = batch.newBalances(nodeIds) ?? (yield* tx('balances', nodeIds, 'update'));
+  const rows = batch.newBalances(nodeIds) ?? (yield* batch.storedBalances(nodeIds, 'update'));
   const balances = rows.map((b) => ({ ...b, ceiling: BigInt(b.ceiling), consumed: BigInt(b.consumed), reserved: BigInt(b.reserved) }));
   // Fences: every ancestor delegation stream plus the caller-named authority scopes, read in one statement.
   const required = [...chain.map((n) => delegationScope(n.space_id, n.node_id)), ...req.scopes];
@@ -127,8 +127,6 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
     created_at: req.at,
     settled_at: null,
   });
-  // A held reservation can only make its root live; one consumed outright may end it.
-  yield* batch.refreshLive(root.node_id, status === 'held' ? 'gained' : undefined);
   yield* applyAndJournal(batch, req.reservation_id, deltas, 'admit', req.at);
   // The permission observation goes to the attempt audit stream, which no fence reads.
   yield* batch.append(

@@ -19,10 +19,13 @@ export const stringAmounts = (a: Record<string, bigint>): Record<string, string>
 export const deltaJson = (d: BalanceDelta) => ({ node_id: d.node_id, dimension: d.dimension, consumed: d.consumed.toString(), reserved: d.reserved.toString() });
 const deltaOf = (j: ReturnType<typeof deltaJson>): BalanceDelta => ({ node_id: j.node_id, dimension: j.dimension, consumed: BigInt(j.consumed), reserved: BigInt(j.reserved) });
 
-/** Applies balance deltas in one statement and journals them (ledger_entries) with the batch. */
+/**
+ * Journals balance deltas (ledger_entries) and charges them to their rows,
+ * both written with the batch; the nodes this transaction opened are written
+ * first, so the rows charged exist before the batch's statement.
+ */
 export function* applyAndJournal(batch: TxBatch, reservationId: string, deltas: readonly BalanceDelta[], reason: string, at: string): Program<void> {
   yield* batch.writeNodes();
-  yield* tx('addToBalances', deltas);
   batch.journal(deltas.map((d) => ({ reservation_id: reservationId, node_id: d.node_id, dimension: d.dimension, d_consumed: d.consumed, d_reserved: d.reserved, reason, at })));
 }
 
@@ -80,8 +83,6 @@ function* settled(req: SettlementRequest, batch: TxBatch, row: ReservationRow): 
   const charged = (JSON.parse(row.charged) as ReturnType<typeof deltaJson>[]).map(deltaOf);
   const deltas = planSettlement(chain, charged, req.outcome);
   yield* applyAndJournal(batch, req.reservation_id, deltas, `settle:${req.outcome.kind}`, req.at);
-  // A resolved reservation can only end the root's liveness; one still unknown leaves it as it was.
-  if (row.status !== 'unknown') yield* batch.refreshLive(row.root_id, 'lost');
   return reservationOf(row);
 }
 

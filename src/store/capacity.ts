@@ -32,7 +32,10 @@ const UNRESOLVED = (root: string) =>
  * The row is never maintained by arithmetic: every write that can change a
  * root's liveness (issuing it, inserting or resolving one of its reservations)
  * recomputes it from the reservations (refreshLiveRootSql), so it cannot drift
- * from the rule. Migration 10 fills it from existing rows.
+ * from the rule. Migration 10 fills it from existing rows; since migration 14
+ * the database runs the recomputation itself, in triggers on those writes
+ * (liveRootTriggersSql), so no program can forget it and none spends a
+ * statement on it (issue #24).
  */
 export const liveRootsTableSql = (strict: string, int64: string) => `
   CREATE TABLE ledger_live_roots (
@@ -61,6 +64,31 @@ export const refreshLiveRootSql = (p: string): readonly [string, string] => [
      FROM ledger_nodes n WHERE n.node_id = ${p} AND n.parent_id IS NULL AND ${ROOT_LIVE('n.node_id')}
    ON CONFLICT (root_id) DO UPDATE SET unresolved = excluded.unresolved`,
 ];
+
+/**
+ * Migration 14: the live-root row follows its root's node and reservations
+ * inside the statement that writes them (refreshLiveRootSql, unchanged, on
+ * the written row's root). A row trigger sees its own statement's rows in
+ * both dialects, so a node and its reservation may be written in either order.
+ */
+export const liveRootTriggersSql = (dialect: 'sqlite' | 'postgres'): string => {
+  const on = [
+    { name: 'ledger_live_root_on_issue', event: 'INSERT ON ledger_nodes', when: 'NEW.parent_id IS NULL' },
+    { name: 'ledger_live_root_on_reserve', event: 'INSERT ON ledger_reservations', when: '' },
+    { name: 'ledger_live_root_on_resolve', event: 'UPDATE OF status ON ledger_reservations', when: 'OLD.status IS NOT NEW.status' },
+  ];
+  if (dialect === 'sqlite') {
+    // A root's node row names itself as its root, so NEW.root_id is the root on all three tables' rows.
+    const body = refreshLiveRootSql('NEW.root_id').join(';\n');
+    return on.map((t) => `CREATE TRIGGER ${t.name} AFTER ${t.event}${t.when ? ` WHEN ${t.when}` : ''} BEGIN ${body}; END;`).join('\n');
+  }
+  const body = refreshLiveRootSql('NEW.root_id').join(';\n');
+  return `CREATE FUNCTION ledger_refresh_live_root() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN ${body}; RETURN NULL; END $fn$;
+  ${on
+    .map((t) => `CREATE TRIGGER ${t.name} AFTER ${t.event} FOR EACH ROW${t.when ? ` WHEN (${t.when.replace('IS NOT', 'IS DISTINCT FROM')})` : ''} EXECUTE FUNCTION ledger_refresh_live_root();`)
+    .join('\n')}`;
+};
 
 /**
  * Forgets roots that expired by `at` without ever being reserved
@@ -119,12 +147,13 @@ export type RootCapacityPlaceholder = (name: 'ns' | 'at' | 'preset' | 'since' | 
 
 /**
  * A new root's capacity in one statement (issue #24: one statement, not one
- * per count): the active roots of its namespace and, when it is issued from
- * a preset, that preset's active roots and its roots issued after `since` —
- * each the rule above, unchanged.
+ * per count): the active roots of its namespace, its retained records and,
+ * when it is issued from a preset, that preset's active roots and its roots
+ * issued after `since` — each the rule above, unchanged.
  */
 export const rootCapacitySql = (p: RootCapacityPlaceholder, withPreset: boolean) =>
-  `SELECT (${activeRootsSql(p)}) AS active_roots` + (withPreset ? `, (${presetActiveRootsSql(p)}) AS preset_active, (${presetIssuedSinceSql(p)}) AS preset_issued` : '');
+  `SELECT (${activeRootsSql(p)}) AS active_roots, (${retainedSql(p)}) AS retained` +
+  (withPreset ? `, (${presetActiveRootsSql(p)}) AS preset_active, (${presetIssuedSinceSql(p)}) AS preset_issued` : '');
 
 /**
  * PostgreSQL: the prune (pruneLiveRootsSql, horizon `before`) and the counts
@@ -139,6 +168,7 @@ export const pruneThenCapacitySql = (p: RootCapacityPlaceholder, withPreset: boo
 /** The counts of one rootCapacitySql row, whatever integer type the driver returns (the preset ones 0 without a preset). */
 export const capacityOf = (row: { [K in keyof RootCapacity]?: unknown } | undefined): RootCapacity => ({
   active_roots: Number(row?.active_roots ?? 0),
+  retained: Number(row?.retained ?? 0),
   preset_active: Number(row?.preset_active ?? 0),
   preset_issued: Number(row?.preset_issued ?? 0),
 });

@@ -108,6 +108,48 @@ describe('nodes a task admission opens', () => {
     await x.store.close();
   });
 
+  it('at one instant for the whole transaction, the root\'s capacity count carries forward to the admission\'s, exact at the bound', async () => {
+    // The path opens a task's nodes at the admission's instant (path/admit.ts), and the admission then adds to the
+    // count its root's capacity statement read instead of counting again (TxBatch.retainedNow); each case is
+    // also run with the nodes opened a moment earlier, where the admission counts again.
+    for (const oneInstant of [true, false]) {
+      const T = NOW();
+      const later = (b: OpenBudgetRequest) => ({ ...b, at: oneInstant ? T : '2026-01-01T00:00:00.000Z' });
+      // One task already holds a root, a child and an unresolved reservation (3 retained); a second opens two more: 5.
+      for (const [max, admitted] of [[5, false], [6, true]] as const) {
+        const w = await world({ maxRetainedRecords: max });
+        const r1 = w.root();
+        await w.task([r1, w.child(r1.node_id)].map(later), r1.node_id, 1n, T);
+        const r = w.root();
+        const c = w.child(r.node_id);
+        const second = w.task([r, c].map(later), c.node_id, 1n, T);
+        if (admitted) await expect(second, `max ${max}, one instant ${oneInstant}`).resolves.toMatchObject({ status: 'held' });
+        else expect((await expectCodeAsync(second, 'limit_exceeded')).details, `max ${max}, one instant ${oneInstant}`).toStrictEqual({ max });
+        await w.store.close();
+      }
+      // Nodes of another namespace opened in the same transaction are not counted (its root first, its child last)…
+      const w = await world({ maxRetainedRecords: 3 });
+      const r = w.root();
+      const elsewhere = { ...w.root(), owner_namespace: 'ns-elsewhere' };
+      const opened = [elsewhere, r, w.child(r.node_id), { ...w.child(elsewhere.node_id), owner_namespace: 'ns-elsewhere' }];
+      await expect(w.task(opened.map(later), r.node_id, 1n, T), `one instant ${oneInstant}`).resolves.toMatchObject({ status: 'held' });
+      await w.store.close();
+      // …nor a child opened under a stored root that is no longer live (its one effect consumed outright): only the store knows that.
+      const s = await world({ maxRetainedRecords: 2 });
+      const settled = s.root();
+      await s.task([settled].map(later), settled.node_id, 1n, T, 'consume');
+      const fresh = s.root();
+      const under = s.child(settled.node_id);
+      await expect(s.task([fresh, under].map(later), fresh.node_id, 1n, T), `one instant ${oneInstant}`).resolves.toMatchObject({ status: 'held' });
+      await s.store.close();
+      const x = await world({ maxRetainedRecords: 2 });
+      const xr = { ...x.root(), at: T };
+      const xc = { ...x.child(xr.node_id), at: T, not_after: T };
+      expect((await expectCodeAsync(x.task([xr, xc].map(later), xc.node_id, 1n, T), 'context_invalidated')).details, `one instant ${oneInstant}`).toStrictEqual({ reason: 'expired', node_id: xc.node_id });
+      await x.store.close();
+    }
+  });
+
   it('a new root\'s live-root row is written by its admission: held, the root keeps its active-root slot; consumed outright, it frees it', async () => {
     for (const kind of ['reserve', 'consume'] as const) {
       const w = await world({ maxActiveRoots: 1 });

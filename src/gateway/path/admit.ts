@@ -255,10 +255,13 @@ async function admitPlan(deps: PathDeps, site: Site, plan: Plan): Promise<Admitt
   const preFence = pinned([...(await deps.store.control.fenceSet(scopes))], plan.pinnedFence);
   // The plan (issue #24 item 1): the new nodes' heads are known now, so the fence set, the decision, the attempt
   // and its started event are built here, outside the transaction, which only checks and writes them.
-  const opens = planOpens(plan.budgets, preFence, deps.ids, await placementsOf(deps, plan.budgets, preFence));
-  const fence = opens.fence_set;
   const now = deps.clock.now();
   const at = utc(now);
+  // The nodes open at the admission's instant: one `at` for the whole transaction lets it carry its root's
+  // retained count forward to the admission's instead of counting again (ledger/open.ts retainedIn).
+  const budgets = plan.budgets.map((b) => ({ ...b, at }));
+  const opens = planOpens(budgets, preFence, deps.ids, await placementsOf(deps, budgets, preFence));
+  const fence = opens.fence_set;
   const { attempt, records } = plan.records(effect, fence);
   const admission: AdmissionRequest = {
     ...effect,

@@ -8,8 +8,8 @@ import type pg from 'pg';
 import type { StreamId } from '../../control/scope.ts';
 import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
-import { capacityOf, pruneThenCapacitySql, refreshLiveRootSql, retainedSql } from '../capacity.ts';
-import type { BalanceRow, HeadRow, Lock, NodeRow, RecordHeadRow, RecordRow, ReservationRow } from '../tx/ops.ts';
+import { capacityOf, pruneThenCapacitySql, retainedSql } from '../capacity.ts';
+import type { BalanceChange, BalanceRow, HeadRow, Lock, NodeRow, RecordHeadRow, RecordRow, ReservationRow } from '../tx/ops.ts';
 import { allInOneSql, assertOnePerBalance, batchParts, MAX_PARAMS, nodeParts, type Part } from '../tx/rows-sql.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
@@ -24,14 +24,40 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     const cols = Object.keys(row);
     return exec(`INSERT INTO ${table}(${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
   };
-  /** Several tables' rows in one statement (one round trip, issue #24); table by table past the parameter cap. */
-  const insertParts = async (parts: readonly Part[]): Promise<void> => {
+  /**
+   * Several tables' rows in one statement (one round trip, issue #24); table
+   * by table past the parameter cap. Answers how many rows the one counted
+   * part changed (0 without one).
+   */
+  const insertParts = async (parts: readonly Part[]): Promise<number> => {
     if (parts.length === 1 || parts.reduce((n, x) => n + x.params.length, 0) > MAX_PARAMS) {
-      for (const x of parts) await exec(x.sql((n) => `$${n}`), x.params);
-    } else if (parts.length > 1) {
-      const { sql, params } = allInOneSql(parts, (n) => `$${n}`);
-      await exec(sql, params);
+      let n = 0;
+      for (const x of parts) {
+        const res = await client.query(x.sql((i) => `$${i}`), x.params);
+        if (x.counted) n = res.rowCount ?? 0;
+      }
+      return n;
     }
+    if (parts.length === 0) return 0;
+    const { sql, params } = allInOneSql(parts, (n) => `$${n}`);
+    return Number((await one<{ n: unknown }>(sql, params))?.n ?? 0);
+  };
+  const charged = 'UPDATE ledger_balances b SET consumed = b.consumed + v.c, reserved = b.reserved + v.r';
+  /** Adds each change to its balance row; a part of the batch's one statement, so its rows must exist before it. */
+  const chargePart = (deltas: readonly BalanceChange[]): Part => {
+    assertOnePerBalance(deltas);
+    return {
+      key: 'ledger_balances:charge',
+      rows: deltas.length,
+      sql: (p) => `${charged} FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::bigint[], ${p(4)}::bigint[]) AS v(node_id, dimension, c, r)
+         WHERE b.node_id = v.node_id AND b.dimension = v.dimension RETURNING 1`,
+      params: [deltas.map((d) => d.node_id), deltas.map((d) => d.dimension), deltas.map((d) => d.consumed.toString()), deltas.map((d) => d.reserved.toString())],
+      counted: true,
+    };
+  };
+  const addToBalances = async (deltas: readonly BalanceChange[]): Promise<void> => {
+    if (deltas.length === 0) return;
+    if ((await insertParts([chargePart(deltas)])) !== deltas.length) throw new Error('a balance row is missing');
   };
   return {
     nodes: async (ids, lock) =>
@@ -59,19 +85,15 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
               [[...ids]],
             )
           ).rows as RecordHeadRow[]),
-    writeBatch: (w) => insertParts(batchParts(w)),
-    insertNodes: (nodes, balances) => insertParts(nodeParts(nodes, balances)),
-    addToBalances: async (deltas) => {
-      if (deltas.length === 0) return;
-      assertOnePerBalance(deltas);
-      const res = await client.query(
-        `UPDATE ledger_balances b SET consumed = b.consumed + v.c, reserved = b.reserved + v.r
-         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS v(node_id, dimension, c, r)
-         WHERE b.node_id = v.node_id AND b.dimension = v.dimension`,
-        [deltas.map((d) => d.node_id), deltas.map((d) => d.dimension), deltas.map((d) => d.consumed.toString()), deltas.map((d) => d.reserved.toString())],
-      );
-      if (res.rowCount !== deltas.length) throw new Error('a balance row is missing');
+    // The charges ride in the batch's one statement: a CTE sees the rows as they were before it, which is
+    // enough, as the batch never writes the balance rows it charges (TxBatch.flush writes its nodes first).
+    writeBatch: async (w) => {
+      const parts = batchParts(w);
+      if (w.charges.length === 0) return void (await insertParts(parts));
+      if ((await insertParts([...parts, chargePart(w.charges)])) !== w.charges.length) throw new Error('a balance row is missing');
     },
+    insertNodes: async (nodes, balances) => void (await insertParts(nodeParts(nodes, balances))),
+    addToBalances,
     recordByRevision: (id) => one<RecordRow>('SELECT * FROM records WHERE revision_id = $1', [id]),
     recordHead: async (id) => (await one<{ revision_id: string }>('SELECT revision_id FROM record_heads WHERE record_id = $1 FOR UPDATE', [id]))?.revision_id,
     insertRecord: (row) => insert('records', row),
@@ -106,12 +128,6 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       return capacityOf(await one(sql, names.map((n) => values[n])));
     },
     countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
-    refreshLiveRoot: async (root, change) => {
-      // [0] drops a root no longer live, [1] adds (or re-flags) one that is.
-      const [drop, add] = refreshLiveRootSql('$1');
-      if (change !== 'gained') await exec(drop, [root]);
-      if (change !== 'lost') await exec(add, [root]);
-    },
     // Row locks: the order of reads is the order of locks (src/ledger/programs.ts admitIn).
     serialWriters: async () => false,
     // The row exists once the preset has issued a root: then locking it is one statement (issue #24).

@@ -9,7 +9,7 @@ import { assertOnePerBalance, batchParts, nodeParts, valuesSql, type Part } from
 import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
-import { capacityOf, pruneLiveRootsSql, refreshLiveRootSql, retainedSql, rootCapacitySql } from '../capacity.ts';
+import { capacityOf, pruneLiveRootsSql, retainedSql, rootCapacitySql } from '../capacity.ts';
 
 type Counts = { [K in keyof RootCapacity]?: bigint };
 
@@ -44,7 +44,6 @@ export function sqliteOps(db: Db): TxOps {
     rootCapacity: db.prepare<[{ ns: string; at: string }], Counts>(rootCapacitySql((name) => `@${name}`, false)),
     presetRootCapacity: db.prepare<[{ ns: string; at: string; preset: string; since: string }], Counts>(rootCapacitySql((name) => `@${name}`, true)),
     countRetained: db.prepare<[{ ns: string; at: string }], { n: bigint }>(retainedSql((name) => `@${name}`)),
-    refreshLiveRoot: refreshLiveRootSql('@root').map((sql) => db.prepare<[{ root: string }]>(sql)),
     pruneLiveRoots: db.prepare<[{ ns: string; at: string }]>(pruneLiveRootsSql((name) => `@${name}`)),
     addToBalance: db.prepare(
       'UPDATE ledger_balances SET consumed = consumed + ?, reserved = reserved + ? WHERE node_id = ? AND dimension = ?',
@@ -126,7 +125,10 @@ export function sqliteOps(db: Db): TxOps {
           })),
     streamHeads: (streams) => streamHeads(streams),
     recordHeads,
-    writeBatch: (w) => insertParts(batchParts(w)),
+    writeBatch: (w) => {
+      insertParts(batchParts(w));
+      addToBalances(w.charges);
+    },
     insertNodes: (nodes, balances) => insertParts(nodeParts(nodes, balances)),
     addToBalances,
     recordByRevision: (id) => q.recordByRevision.get(id),
@@ -148,11 +150,6 @@ export function sqliteOps(db: Db): TxOps {
     countDescendants: (root) => n(q.countDescendants.get(root)),
     rootCapacity: (ns, at, before, preset) => (q.pruneLiveRoots.run({ ns, at: before }), capacityOf(preset ? q.presetRootCapacity.get({ ns, at, preset: preset.preset_id, since: preset.since }) : q.rootCapacity.get({ ns, at }))),
     countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),
-    refreshLiveRoot: (root, change) => {
-      // [0] drops a root no longer live, [1] adds (or re-flags) one that is.
-      if (change !== 'gained') q.refreshLiveRoot[0]!.run({ root });
-      if (change !== 'lost') q.refreshLiveRoot[1]!.run({ root });
-    },
     // BEGIN IMMEDIATE already makes every writer serial.
     serialWriters: () => true,
     lockPreset: () => undefined,

@@ -25,7 +25,7 @@ import type { IdSource } from '../../records/ids.ts';
 import { checkedDocument, contentRowOf, putRecord, recordRowOf } from '../../records/put.ts';
 import { ridersOf } from '../../records/detached.ts';
 import { rememberStored } from '../../records/decode.ts';
-import { tx, type BalanceRow, type BatchWrites, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type RecordRow, type WorkRow } from './ops.ts';
+import { tx, type BalanceChange, type BalanceRow, type BatchWrites, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type RecordRow, type WorkRow } from './ops.ts';
 
 export class TxBatch {
   /** Heads as they stand inside this transaction (null: the stream has no events yet). */
@@ -36,13 +36,15 @@ export class TxBatch {
   /** Nodes this transaction created, in the order opened; those not yet written are `unwritten`. */
   private readonly created: NodeRow[] = [];
   private unwritten = 0;
-  /** New roots written without their ledger_live_roots row yet (see {@link writeLive}). */
-  private readonly liveless = new Set<string>();
   private readonly records: { record: Envelope; at: string }[] = [];
   private readonly events: EventRow[] = [];
   private readonly entries: EntryRow[] = [];
+  /** What the journalled entries add to each balance row, one change per row, written at {@link flush}. */
+  private readonly charges = new Map<string, BalanceChange>();
   private readonly work: WorkRow[] = [];
   private readonly done: string[] = [];
+  /** The retained count a capacity statement read (rootCapacity), and how many nodes this batch had opened then. */
+  private retained?: { ns: string; at: string; n: number; opened: number };
   /** Streams this batch appended to (their heads are written at flush). */
   private readonly moved = new Set<string>();
 
@@ -99,10 +101,35 @@ export class TxBatch {
     this.records.push({ record, at });
   }
 
-  /** Journals balance changes (the rows were changed in the store: what this batch knew of them is dropped). */
+  /**
+   * Journals balance changes and charges them to their rows, both written at
+   * {@link flush} (on PostgreSQL in its one statement, issue #24). What this
+   * batch knew of those rows is dropped; {@link storedBalances} writes the
+   * charges before it reads.
+   */
   journal(rows: readonly EntryRow[]): void {
-    for (const r of rows) this.balances.delete(r.node_id);
+    // A charge comes with a reservation written or resolved, which a retained count sees: the noted one is stale.
+    this.retained = undefined;
+    for (const r of rows) {
+      this.balances.delete(r.node_id);
+      const key = `${r.node_id}\u0000${r.dimension}`;
+      const prior = this.charges.get(key);
+      this.charges.set(key, { node_id: r.node_id, dimension: r.dimension, consumed: (prior?.consumed ?? 0n) + r.d_consumed, reserved: (prior?.reserved ?? 0n) + r.d_reserved });
+    }
     this.entries.push(...rows);
+  }
+
+  /** Balances as stored, after what this batch has still to write to them (its nodes, its charges). */
+  *storedBalances(nodeIds: readonly string[], lock: Lock): Program<BalanceRow[]> {
+    yield* this.writeNodes();
+    if (this.charges.size > 0) yield* tx('addToBalances', this.takeCharges());
+    return yield* tx('balances', nodeIds, lock);
+  }
+
+  private takeCharges(): BalanceChange[] {
+    const out = [...this.charges.values()];
+    this.charges.clear();
+    return out;
   }
 
   /** Queues the work row of an admitted effect to be followed (work-sql.ts); it is written at {@link flush}. */
@@ -125,55 +152,41 @@ export class TxBatch {
 
   /**
    * Writes the nodes opened since the last call, one statement per table (on
-   * PostgreSQL one in all). Whatever reads ledger_nodes or ledger_balances in
-   * this transaction calls this first, so no read misses a node this
-   * transaction opened. A new root's live-root row waits for
-   * {@link writeLive} or {@link refreshLive}.
+   * PostgreSQL one in all). Whatever reads ledger_nodes, ledger_balances or
+   * ledger_live_roots in this transaction calls this first, so no read misses
+   * a node this transaction opened; a new root's live-root row comes with its
+   * node (capacity.ts liveRootTriggersSql).
    */
   *writeNodes(): Program<void> {
     if (this.unwritten === 0) return;
     const rows = this.created.slice(this.created.length - this.unwritten);
     this.unwritten = 0;
     yield* tx('insertNodes', rows, rows.flatMap((r) => this.balances.get(r.node_id) ?? []));
-    for (const r of rows) if (r.parent_id === null) this.liveless.add(r.node_id);
+  }
+
+  /** Keeps the retained count of `ns` at `at` a capacity statement read, every node this batch opened so far written. */
+  noteRetained(ns: string, at: string, n: number): void {
+    this.retained = { ns, at, n, opened: this.created.length };
   }
 
   /**
-   * Writes every node this transaction opened and the live-root row of each
-   * new root (capacity.ts: a new root is live until something under it is
-   * admitted and resolved). Whatever reads ledger_live_roots calls this
-   * first, except the retained count, which adds {@link retainedLiveless}.
+   * The retained count of `ns` at `at` (capacity.ts retainedSql) without a
+   * statement: the one noted, plus the nodes opened since under roots this
+   * batch opened — live, as nothing is reserved under a root before it
+   * commits — unexpired at `at` (a child never outlives its root, so its
+   * root is unexpired too). Undefined when none was noted for `ns` and `at`,
+   * or a node opened since is under a stored root, whose liveness only the
+   * store knows. The batch writes nothing else a count sees before the
+   * admission's count (admitIn), so nothing else can have changed it.
    */
-  *writeLive(): Program<void> {
-    yield* this.writeNodes();
-    for (const root of this.liveless) yield* tx('refreshLiveRoot', root, 'gained');
-    this.liveless.clear();
-  }
-
-  /**
-   * Recomputes a root's live-root row (TxOps.refreshLiveRoot). Unless it can
-   * only have lost liveness, the row is inserted from the rule itself — which
-   * also writes a new root's row still waiting, so that is not written twice
-   * (issue #24); a waiting row is written by {@link writeLive} otherwise.
-   */
-  *refreshLive(rootId: string, change?: 'gained' | 'lost'): Program<void> {
-    yield* this.writeNodes();
-    yield* tx('refreshLiveRoot', rootId, change);
-    if (change !== 'lost') this.liveless.delete(rootId);
-  }
-
-  /**
-   * What the retained-records count (capacity.ts retainedSql) misses while
-   * new roots have no live-root row: the nodes under them (the root's own
-   * included) unexpired at `at`, for roots in `ownerNamespace`. A new root is
-   * live (nothing was reserved under it), every node under it is one this
-   * transaction opened, and none outlives its root (the root's expiry needs
-   * no check of its own), so this is exactly what the rows would add.
-   */
-  retainedLiveless(ownerNamespace: string, at: string): number {
+  retainedNow(ns: string, at: string): number | undefined {
+    const noted = this.retained;
+    if (noted?.ns !== ns || noted.at !== at) return undefined;
+    const since = this.created.slice(noted.opened);
+    const newRoots = new Set(this.created.filter((n) => n.parent_id === null).map((n) => n.node_id));
+    if (since.some((n) => !newRoots.has(n.root_id))) return undefined;
     const t = Date.parse(at);
-    const roots = new Set([...this.liveless].filter((id) => this.nodes.get(id)?.owner_namespace === ownerNamespace));
-    return this.created.filter((n) => roots.has(n.root_id) && Date.parse(n.not_after) > t).length;
+    return noted.n + since.filter((n) => n.owner_namespace === ns && Date.parse(n.not_after) > t).length;
   }
 
   /**
@@ -199,12 +212,12 @@ export class TxBatch {
 
   /** Writes everything queued: one statement per table (on PostgreSQL one statement in all, TxOps.writeBatch). */
   *flush(): Program<void> {
-    yield* this.writeLive();
+    yield* this.writeNodes();
     const records = yield* this.recordWrites();
     // One row per stream: its head after the last event this batch appended.
     const heads = [...this.moved].map((k) => this.heads.get(k)!);
     this.moved.clear();
-    yield* tx('writeBatch', { ...records, events: this.events.splice(0), heads, entries: this.entries.splice(0), work: this.work.splice(0), done: this.done.splice(0) });
+    yield* tx('writeBatch', { ...records, events: this.events.splice(0), heads, entries: this.entries.splice(0), charges: this.takeCharges(), work: this.work.splice(0), done: this.done.splice(0) });
   }
 
   /** The queued records that are plain next revisions, with their heads and content; any other takes the single-row path now. */

@@ -130,13 +130,6 @@ export interface TxOps {
   countDescendants(rootId: string): number;
   countRetained(ownerNamespace: string, at: string): number;
   /**
-   * Recomputes whether a root is live (capacity.ts ledger_live_roots) after a
-   * write that can change it. `gained`: the write can only have made it live
-   * (a new root, a new held reservation); `lost`: only not live (a
-   * settlement); absent: either.
-   */
-  refreshLiveRoot(rootId: string, change?: 'gained' | 'lost'): void;
-  /**
    * True where one writer holds the whole store for the transaction (SQLite's BEGIN IMMEDIATE): a row
    * read early is what reading it later would return, and the order of reads takes no locks. No SQL.
    */
@@ -144,8 +137,8 @@ export interface TxOps {
   /** Serialises issuance from one preset across processes (a row lock; a no-op where writers are already serial). */
   lockPreset(presetId: string): void;
   /**
-   * A new root's ADR-0014 capacity (capacity.ts rootCapacitySql): the active roots of its namespace
-   * and, for a preset root, the preset's active roots and its roots issued after `since` — after
+   * A new root's ADR-0014 capacity (capacity.ts rootCapacitySql): the active roots and retained records
+   * of its namespace and, for a preset root, the preset's active roots and its roots issued after `since` — after
    * forgetting the namespace's never-reserved roots that expired by `pruneBefore` (pruneLiveRootsSql),
    * which no count includes. One statement on PostgreSQL, two on SQLite.
    */
@@ -184,6 +177,8 @@ export interface TxOps {
 /** Counts of rootCapacity (the preset ones 0 without a preset). */
 export interface RootCapacity {
   active_roots: number;
+  /** The namespace's retained records (capacity.ts retainedSql) as this statement found them. */
+  retained: number;
   preset_active: number;
   preset_issued: number;
 }
@@ -198,6 +193,8 @@ export interface BatchWrites {
   /** One row per stream. */
   heads: readonly HeadRow[];
   entries: readonly EntryRow[];
+  /** What the entries add to each balance row (one change per row; the rows exist before the batch is written). */
+  charges: readonly BalanceChange[];
   /** Effects admitted to be followed (their work rows), and effects whose follow-up ends. */
   work: readonly WorkRow[];
   done: readonly string[];

@@ -60,6 +60,8 @@ export interface Part {
   rows: number;
   sql: (p: Ph) => string;
   params: unknown[];
+  /** Its SQL ends in RETURNING: allInOneSql answers how many rows it changed (as `n`). */
+  counted?: true;
 }
 
 const insertPart = <T>(shape: RowShape<T>, rows: readonly T[]): Part => ({
@@ -113,7 +115,8 @@ export function allInOneSql(parts: readonly Part[], p: Ph): { sql: string; param
     params.push(...x.params);
     return `w${i} AS (${x.sql((n) => p(offset + n))})`;
   });
-  return { sql: `WITH ${ctes.join(', ')} SELECT 1`, params };
+  const counted = parts.findIndex((x) => x.counted);
+  return { sql: `WITH ${ctes.join(', ')} SELECT ${counted < 0 ? '1' : `(SELECT count(*) FROM w${counted})`} AS n`, params };
 }
 
 /** Refuses two changes to one balance row in one statement (UPDATE … FROM would apply only one of them). */
