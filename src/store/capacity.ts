@@ -67,27 +67,34 @@ export const refreshLiveRootSql = (p: string): readonly [string, string] => [
 
 /**
  * Migration 14: the live-root row follows its root's node and reservations
- * inside the statement that writes them (refreshLiveRootSql, unchanged, on
- * the written row's root). A row trigger sees its own statement's rows in
- * both dialects, so a node and its reservation may be written in either order.
+ * inside the statement that writes them — refreshLiveRootSql, unchanged, on
+ * the written row's root (a root's node names itself as its root, so
+ * NEW.root_id is the root on every row these fire for). Each write runs only
+ * the half that can change anything: a new root or a new unresolved
+ * reservation can only make a root live (the add), a resolution only end it
+ * (the drop); a reservation resolved from the start may do either. No
+ * status change makes a reservation unresolved again that was not (resolve-
+ * once, ledger/rules.ts nextReservationStatus: held → unknown changes no
+ * row), so a change of status only ever drops. A row
+ * trigger sees its own statement's rows in both dialects, so a node and its
+ * reservations may be written in either order.
  */
 export const liveRootTriggersSql = (dialect: 'sqlite' | 'postgres'): string => {
+  const [drop, add] = refreshLiveRootSql('NEW.root_id');
+  const unresolved = "NEW.status IN ('held', 'unknown')";
   const on = [
-    { name: 'ledger_live_root_on_issue', event: 'INSERT ON ledger_nodes', when: 'NEW.parent_id IS NULL' },
-    { name: 'ledger_live_root_on_reserve', event: 'INSERT ON ledger_reservations', when: '' },
-    { name: 'ledger_live_root_on_resolve', event: 'UPDATE OF status ON ledger_reservations', when: 'OLD.status IS NOT NEW.status' },
+    { name: 'ledger_live_root_on_issue', event: 'INSERT ON ledger_nodes', when: 'NEW.parent_id IS NULL', body: [add] },
+    { name: 'ledger_live_root_on_reserve', event: 'INSERT ON ledger_reservations', when: unresolved, body: [add] },
+    { name: 'ledger_live_root_on_consume', event: 'INSERT ON ledger_reservations', when: `NOT ${unresolved}`, body: [drop, add] },
+    { name: 'ledger_live_root_on_resolve', event: 'UPDATE OF status ON ledger_reservations', when: `OLD.status <> NEW.status AND NOT ${unresolved}`, body: [drop] },
   ];
-  if (dialect === 'sqlite') {
-    // A root's node row names itself as its root, so NEW.root_id is the root on all three tables' rows.
-    const body = refreshLiveRootSql('NEW.root_id').join(';\n');
-    return on.map((t) => `CREATE TRIGGER ${t.name} AFTER ${t.event}${t.when ? ` WHEN ${t.when}` : ''} BEGIN ${body}; END;`).join('\n');
-  }
-  const body = refreshLiveRootSql('NEW.root_id').join(';\n');
-  return `CREATE FUNCTION ledger_refresh_live_root() RETURNS trigger LANGUAGE plpgsql AS $fn$
-    BEGIN ${body}; RETURN NULL; END $fn$;
-  ${on
-    .map((t) => `CREATE TRIGGER ${t.name} AFTER ${t.event} FOR EACH ROW${t.when ? ` WHEN (${t.when.replace('IS NOT', 'IS DISTINCT FROM')})` : ''} EXECUTE FUNCTION ledger_refresh_live_root();`)
-    .join('\n')}`;
+  if (dialect === 'sqlite') return on.map((t) => `CREATE TRIGGER ${t.name} AFTER ${t.event} WHEN ${t.when} BEGIN ${t.body.join(';\n')}; END;`).join('\n');
+  return on
+    .map(
+      (t) => `CREATE FUNCTION ${t.name}() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN ${t.body.join(';\n')}; RETURN NULL; END $fn$;
+  CREATE TRIGGER ${t.name} AFTER ${t.event} FOR EACH ROW WHEN (${t.when}) EXECUTE FUNCTION ${t.name}();`,
+    )
+    .join('\n');
 };
 
 /**
