@@ -52,6 +52,9 @@ describe('sqlite group commit: the store', () => {
     expect(results).toHaveLength(20);
     expect(store.writeStats.transactions - before.transactions).toBe(1);
     expect(store.writeStats.programs - before.programs).toBe(20);
+    // Made durable by an fsync of the WAL after the COMMIT, which ran with the connection's FULL set aside and restored.
+    expect(store.writeStats.syncs - before.syncs).toBeGreaterThanOrEqual(1);
+    expect(store.handle.pragma('synchronous', { simple: true })).toBe(2n);
     expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '20', consumed: '0' });
     for (const r of requests) expect((await store.ledger.reservation(r.reservation_id))?.status).toBe('held');
     await store.close();
@@ -106,6 +109,7 @@ describe('sqlite group commit: the batcher', () => {
   const table = () => {
     const db = new Database(join(dir, `${randomIds.next('raw')}.db`));
     db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL'); // as the store opens it (better-sqlite3 defaults to NORMAL in WAL mode)
     db.exec('CREATE TABLE t (v TEXT NOT NULL) STRICT');
     return db;
   };
@@ -124,7 +128,7 @@ describe('sqlite group commit: the batcher', () => {
     expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ message: 'refused b' });
     expect(settled[2]).toEqual({ status: 'fulfilled', value: ['a', 'c'] });
     expect(rows(db)).toEqual(['a', 'c']);
-    expect(gc.stats).toEqual({ transactions: 1, programs: 3, failedTransactions: 0 });
+    expect(gc.stats).toEqual({ transactions: 1, programs: 3, failedTransactions: 0, syncs: 1 });
     db.close();
   });
 
@@ -143,7 +147,92 @@ describe('sqlite group commit: the batcher', () => {
     for (const s of settled) expect((s as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' });
     expect(rows(db)).toEqual([]);
     expect(db.inTransaction).toBe(false);
-    expect(gc.stats).toEqual({ transactions: 0, programs: 0, failedTransactions: 1 });
+    expect(gc.stats).toEqual({ transactions: 0, programs: 0, failedTransactions: 1, syncs: 0 });
+    db.close();
+  });
+
+  /** A WAL sync the test completes by hand: `calls` holds each call's callback, `called` resolves on the next call. */
+  const manualSync = () => {
+    const calls: Array<(err: Error | null) => void> = [];
+    let wake: () => void = () => undefined;
+    const next = () => new Promise<void>((r) => (wake = r));
+    let called = next();
+    return {
+      calls,
+      get called() {
+        return called;
+      },
+      walSync: {
+        sync: (done: (err: Error | null) => void) => {
+          calls.push(done);
+          const w = wake;
+          called = next();
+          w();
+        },
+        syncNow: () => undefined,
+      },
+    };
+  };
+  const settledYet = (p: Promise<unknown>) => {
+    const state = { settled: false };
+    p.then(() => (state.settled = true), () => (state.settled = true));
+    return state;
+  };
+
+  it('answers a batch only once the WAL holding its COMMIT is fsynced; batches committed meanwhile share the next fsync', async () => {
+    const db = table();
+    const m = manualSync();
+    const gc = new GroupCommit(db, (e) => e, 64, m.walSync);
+    const firstCalled = m.called;
+    const a = gc.submit(() => db.prepare("INSERT INTO t VALUES ('a')").run());
+    const aState = settledYet(a);
+    await firstCalled;
+    // Committed — the row is there for reads — but not synced: nobody is answered, and the COMMIT did not sync inline.
+    expect(rows(db)).toEqual(['a']);
+    expect(db.pragma('synchronous', { simple: true })).toBe(2); // restored after the batch
+    const b = gc.submit(() => db.prepare("INSERT INTO t VALUES ('b')").run());
+    const bState = settledYet(b);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(rows(db)).toEqual(['a', 'b']);
+    expect(m.calls).toHaveLength(1); // b's batch waits for the fsync under way to end
+    expect([aState.settled, bState.settled]).toEqual([false, false]);
+    const secondCalled = m.called;
+    m.calls[0]!(null);
+    await a;
+    await secondCalled;
+    expect(bState.settled).toBe(false);
+    m.calls[1]!(null);
+    await b;
+    expect(gc.stats).toEqual({ transactions: 2, programs: 2, failedTransactions: 0, syncs: 2 });
+    db.close();
+  });
+
+  it('a failed fsync rejects its batch with storage_error (sync_failed), and every later write without running it', async () => {
+    const db = table();
+    const m = manualSync();
+    const gc = new GroupCommit(db, (e) => e, 64, m.walSync);
+    const called = m.called;
+    const a = gc.submit(() => db.prepare("INSERT INTO t VALUES ('a')").run());
+    await called;
+    m.calls[0]!(new Error('EIO: i/o error, fsync'));
+    const err = (await a.then(() => undefined, (e: unknown) => e)) as BatonError;
+    expect([err.code, err.details]).toStrictEqual(['storage_error', { reason: 'sync_failed' }]);
+    let ran = false;
+    const later = gc.submit(() => (ran = true));
+    expect(((await later.then(() => undefined, (e: unknown) => e)) as BatonError).code).toBe('storage_error');
+    expect(ran).toBe(false);
+    db.close();
+  });
+
+  it('without synchronous FULL in WAL mode the COMMIT is the answer: no fsync is added', async () => {
+    const db = table();
+    db.pragma('synchronous = NORMAL');
+    const m = manualSync();
+    const gc = new GroupCommit(db, (e) => e, 64, m.walSync);
+    await gc.submit(() => db.prepare("INSERT INTO t VALUES ('a')").run());
+    expect(m.calls).toHaveLength(0);
+    expect(gc.stats.syncs).toBe(0);
     db.close();
   });
 
@@ -151,7 +240,7 @@ describe('sqlite group commit: the batcher', () => {
     const db = table();
     const gc = new GroupCommit(db, (e) => e, 4);
     await Promise.all(Array.from({ length: 10 }, (_, i) => gc.submit(() => db.prepare('INSERT INTO t VALUES (?)').run(String(i)))));
-    expect(gc.stats).toEqual({ transactions: 3, programs: 10, failedTransactions: 0 });
+    expect(gc.stats).toMatchObject({ transactions: 3, programs: 10, failedTransactions: 0 });
     expect(rows(db)).toHaveLength(10);
     db.close();
   });
