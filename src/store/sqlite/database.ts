@@ -1,6 +1,7 @@
 /**
  * Opening the embedded SQLite file. Durability settings are not negotiable:
- * WAL with synchronous=FULL so an acknowledged write survives power loss, and
+ * WAL with synchronous=FULL so an acknowledged write survives power loss
+ * (group commits sync the WAL themselves, after COMMIT: group-commit.ts), and
  * writers take the lock up front (BEGIN IMMEDIATE) so two processes never
  * discover a conflict half-way through a transaction.
  *
