@@ -142,12 +142,31 @@ describe('nodes a task admission opens', () => {
       const under = s.child(settled.node_id);
       await expect(s.task([fresh, under].map(later), fresh.node_id, 1n, T), `one instant ${oneInstant}`).resolves.toMatchObject({ status: 'held' });
       await s.store.close();
+      // A root of the same namespace opened earlier in the transaction is counted once: by the second root's count.
+      const twice = await world({ maxRetainedRecords: 4 });
+      const r2 = twice.root();
+      const c2 = twice.child(r2.node_id);
+      await expect(twice.task([twice.root(), r2, c2].map(later), c2.node_id, 1n, T), `one instant ${oneInstant}`).resolves.toMatchObject({ status: 'held' });
+      await twice.store.close();
       const x = await world({ maxRetainedRecords: 2 });
       const xr = { ...x.root(), at: T };
       const xc = { ...x.child(xr.node_id), at: T, not_after: T };
       expect((await expectCodeAsync(x.task([xr, xc].map(later), xc.node_id, 1n, T), 'context_invalidated')).details, `one instant ${oneInstant}`).toStrictEqual({ reason: 'expired', node_id: xc.node_id });
       await x.store.close();
     }
+  });
+
+  it('a count read at another instant is not carried forward: what expired in between is not counted', async () => {
+    // A chain admitted early in 2026 that expires mid-year still holds its unresolved reservation, and nothing else.
+    const w = await world({ maxRetainedRecords: 4 });
+    const early = '2026-01-01T00:00:00.000Z';
+    const r1 = { ...w.root(), at: early, not_after: '2026-06-01T00:00:00.000Z' };
+    await w.task([r1, { ...w.child(r1.node_id), at: early, not_after: '2026-06-01T00:00:00.000Z' }], r1.node_id, 1n, early);
+    // Nodes opened at the early instant (when the chain was 3 retained records), admitted now (1): 1 + 2 new = 3 < 4.
+    const r = { ...w.root(), at: early };
+    const c = { ...w.child(r.node_id), at: early };
+    await expect(w.task([r, c], c.node_id, 1n, NOW())).resolves.toMatchObject({ status: 'held' });
+    await w.store.close();
   });
 
   it('a new root\'s live-root row is written by its admission: held, the root keeps its active-root slot; consumed outright, it frees it', async () => {
