@@ -18,8 +18,9 @@
  *   that never became durable.
  *
  * The fsync is the one synchronous=FULL would do inside COMMIT, moved off the
- * event loop (issue #24: the COMMIT's fsync was ~10 % of the request
- * thread's time at c=32): a batch commits with synchronous=NORMAL — in WAL
+ * event loop (issue #24: COMMIT was ~10 % of the request thread's time at
+ * c=32; a WAL checkpoint, when one falls due, still runs and syncs inside
+ * it): a batch commits with synchronous=NORMAL — in WAL
  * mode the frames are written, not synced — and the WAL file is then fsynced
  * on libuv's thread pool while the next requests run; batches that commit
  * meanwhile share the next fsync. WAL frames are ordered, so a synced batch
