@@ -145,7 +145,7 @@ export class GroupCommit {
     };
   }
 
-  /** Runs `fn` inside a shared write transaction; settles after that transaction's COMMIT. */
+  /** Runs `fn` inside a shared write transaction; settles after that transaction's COMMIT and the fsync that makes it durable. */
   submit<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.broken !== undefined) return reject(this.broken);
