@@ -134,9 +134,13 @@ export async function admitFirstTurn(deps: PathDeps, req: FirstTurnRequest): Pro
   try {
     return await admitFirst(deps, req, site, req.authority);
   } catch (err) {
-    // Two first requests under a new upstream leaf both minted its child; the loser's node conflicts.
-    // Its admission stored nothing: prepare again on the winner's child and admit once more (issue #16).
-    const again = isBatonError(err, 'invalid_request') && req.authority.retryImport ? await req.authority.retryImport() : undefined;
+    // Two first requests under a new upstream leaf both minted its child; the loser's node conflicts
+    // (invalid_request) — or, where its plan took the leaf for new and the winner's stream head is there by its
+    // fence check, its fence is stale (context_invalidated; PostgreSQL, whose writers run side by side). Its
+    // admission stored nothing: prepare again on the winner's child and admit once more (issue #16). Only when
+    // the winner's child is stored, and only once: the new admission re-checks every fence itself.
+    const raced = isBatonError(err, 'invalid_request') || isBatonError(err, 'context_invalidated');
+    const again = raced && req.authority.retryImport ? await req.authority.retryImport() : undefined;
     if (!again) throw err;
     return admitFirst(deps, req, site, again);
   }
