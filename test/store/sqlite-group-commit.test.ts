@@ -182,7 +182,7 @@ describe('sqlite group commit: the batcher', () => {
   it('answers a batch only once the WAL holding its COMMIT is fsynced; batches committed meanwhile share the next fsync', async () => {
     const db = table();
     const m = manualSync();
-    const gc = new GroupCommit(db, (e) => e, 64, m.walSync);
+    const gc = new GroupCommit(db, (e) => e, { sync: m.walSync });
     const firstCalled = m.called;
     const a = gc.submit(() => db.prepare("INSERT INTO t VALUES ('a')").run());
     const aState = settledYet(a);
@@ -211,7 +211,7 @@ describe('sqlite group commit: the batcher', () => {
   it('a failed fsync rejects its batch with storage_error (sync_failed), and every later write without running it', async () => {
     const db = table();
     const m = manualSync();
-    const gc = new GroupCommit(db, (e) => e, 64, m.walSync);
+    const gc = new GroupCommit(db, (e) => e, { sync: m.walSync });
     const called = m.called;
     const a = gc.submit(() => db.prepare("INSERT INTO t VALUES ('a')").run());
     await called;
@@ -229,7 +229,7 @@ describe('sqlite group commit: the batcher', () => {
     const db = table();
     db.pragma('synchronous = NORMAL');
     const m = manualSync();
-    const gc = new GroupCommit(db, (e) => e, 64, m.walSync);
+    const gc = new GroupCommit(db, (e) => e, { sync: m.walSync });
     await gc.submit(() => db.prepare("INSERT INTO t VALUES ('a')").run());
     expect(m.calls).toHaveLength(0);
     expect(gc.stats.syncs).toBe(0);
@@ -238,7 +238,7 @@ describe('sqlite group commit: the batcher', () => {
 
   it('splits a long queue into bounded batches', async () => {
     const db = table();
-    const gc = new GroupCommit(db, (e) => e, 4);
+    const gc = new GroupCommit(db, (e) => e, { maxBatch: 4 });
     await Promise.all(Array.from({ length: 10 }, (_, i) => gc.submit(() => db.prepare('INSERT INTO t VALUES (?)').run(String(i)))));
     expect(gc.stats).toMatchObject({ transactions: 3, programs: 10, failedTransactions: 0 });
     expect(rows(db)).toHaveLength(10);

@@ -19,8 +19,8 @@
  *
  * The fsync is the one synchronous=FULL would do inside COMMIT, moved off the
  * event loop (issue #24: COMMIT was ~10 % of the request thread's time at
- * c=32; a WAL checkpoint, when one falls due, still runs and syncs inside
- * it): a batch commits with synchronous=NORMAL — in WAL
+ * c=32; the WAL checkpoint left it too: checkpointer.ts): a batch commits
+ * with synchronous=NORMAL — in WAL
  * mode the frames are written, not synced — and the WAL file is then fsynced
  * on libuv's thread pool while the next requests run; batches that commit
  * meanwhile share the next fsync. WAL frames are ordered, so a synced batch
@@ -98,6 +98,15 @@ export interface GroupCommitStats {
   syncs: number;
 }
 
+export interface GroupCommitOptions {
+  /** Most programs per transaction. */
+  maxBatch?: number;
+  /** How a committed batch is made durable (tests); by default the WAL file's fsync. */
+  sync?: { sync: WalSync; syncNow(): void };
+  /** Called after each transaction commits, before its fsync (the WAL checkpointer counts them). */
+  onCommit?: () => void;
+}
+
 /** A committed batch waiting for its fsync: each program's outcome, delivered once the WAL is synced. */
 type Committed = { batch: Pending[]; outcomes: Outcome[] };
 
@@ -116,19 +125,22 @@ export class GroupCommit {
   private broken: unknown;
   readonly stats: GroupCommitStats = { transactions: 0, programs: 0, failedTransactions: 0, syncs: 0 };
 
+  private readonly maxBatch: number;
+  private readonly onCommit: (() => void) | undefined;
+
   /**
    * @param db the connection (synchronous)
    * @param wrap turns a non-Baton error into the caller-visible one (storage_error)
-   * @param maxBatch most programs per transaction
-   * @param sync how a committed batch is made durable (tests); by default the WAL file's fsync
    */
   constructor(
     private readonly db: Db,
     private readonly wrap: (err: unknown) => unknown,
-    private readonly maxBatch = MAX_BATCH,
-    sync?: { sync: WalSync; syncNow(): void },
+    opts: GroupCommitOptions = {},
   ) {
+    const { maxBatch = MAX_BATCH, sync } = opts;
     if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError('maxBatch must be a positive integer');
+    this.maxBatch = maxBatch;
+    this.onCommit = opts.onCommit;
     const level = (this.level = Number(db.pragma('synchronous', { simple: true })));
     const full = level >= 2;
     const walMode = String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
@@ -195,6 +207,7 @@ export class GroupCommit {
     }
     this.stats.transactions++;
     this.stats.programs += batch.length;
+    this.onCommit?.();
     if (!this.wal) return this.answer([{ batch, outcomes }]);
     this.unsynced.push({ batch, outcomes });
     this.startSync();

@@ -13,6 +13,7 @@ import { putRecord } from '../../records/put.ts';
 import { runSync } from '../tx/run.ts';
 import type { TreeRow } from '../tree.ts';
 import { checkpointTruncate, openDatabase, type Db, type OpenOptions } from './database.ts';
+import { WalCheckpointer, type CheckpointStats } from './checkpointer.ts';
 import { GroupCommit, type GroupCommitStats } from './group-commit.ts';
 import { sqliteOps } from './ops.ts';
 import { sqliteDialect, sqlitePush } from './push.ts';
@@ -39,6 +40,7 @@ export class SqliteStore implements Store {
   private readonly records;
   private readonly ops;
   private readonly commits: GroupCommit;
+  private readonly checkpoints: WalCheckpointer;
 
   private constructor(
     private readonly db: Db,
@@ -48,7 +50,9 @@ export class SqliteStore implements Store {
     this.ops = sqliteOps(db);
     this.records = recordReads(db);
     // Every ledger, control and record write shares commits with those queued beside it (group-commit.ts).
-    this.commits = new GroupCommit(db, (err) => this.storageFault(err));
+    // …and the WAL they grow is checkpointed by a worker thread, not inside a request's COMMIT (checkpointer.ts).
+    this.checkpoints = new WalCheckpointer(db);
+    this.commits = new GroupCommit(db, (err) => this.storageFault(err), { onCommit: () => this.checkpoints.committed() });
     const run = async <R>(make: () => Program<R>): Promise<R> => this.commits.submit(() => runSync(make(), this.ops));
     const events = db.prepare<[string, string, number, number], { document: string }>(
       'SELECT document FROM control_events WHERE project_id = ? AND branch_id = ? AND position > ? ORDER BY position LIMIT ?',
@@ -106,6 +110,16 @@ export class SqliteStore implements Store {
     return this.commits.stats;
   }
 
+  /** The off-thread WAL checkpoints, for tests and diagnostics. */
+  get checkpointStats(): Readonly<CheckpointStats> {
+    return this.checkpoints.stats;
+  }
+
+  /** Resolves when no WAL checkpoint is running (tests). */
+  checkpointsIdle(): Promise<void> {
+    return this.checkpoints.idle();
+  }
+
   async putRecord(record: Envelope): Promise<PutResult> {
     return this.commits.submit(() => runSync(putRecord(record, new Date().toISOString()), this.ops));
   }
@@ -134,6 +148,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (!this.db.open) return;
     this.commits.drain(); // queued writes commit (or fail) before the connection goes
+    await this.checkpoints.close();
     this.db.close();
   }
 

@@ -1,0 +1,136 @@
+/**
+ * WAL checkpoints off the request thread (src/store/sqlite/checkpointer.ts):
+ * the request connection's COMMIT no longer copies the WAL into the database
+ * below the backstop; a worker thread does, after every `every` commits,
+ * without blocking the writer; a worker that cannot run is given up and the
+ * connection goes back to SQLite's own checkpoints.
+ */
+import { mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { randomIds } from '../../src/records/ids.ts';
+import { BACKSTOP_PAGES, WalCheckpointer } from '../../src/store/sqlite/checkpointer.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-ckpt-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A WAL file opened as the store opens it, with one table of page-sized rows. */
+function table() {
+  const path = join(dir, `${randomIds.next('raw')}.db`);
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE t (v TEXT NOT NULL) STRICT');
+  const insert = db.prepare('INSERT INTO t(v) VALUES (?)');
+  /** One committed transaction of `pages` rows of one page each. */
+  const commit = (pages = 4) => db.transaction(() => {
+    for (let i = 0; i < pages; i++) insert.run('x'.repeat(4_000));
+  })();
+  return { db, path, commit, size: () => statSync(path).size };
+}
+
+describe('sqlite WAL checkpointer', () => {
+  it('takes the automatic checkpoint out of COMMIT: past 1,000 WAL pages the database file is untouched until the worker runs', async () => {
+    const t = table();
+    const ck = new WalCheckpointer(t.db, 1_000_000);
+    expect(t.db.pragma('wal_autocheckpoint', { simple: true })).toBe(BACKSTOP_PAGES);
+    const before = t.size();
+    for (let i = 0; i < 30; i++) {
+      t.commit(50); // 1,500 pages in all: SQLite's default would have checkpointed inside a COMMIT
+      ck.committed();
+    }
+    expect(t.size()).toBe(before);
+    expect(ck.stats.checkpoints).toBe(0);
+    await ck.close();
+    t.db.close();
+  });
+
+  it('checkpoints on the worker after every `every` commits, copying the WAL into the database', async () => {
+    const t = table();
+    const ck = new WalCheckpointer(t.db, 3);
+    const before = t.size();
+    t.commit();
+    ck.committed();
+    t.commit();
+    ck.committed();
+    await ck.idle();
+    expect(ck.stats.checkpoints).toBe(0);
+    expect(t.size()).toBe(before);
+    t.commit();
+    ck.committed();
+    await ck.idle();
+    expect(ck.stats.checkpoints).toBe(1);
+    expect(ck.stats.failed).toBeUndefined();
+    expect(ck.stats.last!.checkpointed).toBe(ck.stats.last!.log);
+    expect(ck.stats.last!.log).toBeGreaterThanOrEqual(12);
+    expect(t.size()).toBeGreaterThan(before + 12 * 4_000);
+    await ck.close();
+    t.db.close();
+  });
+
+  it('never blocks or breaks the writer: checkpoints after every commit while it keeps committing', async () => {
+    const t = table();
+    const ck = new WalCheckpointer(t.db, 1);
+    for (let i = 0; i < 200; i++) {
+      t.commit(2);
+      ck.committed();
+      if (i % 20 === 0) await new Promise((r) => setImmediate(r)); // let replies arrive mid-run
+    }
+    await ck.idle();
+    expect(ck.stats.failed).toBeUndefined();
+    expect(ck.stats.checkpoints).toBeGreaterThanOrEqual(1);
+    await ck.close();
+    t.db.close();
+    const again = new Database(t.path, { readonly: true });
+    expect(again.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 400 });
+    again.close();
+  });
+
+  it('a worker that cannot open the database is given up and SQLite checkpoints inside COMMIT again', async () => {
+    const t = table();
+    const ck = new WalCheckpointer(t.db, 1);
+    renameSync(t.path, `${t.path}.moved`); // the request connection keeps its open file; the worker finds none
+    t.commit();
+    ck.committed();
+    await ck.idle();
+    expect(ck.stats.failed).toMatch(/unable to open|no such file|does not exist/i);
+    expect(t.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1_000);
+    ck.committed(); // given up: no new worker
+    await ck.idle();
+    expect(ck.stats.checkpoints).toBe(0);
+    await ck.close();
+    t.db.close();
+  });
+
+  it('leaves an in-memory database alone', async () => {
+    const db = new Database(':memory:');
+    const ck = new WalCheckpointer(db, 1);
+    ck.committed();
+    await ck.idle();
+    expect(ck.stats).toMatchObject({ checkpoints: 0, failed: 'not a WAL file' });
+    await ck.close();
+    db.close();
+  });
+
+  it('the store checkpoints its group commits on the worker and keeps every write across close and reopen', async () => {
+    const path = join(dir, `${randomIds.next('db')}.db`);
+    const store = SqliteStore.open(path, { create: true });
+    const space = freshSpace();
+    await publishAgent(store, space);
+    const c = await chain(store, space, { root: 100n });
+    const ids = [c.root, c.child, c.leaf];
+    for (let i = 0; i < 20; i++) await store.ledger.admit(await admission(store, space, ids, c.leaf));
+    expect(store.writeStats.transactions).toBeGreaterThanOrEqual(16);
+    await store.checkpointsIdle();
+    expect(store.checkpointStats.checkpoints).toBeGreaterThanOrEqual(1);
+    await store.close();
+    expect(store.checkpointStats.failed).toBeUndefined();
+    const again = SqliteStore.open(path);
+    expect((await again.ledger.tree(c.root))?.balances.find((b) => b.dimension === 'units')).toMatchObject({ reserved: '20' });
+    await again.close();
+  });
+});
