@@ -103,6 +103,8 @@ export class WalCheckpointer {
   /** Stops the worker (after the checkpoint under way, if any); the connection goes back to SQLite's default. */
   async close(): Promise<void> {
     if (this.worker) {
+      // Referenced again: the caller awaits its exit, and an unreferenced worker would let the event loop end first.
+      this.worker.ref();
       this.worker.postMessage('close');
       await this.exited;
     }

@@ -63,7 +63,8 @@ export function processContract(name: string, setup: () => Promise<Ledger>): voi
       await Promise.all(workers.map((w) => w.next()));
       for (const w of workers) w.go();
       const results = await Promise.all(workers.map((w) => w.next()));
-      if ((await Promise.all(workers.map((w) => w.exited))).some((c) => c !== 0)) throw new Error('a racer failed');
+      const codes = await Promise.all(workers.map((w) => w.exited));
+      if (codes.some((c) => c !== 0)) throw new Error(`a racer failed: ${codes.join(', ')}`);
       // They really raced: every process was opening tasks while every other one was.
       expect(Math.max(...results.map((r) => r.from as number))).toBeLessThan(Math.min(...results.map((r) => r.to as number)));
       for (const r of results) expect((r.admitted as number) + (r.refused as number)).toBeGreaterThanOrEqual(tries);
