@@ -1,7 +1,16 @@
 /**
  * Opaque, never-reused identifiers (RW-003 §2 RecordId, ADR-0014 "Logical IDs
- * and references"). 128 random bits make reuse a non-event; the prefix is for
- * humans only — nothing may parse scope or type out of an id.
+ * and references"). 80 random bits per millisecond make reuse a non-event; the
+ * prefix is for humans only — nothing may parse scope, type or time out of an
+ * id.
+ *
+ * The bits are laid out as RFC 9562's UUIDv7 lays them out — the 48-bit Unix
+ * millisecond first, then the random bits — and written in base32hex, whose
+ * characters sort as the bits do (RFC 4648 §7), so ids made one after another
+ * sort one after another. Every table and index keyed by an id then takes its
+ * new rows on the same few rightmost B-tree pages instead of a random page
+ * each: issue #24 measured ~30 % fewer WAL pages written per transaction at
+ * c=32 than with 128 random bits.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -15,26 +24,30 @@ export interface IdSource {
 
 const PREFIX = /^[a-z][a-z0-9_]{0,15}$/;
 
-/** Production id source: `<prefix>_<26 chars of base32 randomness>`. */
+/** Production id source: `<prefix>_<26 base32hex chars: 48-bit Unix ms, then 80 random bits>`. */
 export const randomIds: IdSource = {
   next(prefix) {
     if (!PREFIX.test(prefix)) throw new TypeError(`bad id prefix ${JSON.stringify(prefix)}`);
-    return `${prefix}_${base32(random16())}`;
+    const bytes = Buffer.allocUnsafe(16);
+    bytes.writeUIntBE(Date.now(), 0, 6);
+    bytes.set(random10(), 6);
+    return `${prefix}_${base32hex(bytes)}`;
   },
 };
 
-// CSPRNG bytes fetched 4 KiB at a time and handed out 16 at a time, each byte
-// once (as crypto.randomUUID does with its cache): one call per 256 ids instead
+// CSPRNG bytes fetched 4 KiB at a time and handed out 10 at a time, each byte
+// once (as crypto.randomUUID does with its cache): one call per 409 ids instead
 // of one per id, which showed in the request path's profile (issue #15).
+const POOL = 4096;
 let pool = Buffer.alloc(0);
 let offset = 0;
-function random16(): Uint8Array {
-  if (offset + 16 > pool.length) {
-    pool = randomBytes(4096);
+function random10(): Uint8Array {
+  if (offset + 10 > pool.length) {
+    pool = randomBytes(POOL);
     offset = 0;
   }
-  offset += 16;
-  return pool.subarray(offset - 16, offset);
+  offset += 10;
+  return pool.subarray(offset - 10, offset);
 }
 
 /** Deterministic ids for tests and replay: `<prefix>_<seed>_<n>`. */
@@ -43,8 +56,9 @@ export function sequentialIds(seed = 't'): IdSource {
   return { next: (prefix) => `${prefix}_${seed}_${(++n).toString().padStart(6, '0')}` };
 }
 
-const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
-function base32(bytes: Uint8Array): string {
+/** RFC 4648 §7 "base32hex", lowercase, unpadded: sorts as the bytes do. */
+const ALPHABET = '0123456789abcdefghijklmnopqrstuv';
+function base32hex(bytes: Uint8Array): string {
   let out = '';
   let bits = 0;
   let acc = 0;

@@ -1,8 +1,9 @@
 /**
- * Identifiers (src/records/ids.ts): the production source draws 16 CSPRNG
- * bytes per id from a 4 KiB pool, each byte once, written as 26 lowercase
- * RFC 4648 base32 characters; external identifiers are refused with their own
- * message when empty, ill-formed, holding a control character or too long.
+ * Identifiers (src/records/ids.ts): the production source writes the 48-bit
+ * Unix millisecond then 10 CSPRNG bytes drawn from a 4 KiB pool, each byte
+ * once, as 26 lowercase RFC 4648 base32hex characters, so ids sort by the
+ * millisecond they were made in; external identifiers are refused with their
+ * own message when empty, ill-formed, holding a control character or too long.
  */
 import type * as NodeCrypto from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
@@ -25,28 +26,49 @@ vi.mock('node:crypto', async (importOriginal) => {
 const { checkIdentifier, Identifier, randomIds, sequentialIds } = await import('../../src/records/ids.ts');
 const { expectCode } = await import('../helpers/errors.ts');
 
-/** RFC 4648 §6 base32, lowercase, without padding: the reference the ids must match. */
-const base32 = (bytes: Uint8Array): string => {
+/** RFC 4648 §7 base32hex, lowercase, without padding: the reference the ids must match. */
+const base32hex = (bytes: Uint8Array): string => {
   const bits = [...bytes].map((b) => b.toString(2).padStart(8, '0')).join('');
   let out = '';
-  for (let i = 0; i < bits.length; i += 5) out += 'abcdefghijklmnopqrstuvwxyz234567'[parseInt(bits.slice(i, i + 5).padEnd(5, '0'), 2)];
+  for (let i = 0; i < bits.length; i += 5) out += '0123456789abcdefghijklmnopqrstuv'[parseInt(bits.slice(i, i + 5).padEnd(5, '0'), 2)];
   return out;
 };
-const poolBytes = (n: number, from: number) => Uint8Array.from({ length: 16 }, (_, i) => ((from + i) * 7 + ((from + i) >> 8) * 3 + n * 13) & 255);
+const poolBytes = (n: number, from: number) => Uint8Array.from({ length: 10 }, (_, i) => ((from + i) * 7 + ((from + i) >> 8) * 3 + n * 13) & 255);
+/** The 48-bit big-endian millisecond, then the random bytes. */
+const idBytes = (ms: number, random: Uint8Array) => Uint8Array.from([...Array.from({ length: 6 }, (_, i) => Math.floor(ms / 2 ** (8 * (5 - i))) & 255), ...random]);
 
 describe('randomIds', () => {
-  it('writes 16 pool bytes as 26 base32 characters, 256 ids per 4 KiB draw, each byte once', () => {
-    expect(draws.calls).toBe(0);
-    const ids = Array.from({ length: 257 }, () => randomIds.next('card'));
-    for (let i = 0; i < 256; i++) expect(ids[i]).toBe(`card_${base32(poolBytes(0, i * 16))}`);
-    expect(ids[256]).toBe(`card_${base32(poolBytes(1, 0))}`);
-    expect(draws.calls).toBe(2);
-    expect(ids[0]).toMatch(/^card_[a-z2-7]{26}$/);
-    expect(ids[16]).not.toBe(ids[0]);
+  it('writes the millisecond and 10 pool bytes as 26 base32hex characters, 409 ids per 4 KiB draw, each byte once', () => {
+    const ms = Date.UTC(2026, 11, 4, 21, 30);
+    const now = vi.spyOn(Date, 'now').mockReturnValue(ms);
+    try {
+      expect(draws.calls).toBe(0);
+      const ids = Array.from({ length: 410 }, () => randomIds.next('card'));
+      for (let i = 0; i < 409; i++) expect(ids[i]).toBe(`card_${base32hex(idBytes(ms, poolBytes(0, i * 10)))}`);
+      expect(ids[409]).toBe(`card_${base32hex(idBytes(ms, poolBytes(1, 0)))}`);
+      expect(draws.calls).toBe(2);
+      expect(ids[0]).toMatch(/^card_[0-9a-v]{26}$/);
+      expect(ids[1]).not.toBe(ids[0]);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it('sorts ids by the millisecond they were made in, whatever their random bits', () => {
+    const now = vi.spyOn(Date, 'now');
+    try {
+      const made = [1, 2, 255, 256, 65_536, 2 ** 40, 2 ** 47, 2 ** 48 - 1].flatMap((ms) => {
+        now.mockReturnValue(ms);
+        return [randomIds.next('rsv'), randomIds.next('rsv')].sort();
+      });
+      expect([...made].sort()).toStrictEqual(made);
+    } finally {
+      now.mockRestore();
+    }
   });
 
   it('takes prefixes of a lowercase letter then up to 15 of [a-z0-9_]', () => {
-    expect(randomIds.next(`a${'b_9'.repeat(5)}`)).toMatch(/^ab_9b_9b_9b_9b_9_[a-z2-7]{26}$/);
+    expect(randomIds.next(`a${'b_9'.repeat(5)}`)).toMatch(/^ab_9b_9b_9b_9b_9_[0-9a-v]{26}$/);
     for (const bad of ['', 'Card', '9a', `a${'b'.repeat(16)}`, 'card!', 'ca-rd', '_a']) {
       expect(() => randomIds.next(bad)).toThrow(new TypeError(`bad id prefix ${JSON.stringify(bad)}`));
     }
