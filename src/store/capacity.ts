@@ -136,6 +136,20 @@ export const CAPACITY_INDEXES = `
   CREATE INDEX ledger_nodes_live ON ledger_nodes(owner_namespace, not_after);
 `;
 
+/**
+ * Migration 15 (issue #24): indexes no query reads any more, each one more
+ * B-tree insert per node or reservation written. Since migration 10 the
+ * capacity counts walk ledger_live_roots and reach nodes by root
+ * (ledger_nodes_by_root); a namespace's unresolved reservations are counted
+ * on ledger_reservations_live, whose first column already serves any lookup
+ * by namespace alone.
+ */
+export const DROP_UNREAD_INDEXES = `
+  DROP INDEX ledger_nodes_by_ns;
+  DROP INDEX ledger_nodes_live;
+  DROP INDEX ledger_reservations_by_ns;
+`;
+
 /** `q(name)` renders a placeholder for the preset queries. */
 export type PresetPlaceholder = (name: 'preset' | 'at' | 'since') => string;
 

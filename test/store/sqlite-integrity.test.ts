@@ -49,6 +49,8 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     await fiveHeldThenKill9(path, space, ids);
     const store = SqliteStore.open(path);
     expect(await store.ledger.unresolved()).toHaveLength(5);
+    // Migration 15 dropped the indexes nothing reads.
+    expect(store.handle.prepare("SELECT name FROM sqlite_master WHERE name IN ('ledger_nodes_by_ns', 'ledger_nodes_live', 'ledger_reservations_by_ns')").all()).toEqual([]);
     // Migration 10 found the one root, live with its unresolved reservations.
     expect(store.handle.prepare('SELECT root_id, unresolved FROM ledger_live_roots').all()).toEqual([{ root_id: ids[0], unresolved: 1n }]);
     await store.close();
@@ -116,11 +118,15 @@ describe('sqlite: previously initialised state is never an empty store', () => {
       DROP TABLE ledger_live_roots; DROP TABLE baton_meta; DROP TABLE gateway_identity; DROP TABLE card_history;
       DROP TABLE content; DROP TABLE attempt_work; DROP TABLE preset_locks; DROP INDEX ledger_nodes_by_preset; ALTER TABLE ledger_nodes DROP COLUMN preset_id;
       ALTER TABLE push_configs DROP COLUMN gateway_id; ALTER TABLE push_deliveries DROP COLUMN gateway_id;
+      CREATE INDEX ledger_nodes_by_ns ON ledger_nodes(owner_namespace, parent_id); CREATE INDEX ledger_nodes_live ON ledger_nodes(owner_namespace, not_after);
+      CREATE INDEX ledger_reservations_by_ns ON ledger_reservations(owner_namespace);
       DELETE FROM schema_migrations WHERE version >= 5`);
     raw.close();
     writeFileSync(`${path}.initialized`, '2026-01-01T00:00:00.000Z\n');
     const store = SqliteStore.open(path);
     expect(await store.ledger.unresolved()).toHaveLength(5);
+    // Migration 15 dropped the indexes nothing reads.
+    expect(store.handle.prepare("SELECT name FROM sqlite_master WHERE name IN ('ledger_nodes_by_ns', 'ledger_nodes_live', 'ledger_reservations_by_ns')").all()).toEqual([]);
     // Migration 10 found the one root, live with its unresolved reservations.
     expect(store.handle.prepare('SELECT root_id, unresolved FROM ledger_live_roots').all()).toEqual([{ root_id: ids[0], unresolved: 1n }]);
     await store.close();

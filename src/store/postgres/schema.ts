@@ -4,7 +4,7 @@
  * work-sql.ts) in PostgreSQL types. Migrations run under an advisory lock so several Baton processes
  * starting together against one database migrate it exactly once.
  */
-import { CAPACITY_INDEXES, liveRootsTableSql, liveRootTriggersSql } from '../capacity.ts';
+import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootsTableSql, liveRootTriggersSql } from '../capacity.ts';
 import { controlLedgerTablesSql, PG_DDL, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
@@ -24,4 +24,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   { version: 12, sql: workGatewaySql },
   { version: 13, sql: pushGatewaySql },
   { version: 14, sql: liveRootTriggersSql('postgres') },
+  { version: 15, sql: DROP_UNREAD_INDEXES },
 ];
