@@ -80,7 +80,11 @@ export class SqliteStore implements Store {
     this.ledger = composeLedger(run, reads, ids, limits);
     this.push = sqlitePush(db, (fn) => this.guard(fn));
     this.work = composeWork(sqliteDialect(db, (fn) => this.guard(fn)));
-    this.content = composeContent(sqliteDialect(db, (fn) => this.guard(fn)), async () => this.guard(() => checkpointTruncate(db)));
+    // After the worker's checkpoint under way, if any: it holds the checkpoint lock, and a purge's TRUNCATE would find it busy.
+    this.content = composeContent(sqliteDialect(db, (fn) => this.guard(fn)), async () => {
+      await this.checkpoints.idle();
+      return this.guard(() => checkpointTruncate(db));
+    });
     this.meta = sqliteMeta(db, (fn) => this.guard(fn));
     const scans = new Map<string, Database.Statement>(); // a fixed handful of texts
     const dialect = {
