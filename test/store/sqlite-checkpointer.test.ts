@@ -9,7 +9,7 @@ import { mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { randomIds } from '../../src/records/ids.ts';
 import { BACKSTOP_PAGES, WalCheckpointer } from '../../src/store/sqlite/checkpointer.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
@@ -102,6 +102,25 @@ describe('sqlite WAL checkpointer', () => {
     ck.committed(); // given up: no new worker
     await ck.idle();
     expect(ck.stats.checkpoints).toBe(0);
+    await ck.close();
+    t.db.close();
+  });
+
+  it('a worker that cannot be started is given up without disturbing the commit that asked for it', async () => {
+    const t = table();
+    const ck = new WalCheckpointer(t.db, 1);
+    const spawn = vi.spyOn(WalCheckpointer.prototype as unknown as { start(): unknown }, 'start').mockImplementation(() => {
+      throw new Error('ERR_WORKER_INIT_FAILED');
+    });
+    try {
+      t.commit();
+      expect(() => ck.committed()).not.toThrow();
+    } finally {
+      spawn.mockRestore();
+    }
+    expect(ck.stats.failed).toBe('ERR_WORKER_INIT_FAILED');
+    expect(t.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1_000);
+    await ck.idle(); // nothing left running
     await ck.close();
     t.db.close();
   });

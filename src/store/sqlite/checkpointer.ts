@@ -86,12 +86,20 @@ export class WalCheckpointer {
     else db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   }
 
-  /** One transaction committed on the request connection; starts a checkpoint when one is due and none is running. */
+  /**
+   * One transaction committed on the request connection; starts a checkpoint
+   * when one is due and none is running. Never throws: it runs between a
+   * batch's COMMIT and its callers' answers (group-commit.ts).
+   */
   committed(): void {
     if (this.stats.failed !== undefined || ++this.since < this.every || this.running) return;
     this.since = 0;
     this.running = true;
-    this.start().postMessage('checkpoint');
+    try {
+      this.start().postMessage('checkpoint');
+    } catch (err) {
+      this.giveUp(err instanceof Error ? err.message : String(err));
+    }
   }
 
   /** Resolves when no checkpoint is running (tests). */
