@@ -17,7 +17,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { Db } from './database.ts';
+import { isWalFile, type Db } from './database.ts';
 
 /** Committed transactions between two checkpoints: ≈ 3,700 WAL frames at c=32 (≈ 230 per shared transaction), ≈ 1,000 at c=1. */
 export const CHECKPOINT_EVERY = 16;
@@ -81,8 +81,7 @@ export class WalCheckpointer {
     private readonly every = CHECKPOINT_EVERY,
   ) {
     if (!Number.isInteger(every) || every < 1) throw new RangeError('every must be a positive integer');
-    const wal = !db.memory && String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
-    if (!wal) this.stats.failed = 'not a WAL file';
+    if (!isWalFile(db)) this.stats.failed = 'not a WAL file';
     else db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   }
 

@@ -182,6 +182,11 @@ export function checkpointTruncate(db: Db): boolean {
 
 const CHECKPOINT_WAIT_MS = 1_000;
 
+/** Whether `db` is a file in WAL mode: one with a -wal file to sync (group-commit.ts) and to checkpoint (checkpointer.ts). */
+export function isWalFile(db: Db): boolean {
+  return !db.memory && String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
+}
+
 /** Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back on any throw. */
 export function immediate<T>(db: Db, fn: () => T): T {
   return db.transaction(fn).immediate();

@@ -40,7 +40,7 @@
 import { close, closeSync, fsync, fsyncSync, open, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { storageError } from '../../errors.ts';
-import type { Db } from './database.ts';
+import { isWalFile, type Db } from './database.ts';
 
 /** Most programs in one transaction: bounds one batch's time on the event loop and its undo. */
 export const MAX_BATCH = 64;
@@ -143,8 +143,7 @@ export class GroupCommit {
     this.onCommit = opts.onCommit;
     const level = (this.level = Number(db.pragma('synchronous', { simple: true })));
     const full = level >= 2;
-    const walMode = String(db.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal';
-    this.wal = full && walMode && !db.memory ? (sync ?? walSync(db.name)) : undefined;
+    this.wal = full && isWalFile(db) ? (sync ?? walSync(db.name)) : undefined;
     // Prepared once: the batch's bookends run for every program.
     const prepare = (text: string) => db.prepare(text);
     this.sql = {
