@@ -22,6 +22,9 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { startGateway, type Gateway } from '../src/main.ts';
 import { isBatonError } from '../src/errors.ts';
+import { operatorActorRef } from '../src/contracts/identities.ts';
+import { ApprovalDesk } from '../src/operator/approvals.ts';
+import { systemClock } from '../src/records/time.ts';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const KEYS = { alice: 'alice-key-not-a-secret', bob: 'bob-key-not-a-secret', mallory: 'mallory-key-not-a-secret', dave: 'dave-key-not-a-secret' } as const;
@@ -254,6 +257,27 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       expect(isBatonError(lost.reason, 'context_invalidated') && lost.reason.details.rule).toBe('approval_used');
       expect(await n2.dispatcher.sweepApprovals(() => undefined)).toBe(0); // nothing left to admit
       await pollUntil(() => getTask(task.id), (t) => t.status.state === 'TASK_STATE_COMPLETED', { polls: 400, what: 'CLI-approved task completed' });
+      expect(await sends('gated')).toBe(before + 1);
+    }, 120_000);
+
+    it('a sweep that admits the approval between the decision and the approval action answers the approver with that admission', async () => {
+      const task = await sendGated('gated', 'swept first');
+      const digest = (await show(task.id)).preview_digest;
+      const before = await sends('gated');
+      const n2 = await secondNode();
+      // The approval action's admission, preceded by a sweep: the order the serving gateway's interval can produce.
+      const swept = Object.create(n2.dispatcher, {
+        resumeApproved: {
+          value: async (id: string) => {
+            expect(await n2.dispatcher.sweepApprovals(() => undefined)).toBe(1);
+            return n2.dispatcher.resumeApproved(id);
+          },
+        },
+      }) as typeof n2.dispatcher;
+      const desk = new ApprovalDesk({ gates: n2.dispatcher.deps.gates!, dispatcher: swept, clock: systemClock });
+      const r = await desk.approve(task.id, digest, 'ok', operatorActorRef('alice'));
+      expect(r.admission).toEqual({ attempt_id: task.id, state: expect.any(String) });
+      await pollUntil(() => getTask(task.id), (t) => t.status.state === 'TASK_STATE_COMPLETED', { polls: 400, what: 'swept task completed' });
       expect(await sends('gated')).toBe(before + 1);
     }, 120_000);
 

@@ -90,7 +90,10 @@ export class ApprovalDesk {
       admission = { attempt_id: attempt.record_id, state: attempt.body.state };
     } catch (err) {
       if (!isBatonError(err)) throw err;
-      admission = { error: err.toJSON() as { code: string; message: string; details: Record<string, unknown> } };
+      // A sweep (this node's or another's) may admit the approved request between the decision above and this
+      // admission; that admission is this approval's, so the approver is answered with it, not with "already used".
+      const admitted = err.details.rule === 'approval_used' ? await this.deps.dispatcher.deps.attempts.get(taskId) : undefined;
+      admission = admitted ? { attempt_id: admitted.record_id, state: admitted.body.state } : { error: err.toJSON() as { code: string; message: string; details: Record<string, unknown> } };
     }
     const latest = (await this.gates.byTask(taskId)) ?? request;
     return { decision, request: this.summary(latest), admission };
