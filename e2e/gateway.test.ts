@@ -264,6 +264,9 @@ describe('outcomes Baton refuses to call success', () => {
     expect(task.id).toMatch(/^att_/);
     expect(task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
     expect(outcomeOf(task).outcome).toBe('unknown');
+    // The operator's log says why this caller got WORKING (a warning: lost replies should be rare).
+    const warned = new RegExp(`"level":40,[^\\n]*"attempt":"${task.id}"[^\\n]*reply lost`);
+    await until(async () => (warned.test(world.baton.stderrTail()) ? true : undefined), 400, 25, 'the lost-reply warning');
     // The durable follower looks the task up by the context Baton named and commits its verdict.
     const done = await until(async () => {
       const t = await client.getTask({ tenant: '', id: task.id });

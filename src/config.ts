@@ -141,6 +141,8 @@ export const Config = z.strictObject({
       /** Bounds of one streamed turn; past either the stream is closed and the turn is `unknown` (issue #25 item 15). */
       maxTurnEvents: z.number().int().min(1).max(1_000_000).default(10_000),
       maxTurnBytes: z.number().int().min(64 * 1024).max(1024 * 1024 * 1024).default(32 * 1024 * 1024),
+      /** Idle connections to delegatees are closed after this, before the delegatee's own idle timeout closes them under a request. */
+      keepAliveMs: z.number().int().min(100).max(600_000).default(4_000),
     })
     .prefault({}),
   /** Time limits on the public listener (and the operator API's): slow or idle clients cannot hold sockets. */

@@ -21,6 +21,8 @@ export function pathEvents(deps: { push: Outbox | undefined; escalations: Escala
   const warn = (what: string) => (err: unknown) => deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, what);
   events.on(async (e) => {
     if (e.type === 'signal') deps.signal(e.signal);
+    // Why a caller got WORKING: a lost reply is rare and worth a warning; a turn outlasting its wait is routine (the follower logs each retry).
+    if (e.type === 'handed_over') deps.logger[e.lost ? 'warn' : 'debug']({ attempt: e.attempt_id, delegatee: e.delegatee, reason: e.reason }, e.lost ? 'reply lost: the turn continues on the follower, its caller was told unknown' : 'turn continues on the follower');
     if (e.type === 'escalate') await deps.escalations.raise(e.kind, e.subject, e.reasons).catch(warn('escalation failed'));
     if (e.type !== 'closed') return;
     const c = e.attempt.body;

@@ -8,6 +8,7 @@
  * byte left Baton is `not_transmitted`; everything else after the request
  * may have reached the remote is `lost`.
  */
+import { setMaxListeners } from 'node:events';
 import { Agent, request, type Dispatcher } from 'undici';
 import { BatonError, limitExceeded } from '../errors.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
@@ -37,6 +38,14 @@ export interface RemoteLimits {
    */
   maxTurnEvents: number;
   maxTurnBytes: number;
+  /**
+   * How long an idle connection to a delegatee is kept for reuse, unless its
+   * Keep-Alive hint says sooner. Below the usual server idle timeouts (Node's
+   * 5 s): a server that closes first races the next request written to the
+   * socket, and a POST reset there is an uncertain effect. SSE responses
+   * that set their own Connection header (the A2A SDK's) carry no hint.
+   */
+  keepAliveMs: number;
 }
 
 export const DEFAULT_REMOTE_LIMITS: RemoteLimits = {
@@ -47,6 +56,7 @@ export const DEFAULT_REMOTE_LIMITS: RemoteLimits = {
   callDeadlineMs: 60_000,
   maxTurnEvents: 10_000,
   maxTurnBytes: 32 * 1024 * 1024,
+  keepAliveMs: 4_000,
 };
 
 /** A transport failure, tagged with whether the request may have been delivered. */
@@ -79,9 +89,12 @@ export class RemoteClient {
   constructor(opts: RemoteClientOptions = {}) {
     this.limits = { ...DEFAULT_REMOTE_LIMITS, ...opts.limits };
     const common = { headersTimeout: this.limits.headersTimeoutMs, bodyTimeout: this.limits.bodyTimeoutMs, maxRedirections: 0 } as const;
-    this.forward = new Agent({ ...common, connections: opts.connections ?? 64, keepAliveTimeout: 10_000 });
+    this.forward = new Agent({ ...common, connections: opts.connections ?? 64, keepAliveTimeout: this.limits.keepAliveMs });
     // Its own pool (keep-alive, but never shared with forwarded calls).
-    this.verify = new Agent({ ...common, connections: 8, keepAliveTimeout: 10_000 });
+    this.verify = new Agent({ ...common, connections: 8, keepAliveTimeout: this.limits.keepAliveMs });
+    // Every call and effect stream in flight listens on this one signal (removed when it ends), so more than
+    // Node's default of 10 at once is normal load, not a leak: no MaxListenersExceededWarning in operators' logs.
+    setMaxListeners(0, this.stopping.signal);
   }
 
   /** One JSON-RPC call; returns the `result` or throws RemoteFailure / BatonError. */

@@ -85,4 +85,63 @@ describe('RemoteClient', () => {
     const streamErr = await failure(remote.stream(`${base}/rpc-error`, 'SendStreamingMessage', {}));
     expect((streamErr as RemoteRpcError).code).toBe(-32001);
   });
+
+  it('holds more concurrent calls and streams than an event target warns about without a listener-leak warning', async () => {
+    // Every call and effect stream listens on the client's one shutdown signal while it runs (RemoteClient.abortAll).
+    const held: ServerResponse[] = [];
+    let opened!: () => void;
+    const all = new Promise<void>((r) => (opened = r));
+    routes.set('/sse', (_q, r) => {
+      r.writeHead(200, { 'content-type': 'text/event-stream' }).write(': open\n\n');
+      if (held.push(r) === 24) opened();
+    });
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const streams = Array.from({ length: 24 }, () => remote.stream(`${base}/sse`, 'SendStreamingMessage', {}));
+      await all;
+      for (const res of await Promise.all(streams)) res.body.resume();
+      for (const r of held) r.end();
+      // Warnings are emitted on the next tick: one more turn of the loop, then none may have come.
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+      routes.delete('/sse');
+    }
+  });
+
+  it('closes an idle connection before the delegatee would: an SSE answer carries no Keep-Alive hint to go by', async () => {
+    // The A2A SDK's SSE answer sets its own Connection header, so Node sends no `Keep-Alive: timeout=`; a server
+    // that closes the idle socket first races Baton's next request on it (ECONNRESET: an uncertain effect).
+    const sse = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'text/event-stream', connection: 'keep-alive' }).end('data: {}\n\n'));
+    });
+    sse.keepAliveTimeout = 1_000;
+    await new Promise<void>((r) => sse.listen(0, '127.0.0.1', r));
+    const client = new RemoteClient({ limits: { keepAliveMs: 300 } });
+    try {
+      const closed = new Promise<{ byClient: boolean }>((resolve) =>
+        sse.once('connection', (socket) => {
+          let byClient = false;
+          socket.once('end', () => (byClient = true)); // the peer's FIN: the client let go first
+          socket.once('close', () => resolve({ byClient }));
+        }),
+      );
+      const res = await client.stream(`http://127.0.0.1:${(sse.address() as AddressInfo).port}/`, 'SendStreamingMessage', {});
+      expect(res.headers['keep-alive']).toBeUndefined();
+      await res.body.text();
+      expect(await closed).toEqual({ byClient: true });
+    } finally {
+      await client.close();
+      sse.closeAllConnections();
+      await new Promise<void>((r) => sse.close(() => r()));
+    }
+  });
+
+  it('keeps idle connections for less than a Node server keeps them by default', () => {
+    expect(new RemoteClient().limits.keepAliveMs).toBeLessThan(createServer().keepAliveTimeout);
+  });
 });

@@ -18,6 +18,8 @@ export type PathEvent =
   | { type: 'upstream'; call: 'send' | 'read_back'; delegatee: string; seconds: number; ok: boolean }
   /** The sweep stopped a running attempt because an authority stream moved; `seconds` since that move was recorded. */
   | { type: 'stopped'; cause: string; delegatee: string; seconds?: number }
+  /** A turn not over when its caller was answered: the durable follower continues it (`lost`: the send's reply never came, so the caller was told `unknown`). */
+  | { type: 'handed_over'; attempt_id: string; delegatee: string; reason: string; lost: boolean }
   /** A breaker-relevant fact (refused admission, rejected card, outcome, stopped attempt). */
   | { type: 'signal'; signal: BreakerSignal }
   /** Something Baton cannot settle itself, handed to the operator. */

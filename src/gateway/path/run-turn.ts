@@ -43,6 +43,12 @@ export async function send(deps: PathDeps, turn: Turn, params: Json, streaming: 
 
 /** Follows a sent turn until `until`, yielding remote events as they come, then commits its verdict. */
 export async function* complete(deps: PathDeps, turn: Turn, sent: Sent | undefined, until: number, retryMs = deps.follow.pollMinMs): AsyncGenerator<FollowStep, TurnEnd> {
+  const end = yield* completeTurn(deps, turn, sent, until, retryMs);
+  if (end.kind === 'pending') await deps.events.emit({ type: 'handed_over', attempt_id: turn.attempt.body.attempt_id, delegatee: turn.attempt.body.delegatee_id, reason: end.reason, lost: end.lost === true });
+  return end;
+}
+
+async function* completeTurn(deps: PathDeps, turn: Turn, sent: Sent | undefined, until: number, retryMs: number): AsyncGenerator<FollowStep, TurnEnd> {
   if (sent?.kind === 'lost') return { kind: 'pending', reason: sent.reason, lost: true };
   const lease = keepLease(deps, turn);
   let end;
