@@ -335,6 +335,7 @@ export function renderMarkdown(r: Results): string {
     out.push(header(['requests', 'elapsed s', 'gateway RSS MiB', 'req/s in the stretch', 'errors in the stretch']));
     for (const x of k.samples) out.push(row([x.requests.toLocaleString('en-US'), f(x.elapsedS, 0), f(x.rssMiB), f(x.rps), x.errors]));
     out.push('');
+    if (k.gatewayWarnings?.length) out.push("Baton's last warnings during the soak:", '', ...k.gatewayWarnings.map((w) => `    ${w}`), '');
   }
 
   const c = r.contracts;

@@ -47,6 +47,8 @@ export interface SoakResults {
   errors: number;
   errorsByCode: Record<string, number>;
   errorSample?: string;
+  /** Baton's own last warnings when there were errors (a lost reply names its cause there). */
+  gatewayWarnings?: string[];
   wallS: number;
   gatewayCpuMsPerRequest: number;
   rootLifetimeS: number;
@@ -126,6 +128,7 @@ export async function benchSoak(quick: boolean, log: (s: string) => void): Promi
           errors,
           errorsByCode,
           ...(errorSample ? { errorSample } : {}),
+          ...(errors ? { gatewayWarnings: baton.warnings() } : {}),
           wallS: round(wallS, 1),
           gatewayCpuMsPerRequest: round(ticksToMs((cpuTicks(baton.pid) ?? cpu0) - cpu0) / Math.max(1, done), 2),
           rootLifetimeS: ROOT_LIFETIME_S,

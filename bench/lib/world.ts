@@ -59,13 +59,15 @@ export function batonConfig(agent: SpawnedAgent, lifetimeSeconds = ROOT_LIFETIME
 }
 
 /** Baton as its own process (e2e harness), on a fresh SQLite data dir. */
-export async function startBaton(agent: SpawnedAgent, lifetimeSeconds = ROOT_LIFETIME_S): Promise<Service & { dir: string }> {
+export async function startBaton(agent: SpawnedAgent, lifetimeSeconds = ROOT_LIFETIME_S): Promise<Service & { dir: string; warnings(): string[] }> {
   const { dir, file } = batonConfig(agent, lifetimeSeconds);
   const proc = await spawnReady<{ url: string }>(BATON_MAIN, [file], {}, { timeoutMs: 60_000 });
   return {
     url: proc.ready.url,
     pid: proc.pid,
     dir,
+    /** Baton's last warnings (its log, level warn, from the stderr tail): why a request went wrong, in its words. */
+    warnings: () => proc.stderrTail().split('\n').filter((l) => l.startsWith('{"level":40')).slice(-5),
     async stop() {
       await proc.stop();
       removeTemp(dir);
