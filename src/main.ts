@@ -11,7 +11,7 @@ import { ownerActorRef } from './contracts/identities.ts';
 import { startAdminListener } from './compose/admin-listener.ts';
 import { bootstrapStreams, claimIdentity } from './compose/bootstrap.ts';
 import { composeGates } from './compose/gates.ts';
-import { gatewayMetrics, pathEvents } from './compose/path-events.ts';
+import { gatewayMetrics, metricLabels, pathEvents } from './compose/path-events.ts';
 import { composePush } from './compose/push.ts';
 import { scheduleSweeps } from './compose/sweeps.ts';
 import type { OperatorConsole } from './console/router.ts';
@@ -263,7 +263,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
   // Noting the caller lets the access log name who made each request (src/http/access-log.ts).
   const callers = new SwappableAuthenticator(await authenticatorFor(config));
   const auth = notingCaller(callers);
-  const live = new LiveConfig(config, { parts: { trust, delegatees, presets, auth: callers, cards, authority, buildPreset: presetOf, fetchJwks: jwksFetcherOf(fetcher) }, logger, ...(deps.reread ? { reread: deps.reread } : {}) });
+  const live = new LiveConfig(config, { parts: { trust, delegatees, presets, auth: callers, cards, authority, buildPreset: presetOf, fetchJwks: jwksFetcherOf(fetcher), applied: (c) => metrics.relabel(metricLabels(c)) }, logger, ...(deps.reread ? { reread: deps.reread } : {}) });
   // /readyz names delegatees whose card does not verify (issue #17): their fault, not the callers'.
   const degraded = () => delegatees.cardProblems().map((p) => ({ delegatee: p.delegatee, problem: p.message, since: p.since }));
   const series = new ConsoleSeries();

@@ -43,6 +43,10 @@ export function pathEvents(deps: { push: Outbox | undefined; escalations: Escala
  */
 export function gatewayMetrics(config: Config, deps: { store: Store; logger: Logger; escalations: Escalations }): GatewayMetrics {
   const openEscalations = async () => (await deps.escalations.list({ state: 'open', limit: 1000 })).length;
-  const delegatees = [...config.delegatees.map((d) => d.id), ...config.mcpServers.map((s) => s.id)];
-  return new GatewayMetrics({ store: deps.store, logger: deps.logger, delegatees, presets: config.presets.map((p) => p.id), openEscalations });
+  return new GatewayMetrics({ store: deps.store, logger: deps.logger, ...metricLabels(config), openEscalations });
+}
+
+/** The label values a configuration allows (again after a reload: GatewayMetrics.relabel). */
+export function metricLabels(config: Pick<Config, 'delegatees' | 'mcpServers' | 'presets'>): { delegatees: string[]; presets: string[] } {
+  return { delegatees: [...config.delegatees.map((d) => d.id), ...config.mcpServers.map((s) => s.id)], presets: config.presets.map((p) => p.id) };
 }

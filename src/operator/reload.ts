@@ -74,6 +74,8 @@ export interface LiveParts {
   authority: DelegationAuthority;
   buildPreset: (p: GatewayPresetConfig) => Readonly<Preset>;
   fetchJwks: JwksFetcher;
+  /** Told the whole configuration after each applied reload (the metrics' label values). */
+  applied?: (config: Config) => void;
 }
 
 /** The callers' authenticator for a configuration (reads the JWT issuer's pinned JWKS). */
@@ -200,6 +202,7 @@ export class LiveConfig {
     p.cards.forget();
     const live = Object.fromEntries(LIVE_KEYS.map((k) => [k, config[k]]));
     this.current = { ...this.current, ...live } as Config;
+    p.applied?.(this.current);
   }
 
   private changes(next: Config): string[] {

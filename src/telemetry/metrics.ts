@@ -39,12 +39,14 @@ const PROPAGATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  private readonly delegatees: Set<string>;
+  private delegatees: Set<string>;
+  private presets: readonly string[];
   private readonly now: () => Date;
   private readonly c;
 
   constructor(private readonly deps: MetricsDeps) {
     this.delegatees = new Set(deps.delegatees);
+    this.presets = deps.presets;
     this.now = deps.now ?? (() => new Date());
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'baton_' });
@@ -127,6 +129,12 @@ export class GatewayMetrics {
     return this.registry.metrics();
   }
 
+  /** A reload changed the configured delegatees or presets: the label values follow (src/operator/reload.ts). */
+  relabel(labels: Pick<MetricsDeps, 'delegatees' | 'presets'>): void {
+    this.delegatees = new Set(labels.delegatees);
+    this.presets = labels.presets;
+  }
+
   /** The `/metrics` route (text exposition format 0.0.4). */
   router(): Router {
     const router = Router();
@@ -142,7 +150,7 @@ export class GatewayMetrics {
   private async refresh(): Promise<void> {
     const now = this.now();
     try {
-      const snap = await this.deps.store.gauges.snapshot(this.deps.presets, now.toISOString());
+      const snap = await this.deps.store.gauges.snapshot(this.presets, now.toISOString());
       this.c.reservations.reset();
       this.c.oldest.reset();
       for (const status of ['held', 'unknown'] as const) {

@@ -20,6 +20,7 @@ import { expectRpcA2A, expectRpcCode, expectRpcInvalid } from '../../e2e/gateway
 
 const OPERATOR_KEY = 'metrics-operator-key-not-a-secret';
 const CALLER_KEY = 'metrics-caller-key-not-a-secret';
+const EXTRA_KEY = 'metrics-extra-key-not-a-secret';
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 let dir: string;
 let gw: Gateway;
@@ -33,8 +34,7 @@ beforeAll(async () => {
   [echo, liar, slow] = await Promise.all([startAgent({ behaviour: 'honest', name: 'echo' }), startAgent({ behaviour: 'lying-readback', name: 'liar' }), startAgent({ behaviour: 'honest', name: 'slow', stepMs: 5_000 })]);
   refuser = await startAgent({ behaviour: 'refuse-sends', name: 'refuser' });
   for (const [name, a] of [['echo', echo], ['liar', liar], ['slow', slow], ['refuser', refuser]] as const) writeFileSync(join(dir, `${name}.jwks.json`), JSON.stringify(a.jwks));
-  gw = await startGateway(
-    Config.parse({
+  const base = {
       port: 0,
       dataDir: dir,
       operators: [{ id: 'ops', apiKeySha256: sha(OPERATOR_KEY) }],
@@ -50,9 +50,15 @@ beforeAll(async () => {
         { id: 'refuser', cardUrl: `${refuser.url}/.well-known/agent-card.json`, allowHttp: true },
       ],
       trust: { pinnedJwks: { [echo.url]: join(dir, 'echo.jwks.json'), [liar.url]: join(dir, 'liar.jwks.json'), [slow.url]: join(dir, 'slow.jwks.json'), [refuser.url]: join(dir, 'refuser.jwks.json') }, jkuAllowedOrigins: [] },
-    }),
-    { logger: createLogger({ level: 'silent' }) },
-  );
+  };
+  // The configuration a reload reads: one more delegatee and one more preset (with its own caller).
+  const reloaded = Config.parse({
+    ...base,
+    presets: [...base.presets, { id: 'extra', maxInvocations: 7 }],
+    callers: [...base.callers, { id: 'extra-caller', apiKeySha256: sha(EXTRA_KEY), preset: 'extra' }],
+    delegatees: [...base.delegatees, { id: 'echo2', cardUrl: `${echo.url}/.well-known/agent-card.json`, allowHttp: true }],
+  });
+  gw = await startGateway(Config.parse(base), { logger: createLogger({ level: 'silent' }), reread: () => ({ config: reloaded, source: 'test', problems: [] }) });
 });
 afterAll(async () => {
   await gw?.close();
@@ -197,5 +203,16 @@ describe('/metrics without operators', () => {
       await g.close();
       rmSync(d, { recursive: true, force: true });
     }
+  });
+
+  it('after a reload, a delegatee and a preset it added are label values like the configured ones (not `other`)', async () => {
+    expect(await gw.reload()).toMatchObject({ applied: true, changed: expect.arrayContaining([expect.stringMatching(/^delegatees: \+echo2/), 'callers', 'presets']) });
+    const before = await metrics();
+    const r = await send('echo2', 'reloaded', EXTRA_KEY);
+    expect(r.result?.task?.status.state).toBe('TASK_STATE_COMPLETED');
+    const after = await metrics();
+    expect(sample(after, 'baton_admissions_total', { delegatee: 'echo2', operation: 'a2a.SendMessage' }) - sample(before, 'baton_admissions_total', { delegatee: 'echo2', operation: 'a2a.SendMessage' })).toBe(1);
+    expect(sample(after, 'baton_outcomes_total', { outcome: 'succeeded', delegatee: 'other' })).toBe(0);
+    expect(sample(after, 'baton_budget_ceiling', { preset: 'extra', dimension: 'invocations' })).toBe(7);
   });
 });
