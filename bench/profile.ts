@@ -1,5 +1,5 @@
 /**
- * Baton under `node --cpu-prof` for a short concurrency-32 load, then the
+ * Baton under `node --cpu-prof` for a short concurrency-32 load (BENCH_PROFILE_C), then the
  * .cpuprofile summarised: self time by function and by area (a package, a
  * src/ directory, node internals, GC), and inclusive time of Baton's own
  * functions.
@@ -144,13 +144,12 @@ export async function profileBaton(quick: boolean, log: (s: string) => void): Pr
     let r;
     let window: { fromUs: number; toUs: number } | undefined;
     try {
-      const gen = new LoadGenerator(
-        batonSendMessage(baton.url, 'prof'),
-        32,
-      );
+      // BENCH_PROFILE_C profiles another concurrency (bench/profile-main.ts; the full run's step is c=32).
+      const c = Number(process.env.BENCH_PROFILE_C ?? 32);
+      const gen = new LoadGenerator(batonSendMessage(baton.url, 'prof'), c);
       try {
         await gen.phase(1_000, 400);
-        log('  profiling c=32 load');
+        log(`  profiling c=${c} load`);
         const fromUs = Number(process.hrtime.bigint() / 1000n);
         r = await gen.phase(quick ? 3_000 : 6_000, 2_500);
         window = { fromUs, toUs: Number(process.hrtime.bigint() / 1000n) };
