@@ -119,7 +119,7 @@ describe('RemoteClient', () => {
       req.resume();
       req.on('end', () => res.writeHead(200, { 'content-type': 'text/event-stream', connection: 'keep-alive' }).end('data: {}\n\n'));
     });
-    sse.keepAliveTimeout = 1_000;
+    sse.keepAliveTimeout = 3_000; // ten times the client's: a loaded machine's timer lag cannot reverse the order
     await new Promise<void>((r) => sse.listen(0, '127.0.0.1', r));
     const client = new RemoteClient({ limits: { keepAliveMs: 300 } });
     try {
