@@ -66,8 +66,8 @@ export async function startBaton(agent: SpawnedAgent, lifetimeSeconds = ROOT_LIF
     url: proc.ready.url,
     pid: proc.pid,
     dir,
-    /** Baton's last warnings (its log, level warn, from the stderr tail): why a request went wrong, in its words. */
-    warnings: () => proc.stderrTail().split('\n').filter((l) => l.startsWith('{"level":40')).slice(-5),
+    /** Baton's last warnings and errors (its log, pino levels 40–60, from the stderr tail): why a request went wrong, in its words. */
+    warnings: () => proc.stderrTail().split('\n').filter((l) => /^\{"level":[456]0,/.test(l)).slice(-5),
     async stop() {
       await proc.stop();
       removeTemp(dir);
