@@ -274,6 +274,26 @@ describe('the one-pass writer against the reference', () => {
     expectCode(() => canonicalCopy(nest(129)), 'invalid_request');
   });
 
+  it('orders wide objects as the reference does, in any insertion order, on every writing path (in-place key sort)', () => {
+    // Keys where UTF-16 code unit order and code point order disagree (a surrogate pair sorts before U+E000),
+    // prefixes, digits and case; widths on both sides of the insertion-sort cut-off.
+    const pool = ['\ue000', '\ud83d\ude00', '\uffff', 'a', 'aa', 'ab', 'B', 'b', '0', '10', '9', '', 'é', 'e\u0301'];
+    for (const width of [0, 1, 2, 3, 17, 47, 48, 49, 64, 130]) {
+      for (let round = 0; round < 6; round++) {
+        const keys = Array.from({ length: width }, (_, i) => `${pool[i % pool.length]}${i < pool.length ? '' : String(i)}`);
+        if (round === 1) keys.reverse();
+        if (round >= 2) for (let i = keys.length - 1; i > 0; i--) { const j = rand(i + 1); [keys[i], keys[j]] = [keys[j]!, keys[i]!]; }
+        const value = Object.fromEntries(keys.map((k, i) => [k, round % 2 ? { n: i, k } : i]));
+        const order = Object.keys(value);
+        const expected = canonicalize(value);
+        expect(canonicalText(value), `${width}/${round}`).toBe(expected);
+        expect(canonicalText(canonicalCopy(value)), `copy ${width}/${round}`).toBe(expected);
+        expect(composeObjectText(memberTexts(value)), `members ${width}/${round}`).toBe(expected);
+        expect(Object.keys(value), 'the caller\'s object keeps its own order').toEqual(order);
+      }
+    }
+  });
+
   it('gives the text canonicalize gives for the object, with members added and replaced', () => {
     for (let i = 0; i < 200; i++) {
       const value = { a: gen(0), '\u20ac': gen(0), z: gen(1), '10': i };
