@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/sqlite/database.ts';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCode, expectCodeAsync } from '../helpers/errors.ts';
@@ -106,6 +107,19 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     const store = SqliteStore.open(path);
     expect(statSync(`${path}-wal`).mode & 0o777).toBe(0o600);
     await store.close();
+  });
+
+  it('opens every connection with the settings the store relies on', () => {
+    const db = openDatabase(fresh(), { create: true });
+    try {
+      const get = (p: string) => db.pragma(p, { simple: true });
+      // Durability (WAL, FULL), integrity (foreign keys), purged content zeroed (secure_delete),
+      // and statement journals in memory (issue #24: ~270 µs per multi-row statement otherwise).
+      expect({ journal: get('journal_mode'), sync: get('synchronous'), fk: get('foreign_keys'), secure: get('secure_delete'), temp: get('temp_store') })
+        .toEqual({ journal: 'wal', sync: 2n, fk: 1n, secure: 1n, temp: 2n });
+    } finally {
+      db.close();
+    }
   });
 
   it('a store initialised before store ids existed (bare-timestamp marker, schema 4) opens, keeps its rows and gets an id', async () => {
