@@ -79,8 +79,8 @@ function connect(path: string, opts: OpenOptions): Db {
     // Statement journals and transient tables in memory (issue #24). A statement that writes more than one row or
     // fires a trigger needs a statement journal; with temp_store = FILE (this build's default) such statements cost
     // far more here — a two-row INSERT into ledger_nodes 290 µs instead of 28, a root's one-row INSERT (its trigger)
-    // 104 instead of 25 — and SQL per delegated call fell from 2.1 to 1.3 ms with this pragma. Nothing Baton runs
-    // sorts or journals more than a few pages.
+    // 104 instead of 25 — and SQL per delegated call fell from 2.1 to 1.3 ms with this pragma. The trade: a sort or
+    // temporary table too large for memory no longer spills to a temporary file.
     db.pragma('temp_store = MEMORY');
     db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
     db.defaultSafeIntegers(true);
