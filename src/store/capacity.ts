@@ -124,10 +124,52 @@ export const activeRootsSql = (p: Placeholder) => activeFrom(`l.owner_namespace 
  * reservations. A node never outlives its root (openBudget refuses a child
  * expiring after its parent), so only unexpired live roots are walked.
  */
-export const retainedSql = (p: Placeholder) => `
+export const retainedSql = (p: Placeholder, unresolved: Unresolved = 'rows') => `
   SELECT (SELECT count(*) FROM ledger_live_roots l JOIN ledger_nodes n ON n.root_id = l.root_id
           WHERE l.owner_namespace = ${p('ns')} AND l.not_after > ${p('at')} AND n.not_after > ${p('at')})
-       + (SELECT count(*) FROM ledger_reservations WHERE owner_namespace = ${p('ns')} AND status IN ('held', 'unknown')) AS n`;
+       + ${unresolved === 'counter' ? `coalesce((SELECT n FROM ledger_unresolved_counts WHERE owner_namespace = ${p('ns')}), 0)` : `(SELECT count(*) FROM ledger_reservations WHERE owner_namespace = ${p('ns')} AND status IN ('held', 'unknown'))`} AS n`;
+
+/**
+ * How a namespace's unresolved reservations are counted: over the rows (a
+ * walk of ledger_reservations_live, as long as the backlog), or read from the
+ * namespace's counter row (ledger_unresolved_counts, SQLite since migration 16).
+ */
+export type Unresolved = 'rows' | 'counter';
+
+/**
+ * Migration 16 (SQLite, issue #24 "capacity limits kept as counter rows that
+ * the same writes maintain"): the number of held or unknown reservations per
+ * namespace, kept by triggers on the statements that write reservations, so
+ * the retained count (above) reads one row instead of walking every
+ * unresolved reservation — a walk as long as the backlog (up to
+ * maxRetainedRecords), paid by every admission. A reservation becomes
+ * unresolved only when inserted so, and stops being so once (resolve-once,
+ * ledger/rules.ts); the triggers also count the other direction and
+ * deletions, so the row stays the rule's count whatever writes it. Not on
+ * PostgreSQL: there one row per namespace, locked from an admission's insert
+ * to its commit, would serialise the namespace's admissions across processes.
+ */
+export const UNRESOLVED_COUNTER_SQLITE = `
+  CREATE TABLE ledger_unresolved_counts (
+    owner_namespace  TEXT PRIMARY KEY,
+    n                INTEGER NOT NULL CHECK (n >= 0)
+  ) STRICT, WITHOUT ROWID;
+  INSERT INTO ledger_unresolved_counts(owner_namespace, n)
+    SELECT owner_namespace, count(*) FROM ledger_reservations WHERE status IN ('held', 'unknown') GROUP BY owner_namespace;
+  CREATE TRIGGER ledger_unresolved_on_insert AFTER INSERT ON ledger_reservations WHEN NEW.status IN ('held', 'unknown') BEGIN
+    INSERT INTO ledger_unresolved_counts(owner_namespace, n) VALUES (NEW.owner_namespace, 1)
+      ON CONFLICT (owner_namespace) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER ledger_unresolved_on_update AFTER UPDATE OF status, owner_namespace ON ledger_reservations
+    WHEN (OLD.status IN ('held', 'unknown')) <> (NEW.status IN ('held', 'unknown')) OR (OLD.owner_namespace <> NEW.owner_namespace AND NEW.status IN ('held', 'unknown')) BEGIN
+    UPDATE ledger_unresolved_counts SET n = n - 1 WHERE owner_namespace = OLD.owner_namespace AND OLD.status IN ('held', 'unknown');
+    INSERT INTO ledger_unresolved_counts(owner_namespace, n) SELECT NEW.owner_namespace, 1 WHERE NEW.status IN ('held', 'unknown')
+      ON CONFLICT (owner_namespace) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER ledger_unresolved_on_delete AFTER DELETE ON ledger_reservations WHEN OLD.status IN ('held', 'unknown') BEGIN
+    UPDATE ledger_unresolved_counts SET n = n - 1 WHERE owner_namespace = OLD.owner_namespace;
+  END;
+`;
 
 /** Indexes the capacity queries rely on (migration 3 in both dialects). */
 export const CAPACITY_INDEXES = `
@@ -172,8 +214,8 @@ export type RootCapacityPlaceholder = (name: 'ns' | 'at' | 'preset' | 'since' | 
  * when it is issued from a preset, that preset's active roots and its roots
  * issued after `since` — each the rule above, unchanged.
  */
-export const rootCapacitySql = (p: RootCapacityPlaceholder, withPreset: boolean) =>
-  `SELECT (${activeRootsSql(p)}) AS active_roots, (${retainedSql(p)}) AS retained` +
+export const rootCapacitySql = (p: RootCapacityPlaceholder, withPreset: boolean, unresolved: Unresolved = 'rows') =>
+  `SELECT (${activeRootsSql(p)}) AS active_roots, (${retainedSql(p, unresolved)}) AS retained` +
   (withPreset ? `, (${presetActiveRootsSql(p)}) AS preset_active, (${presetIssuedSinceSql(p)}) AS preset_issued` : '');
 
 /**

@@ -42,7 +42,8 @@ describe.skipIf(!PG_URL)('one DDL source, two dialects', () => {
     const store = SqliteStore.open(join(dir, 'schema.db'), { create: true });
     try {
       const all = <T>(sql: string) => store.handle.prepare(sql).all() as T[];
-      const tables = all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name");
+      // ledger_unresolved_counts is SQLite's alone (capacity.ts UNRESOLVED_COUNTER_SQLITE says why).
+      const tables = all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('schema_migrations', 'ledger_unresolved_counts') ORDER BY name");
       const columns: Record<string, string[]> = {};
       for (const { name } of tables) {
         columns[name] = all<{ name: string; type: string; notnull: bigint; pk: bigint }>(`PRAGMA table_info(${name})`).map(

@@ -54,6 +54,8 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     expect(store.handle.prepare("SELECT name FROM sqlite_master WHERE name IN ('ledger_nodes_by_ns', 'ledger_nodes_live', 'ledger_reservations_by_ns')").all()).toEqual([]);
     // Migration 10 found the one root, live with its unresolved reservations.
     expect(store.handle.prepare('SELECT root_id, unresolved FROM ledger_live_roots').all()).toEqual([{ root_id: ids[0], unresolved: 1n }]);
+    // Migration 16 counted the namespace's five held reservations.
+    expect(store.handle.prepare('SELECT owner_namespace, n FROM ledger_unresolved_counts').all()).toEqual([{ owner_namespace: `ns-${space}`, n: 5n }]);
     await store.close();
   }, FIVE_WORKERS_MS);
 
@@ -129,6 +131,7 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     // Turn it into what the previous build left behind.
     const raw = new Database(path);
     raw.exec(`DROP TRIGGER ledger_live_root_on_issue; DROP TRIGGER ledger_live_root_on_reserve; DROP TRIGGER ledger_live_root_on_consume; DROP TRIGGER ledger_live_root_on_resolve;
+      DROP TRIGGER ledger_unresolved_on_insert; DROP TRIGGER ledger_unresolved_on_update; DROP TRIGGER ledger_unresolved_on_delete; DROP TABLE ledger_unresolved_counts;
       DROP TABLE ledger_live_roots; DROP TABLE baton_meta; DROP TABLE gateway_identity; DROP TABLE card_history;
       DROP TABLE content; DROP TABLE attempt_work; DROP TABLE preset_locks; DROP INDEX ledger_nodes_by_preset; ALTER TABLE ledger_nodes DROP COLUMN preset_id;
       ALTER TABLE push_configs DROP COLUMN gateway_id; ALTER TABLE push_deliveries DROP COLUMN gateway_id;
@@ -143,6 +146,8 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     expect(store.handle.prepare("SELECT name FROM sqlite_master WHERE name IN ('ledger_nodes_by_ns', 'ledger_nodes_live', 'ledger_reservations_by_ns')").all()).toEqual([]);
     // Migration 10 found the one root, live with its unresolved reservations.
     expect(store.handle.prepare('SELECT root_id, unresolved FROM ledger_live_roots').all()).toEqual([{ root_id: ids[0], unresolved: 1n }]);
+    // Migration 16 counted the namespace's five held reservations.
+    expect(store.handle.prepare('SELECT owner_namespace, n FROM ledger_unresolved_counts').all()).toEqual([{ owner_namespace: `ns-${space}`, n: 5n }]);
     await store.close();
     expect(JSON.parse(readFileSync(`${path}.initialized`, 'utf8'))).toMatchObject({ store_id: expect.stringMatching(/^sto_/), schema: MIGRATIONS[MIGRATIONS.length - 1]!.version, created_at: '2026-01-01T00:00:00.000Z' });
   }, FIVE_WORKERS_MS);

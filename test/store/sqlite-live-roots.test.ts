@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
 import { liveRootsAgreeWithTheRule, pruneForgetsExpiredRoots } from './support/live-roots.ts';
 
 describe('sqlite: live roots', () => {
@@ -16,11 +17,52 @@ describe('sqlite: live roots', () => {
         store,
         async (sql, values) => Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n),
         60,
+        'counter',
       );
     } finally {
       await store.close();
     }
   }, 120_000);
+
+  it('migration 16 counts the unresolved reservations a store already holds, and the triggers keep counting', async () => {
+    const path = join(dir, 'upgrade.db');
+    let store = SqliteStore.open(path, { create: true });
+    const space = freshSpace();
+    const ns = `ns-${space}`;
+    const counter = () => (store.handle.prepare('SELECT n FROM ledger_unresolved_counts WHERE owner_namespace = ?').get(ns) as { n: bigint } | undefined)?.n;
+    const evidence = { object_id: 'vr_1', revision_id: 'rev_1', content_digest: `sha256:${'b'.repeat(64)}` };
+    const settle = (reservation_id: string, outcome: 'measured' | 'unknown') =>
+      store.ledger.settle({ reservation_id, outcome: outcome === 'measured' ? { kind: 'measured', actual: new Map([['units', 1n]]) } : { kind: 'unknown' }, evidence, at: new Date().toISOString() });
+    try {
+      await publishAgent(store, space);
+      const c = await chain(store, space, { root: 100n });
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
+        await store.ledger.admit(req);
+        ids.push(req.reservation_id);
+      }
+      await store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf, { units: 1n }, 'consume')); // never unresolved
+      await settle(ids[0]!, 'measured');
+      await settle(ids[1]!, 'unknown'); // still unresolved
+      expect(counter()).toBe(4n);
+      // The store as schema 15 left it: no counter, no triggers.
+      store.handle.exec(`DROP TRIGGER ledger_unresolved_on_insert; DROP TRIGGER ledger_unresolved_on_update; DROP TRIGGER ledger_unresolved_on_delete;
+        DROP TABLE ledger_unresolved_counts; DELETE FROM schema_migrations WHERE version = 16;`);
+      await store.close();
+      const marker = `${path}.initialized`;
+      writeFileSync(marker, JSON.stringify({ ...JSON.parse(readFileSync(marker, 'utf8')), schema: 15 }));
+      store = SqliteStore.open(path);
+      expect(counter(), 'filled from the rows').toBe(4n);
+      await settle(ids[1]!, 'measured');
+      await settle(ids[2]!, 'measured');
+      expect(counter()).toBe(2n);
+      await store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf));
+      expect(counter()).toBe(3n);
+    } finally {
+      await store.close();
+    }
+  });
 
   it('opening a root forgets never-reserved roots that expired a margin before it', async () => {
     const store = SqliteStore.open(join(dir, 'prune.db'), { create: true });
