@@ -13,6 +13,7 @@ import { digestOf } from '../../records/digest.ts';
 import { isInterrupted, isTerminal, mergeArtifact, stateOf, TaskView } from '../../attempts/task-view.ts';
 import { RemoteRpcError } from '../remote.ts';
 import { parseSse } from '../sse.ts';
+import { closeStream, finishStream, readerOf } from '../stream-end.ts';
 import { parseEnvelope } from '../wire.ts';
 import type { PathDeps } from './deps.ts';
 import type { Forwarded } from './forward.ts';
@@ -60,8 +61,9 @@ export async function* follow(deps: Deps, turn: Turn, first: Exclude<Forwarded, 
 async function* readStream(deps: Deps, body: AsyncIterable<Uint8Array>, view: Json, turn: Turn, until: number): AsyncGenerator<FollowStep, FollowEnd | undefined> {
   const deadline = cutAt(deps, body, until);
   const read = { events: 0, bytes: 0 };
+  let settled = false;
   try {
-    for await (const ev of parseSse(body)) {
+    for await (const ev of parseSse(readerOf(body))) {
       const bound = overBound(deps, read, ev.data);
       if (bound) {
         closeStream(body);
@@ -72,18 +74,26 @@ async function* readStream(deps: Deps, body: AsyncIterable<Uint8Array>, view: Js
       if (ev.event === 'error' || env.error !== undefined) throw new RemoteRpcError(-32603, 'delegatee stream failed');
       heard(turn);
       const result = env.result as Json;
-      if (result.message && !view.id) return { kind: 'message', message: result.message as Json };
+      if (result.message && !view.id) {
+        settled = true;
+        return { kind: 'message', message: result.message as Json };
+      }
       apply(view, result);
       noteTaskId(turn, view);
       yield { event: result, view };
       const end = settledState(turn, view);
-      if (end) return end;
+      if (end) {
+        settled = true;
+        return end;
+      }
     }
   } catch {
     // A broken stream says nothing about the effect: the task is read instead.
   } finally {
     deadline.clear();
-    closeStream(body);
+    // Settled: the stream's end may still be on its way; its connection is kept for the next turn (stream-end.ts).
+    if (settled) finishStream(body);
+    else closeStream(body);
   }
   return deadline.past() ? { kind: 'waiting', reason: 'not finished within follow.blockingWaitMs', ...(view.id ? { view } : {}) } : undefined;
 }
@@ -111,11 +121,6 @@ function overBound(deps: Deps, read: { events: number; bytes: number }, data: st
   if (read.events > maxTurnEvents) return `remote.maxTurnEvents (${maxTurnEvents} events)`;
   if (read.bytes > maxTurnBytes) return `remote.maxTurnBytes (${maxTurnBytes} bytes)`;
   return undefined;
-}
-
-/** Stops reading: the connection is closed, so the delegatee's writes stop reaching Baton. */
-function closeStream(body: AsyncIterable<Uint8Array>): void {
-  (body as { destroy?: () => void }).destroy?.();
 }
 
 function apply(view: Json, result: Json): void {
