@@ -36,7 +36,7 @@ export function readerOf(body: Body): Body {
 /** The reader stopped because the turn is settled: the rest of the stream may arrive (bounded), so its connection stays reusable. */
 export function finishStream(body: Body, tail: { bytes: number; ms: number } = { bytes: TAIL_BYTES, ms: TAIL_MS }): void {
   if (!drainable(body)) return closeStream(body);
-  const timer = setTimeout(() => body.destroy(), tail.ms);
+  const timer = setTimeout(() => closeStream(body), tail.ms);
   timer.unref();
   body
     .dump({ limit: tail.bytes })
@@ -44,7 +44,16 @@ export function finishStream(body: Body, tail: { bytes: number; ms: number } = {
     .finally(() => clearTimeout(timer));
 }
 
-/** Stops reading: the connection is closed, so the delegatee's writes stop reaching Baton. */
+/**
+ * Stops reading: the connection is closed, so the delegatee's writes stop
+ * reaching Baton. An undici body destroyed before its end emits an abort
+ * error; the reader that would have heard it has let go (readerOf), so it
+ * is heard here — an 'error' nobody listens to would end the process.
+ */
 export function closeStream(body: Body): void {
-  (body as { destroy?: () => void }).destroy?.();
+  const stream = body as { destroy?: () => void; on?: (event: 'error', fn: () => void) => void };
+  stream.on?.('error', ignore);
+  stream.destroy?.();
 }
+
+const ignore = (): void => {};
