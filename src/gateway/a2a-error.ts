@@ -23,7 +23,6 @@ import {
   toRestErrorBody,
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Response } from 'express';
 import { BatonError } from '../errors.ts';
 import { httpStatusOf, toBatonError, WIRE_CODES } from '../http/error-map.ts';
@@ -32,9 +31,6 @@ import { RemoteRpcError } from './remote.ts';
 import { batonCodeOf } from './path/classify.ts';
 
 export type Binding = 'jsonrpc' | 'rest';
-
-/** The binding the current request came in on (set by the router around the SDK adapters). */
-export const binding = new AsyncLocalStorage<Binding>();
 
 /** The Content-Type the SDK's HTTP+JSON adapter answers with, errors included (A2A §11). */
 export const A2A_JSON = 'application/a2a+json';
@@ -50,7 +46,7 @@ export class ParseError extends Error {
  * — its JSON-RPC code and HTTP status — and names itself in a v1.0
  * ErrorInfo detail `{reason: CODE, domain: "baton", metadata: {baton: code}}`.
  */
-export function toA2AError(err: unknown, transport: Binding | undefined = binding.getStore()): Error {
+export function toA2AError(err: unknown, transport: Binding): Error {
   if (err instanceof TaskNotFound) return new TaskNotFoundError('task not found');
   if (err instanceof ParseError) return new JsonRpcRequestMalformedError({ message: err.message, envelopeCode: -32700 } as never) as unknown as Error;
   if (err instanceof RemoteRpcError) return relayed(err, transport);
@@ -85,7 +81,7 @@ const camel = (k: string) => k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUp
  * (reason and domain only; metadata may carry downstream ids). A code that
  * is no A2A error is the delegatee failing: to the caller, `unavailable`.
  */
-function relayed(err: RemoteRpcError, transport: Binding | undefined): Error {
+function relayed(err: RemoteRpcError, transport: Binding): Error {
   const batonCode = batonCodeOf(err.data);
   if (batonCode) {
     const why = relayedReasons(err.data);

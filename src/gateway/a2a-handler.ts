@@ -8,7 +8,7 @@ import { ListTasksResponse, SendMessageRequest, SendMessageResponse, StreamRespo
 import { PushNotificationNotSupportedError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { JsonValue } from '../records/strict-json.ts';
-import { toA2AError } from './a2a-error.ts';
+import { toA2AError, type Binding } from './a2a-error.ts';
 import type { Caller } from './callers.ts';
 import type { PushRegistry } from '../push/registry.ts';
 import { TaskNotFound, type Attempt, type Dispatcher } from './dispatcher.ts';
@@ -17,7 +17,7 @@ import { TaskNotFound, type Attempt, type Dispatcher } from './dispatcher.ts';
 export type TaskService = Pick<Dispatcher, 'send' | 'stream' | 'getTask' | 'listTasks' | 'cancel' | 'resubscribe' | 'attemptFor' | 'subscribePush'>;
 import { CONTRACT_EXTENSION, stateForOutcome } from './present.ts';
 
-export { binding, toA2AError } from './a2a-error.ts';
+export { toA2AError } from './a2a-error.ts';
 
 type Json = { [key: string]: JsonValue };
 
@@ -26,6 +26,8 @@ export interface RequestFacts {
   caller: Caller;
   /** The raw params (JSON-RPC) or body (REST) exactly as received. */
   raw?: Json;
+  /** A signal that aborts when the caller's connection closes before its answer was written (caller-scope.ts), made on demand. */
+  callerLeft?: () => AbortSignal;
 }
 
 /** Metadata key on Baton's own front door that names the delegatee a message is for. */
@@ -46,11 +48,13 @@ export class BatonA2AHandler implements A2ARequestHandler {
     private readonly opts: HandlerOptions,
     private readonly dispatcher: TaskService,
     private readonly facts: WeakMap<object, RequestFacts>,
+    /** The binding this handler serves (one handler per binding): errors are rendered for it. */
+    private readonly binding: Binding,
   ) {}
 
   /** The SDK asks for the card on every request (version check); a card that cannot be built is an A2A error, not a 500. */
   getAgentCard(): Promise<AgentCard> {
-    return guard(() => this.opts.card());
+    return this.guard(() => this.opts.card());
   }
 
   /**
@@ -63,7 +67,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
     if (!extended || (await this.opts.card()).capabilities?.extendedAgentCard !== true) {
       throw new UnsupportedOperationError('this agent declares no extended Agent Card');
     }
-    return guard(() => extended(caller));
+    return this.guard(() => extended(caller));
   }
 
   /** Which delegatee a send is for: the door's, or the one the message names on Baton's own door. */
@@ -79,7 +83,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
     const { caller, raw } = this.factsOf(ctx);
     const delegatee = this.delegateeOf(raw);
     this.refuseUnsupportedPush(params, raw);
-    const result = await guard(() => this.dispatcher.send(caller, delegatee, raw ?? (SendMessageRequestJson(params) as Json)));
+    const result = await this.guard(() => this.dispatcher.send(caller, delegatee, raw ?? (SendMessageRequestJson(params) as Json)));
     const decoded = SendMessageResponse.fromJSON(result).payload;
     if (!decoded) throw new UnsupportedOperationError('delegatee returned neither task nor message');
     return decoded.value;
@@ -92,35 +96,35 @@ export class BatonA2AHandler implements A2ARequestHandler {
     try {
       for await (const ev of events) yield StreamResponse.fromJSON(ev);
     } catch (err) {
-      throw toA2AError(err);
+      throw toA2AError(err, this.binding);
     }
   }
 
   async getTask(params: Parameters<A2ARequestHandler['getTask']>[0], ctx: ServerCallContext): Promise<Task> {
     const { caller } = this.factsOf(ctx);
-    return Task.fromJSON(await guard(() => this.dispatcher.getTask(caller, params.id, params.historyLength)));
+    return Task.fromJSON(await this.guard(() => this.dispatcher.getTask(caller, params.id, params.historyLength)));
   }
 
   async cancelTask(params: Parameters<A2ARequestHandler['cancelTask']>[0], ctx: ServerCallContext): Promise<Task> {
     const { caller } = this.factsOf(ctx);
-    return Task.fromJSON(await guard(() => this.dispatcher.cancel(caller, params.id)));
+    return Task.fromJSON(await this.guard(() => this.dispatcher.cancel(caller, params.id)));
   }
 
   async listTasks(params: Parameters<A2ARequestHandler['listTasks']>[0], ctx: ServerCallContext): Promise<ListTasksResponse> {
     const { caller } = this.factsOf(ctx);
-    const page = await guard(() =>
+    const page = await this.guard(() =>
       this.dispatcher.listTasks(caller, this.opts.delegatee, { pageSize: params.pageSize, pageToken: params.pageToken, contextId: params.contextId || undefined }),
     );
     return ListTasksResponse.fromJSON(page);
   }
 
   async *resubscribe(params: Parameters<A2ARequestHandler['resubscribe']>[0], ctx: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    const { caller } = this.factsOf(ctx);
+    const { caller, callerLeft } = this.factsOf(ctx);
     await this.refuseTerminal(caller, params.id);
     try {
-      for await (const ev of this.dispatcher.resubscribe(caller, params.id)) yield StreamResponse.fromJSON(ev);
+      for await (const ev of this.dispatcher.resubscribe(caller, params.id, callerLeft?.())) yield StreamResponse.fromJSON(ev);
     } catch (err) {
-      throw toA2AError(err);
+      throw toA2AError(err, this.binding);
     }
   }
 
@@ -132,7 +136,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
   async createTaskPushNotificationConfig(params: TaskPushNotificationConfig, ctx: ServerCallContext): Promise<TaskPushNotificationConfig> {
     const { caller } = this.factsOf(ctx);
     const push = this.pushOrRefuse();
-    return guard(async () => {
+    return this.guard(async () => {
       const attempt = await this.ownAttempt(caller, params.taskId);
       const created = await push.create(caller, attempt, params);
       await this.dispatcher.subscribePush(attempt).catch(() => false); // best effort: the outbox poll covers a refusal
@@ -143,7 +147,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
   async getTaskPushNotificationConfig(params: Parameters<A2ARequestHandler['getTaskPushNotificationConfig']>[0], ctx: ServerCallContext): Promise<TaskPushNotificationConfig> {
     const { caller } = this.factsOf(ctx);
     const push = this.pushOrRefuse();
-    return guard(async () => {
+    return this.guard(async () => {
       const found = await push.get(await this.ownAttempt(caller, params.taskId), params.id);
       // As the SDK's reference handler: an unknown config is TaskNotFoundError.
       if (!found) throw new TaskNotFoundError('push notification config not found');
@@ -154,7 +158,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
   async listTaskPushNotificationConfigs(params: Parameters<A2ARequestHandler['listTaskPushNotificationConfigs']>[0], ctx: ServerCallContext) {
     const { caller } = this.factsOf(ctx);
     const push = this.pushOrRefuse();
-    return guard(async () => {
+    return this.guard(async () => {
       const configs = await push.list(await this.ownAttempt(caller, params.taskId));
       return { configs: configs.map((c) => TaskPushNotificationConfig.fromJSON(c)), nextPageToken: '' };
     });
@@ -163,7 +167,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
   async deleteTaskPushNotificationConfig(params: Parameters<A2ARequestHandler['deleteTaskPushNotificationConfig']>[0], ctx: ServerCallContext): Promise<void> {
     const { caller } = this.factsOf(ctx);
     const push = this.pushOrRefuse();
-    await guard(async () => {
+    await this.guard(async () => {
       // Idempotent, as the SDK's reference handler: deleting a config that is not there (any more) succeeds.
       await push.delete(await this.ownAttempt(caller, params.taskId), params.id);
     });
@@ -183,7 +187,7 @@ export class BatonA2AHandler implements A2ARequestHandler {
    * (an unverified one is still WORKING and may be watched).
    */
   private async refuseTerminal(caller: Caller, taskId: string): Promise<void> {
-    const attempt = await guard(() => this.dispatcher.attemptFor(caller, taskId));
+    const attempt = await this.guard(() => this.dispatcher.attemptFor(caller, taskId));
     if (!attempt || attempt.body.state !== 'closed') return;
     const shown = stateForOutcome(attempt.body.outcome);
     if (shown !== undefined && TERMINAL.has(shown)) throw new UnsupportedOperationError('the task is in a terminal state; there is nothing to subscribe to');
@@ -198,6 +202,15 @@ export class BatonA2AHandler implements A2ARequestHandler {
     const attempt = await this.dispatcher.attemptFor(caller, taskId);
     if (!attempt) throw new TaskNotFound(taskId);
     return attempt;
+  }
+
+  /** Runs `fn`; anything it throws leaves as the A2A error of this handler's binding. */
+  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toA2AError(err, this.binding);
+    }
   }
 
   private factsOf(ctx: ServerCallContext): RequestFacts {
@@ -217,10 +230,4 @@ const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STA
 /** Fallback only: the raw body is preferred, so fields the SDK's codec drops survive forwarding. */
 const SendMessageRequestJson = (params: SendMessageRequest): unknown => SendMessageRequest.toJSON(params);
 
-async function guard<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw toA2AError(err);
-  }
-}
+

@@ -90,13 +90,13 @@ export class Dispatcher {
   }
 
   /** SubscribeToTask: the task followed through its turns to a terminal state, with Baton's ids (path/subscribe.ts). */
-  async *resubscribe(caller: Caller, attemptId: string): AsyncGenerator<Json> {
+  async *resubscribe(caller: Caller, attemptId: string, callerLeft?: AbortSignal): AsyncGenerator<Json> {
     const attempt = await this.attemptFor(caller, attemptId);
     if (!attempt) {
       yield { task: await heldTask(this.deps, caller, attemptId) };
       return;
     }
-    yield* subscribeTask(this.deps, attempt, (p) => this.inBackground(p));
+    yield* subscribeTask(this.deps, attempt, (p) => this.inBackground(p), callerLeft);
   }
 
   /** GetTask: Baton's recorded view (never a live remote call), `historyLength` honoured. */

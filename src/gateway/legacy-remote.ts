@@ -16,7 +16,7 @@ import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { BatonError } from '../errors.ts';
 import type { JsonValue } from '../records/strict-json.ts';
-import { RemoteClient, RemoteFailure, RemoteRpcError } from './remote.ts';
+import { RemoteClient, RemoteFailure, RemoteRpcError, type StreamOptions } from './remote.ts';
 import { parseSse, type SseEvent } from './sse.ts';
 import { parseEnvelope } from './wire.ts';
 
@@ -50,9 +50,9 @@ export class VersionedRemoteClient extends RemoteClient {
     });
   }
 
-  override async stream(url: string, method: string, params: unknown, headers: Record<string, string> = {}): Promise<Dispatcher.ResponseData> {
-    if (!isLegacy(headers)) return super.stream(url, method, params, headers);
-    const t = this.transport(url, headers, false);
+  override async stream(url: string, method: string, params: unknown, headers: Record<string, string> = {}, opts: StreamOptions = {}): Promise<Dispatcher.ResponseData> {
+    if (!isLegacy(headers)) return super.stream(url, method, params, headers, opts);
+    const t = this.transport(url, headers, false, opts);
     const events =
       method === 'SendStreamingMessage'
         ? t.sendMessageStream(SendMessageRequest.fromJSON(params))
@@ -80,14 +80,14 @@ export class VersionedRemoteClient extends RemoteClient {
    * transport builds the v0.3 envelope, RemoteClient sends it, and the
    * result is handed back to the transport to translate.
    */
-  private transport(url: string, headers: Record<string, string>, readBack: boolean): LegacyJsonRpcTransport {
+  private transport(url: string, headers: Record<string, string>, readBack: boolean, streams: StreamOptions = {}): LegacyJsonRpcTransport {
     // v0.3 names the extensions header X-A2A-Extensions.
     const h: Record<string, string> = { ...headers, ...(headers['a2a-extensions'] ? { 'x-a2a-extensions': headers['a2a-extensions'] } : {}) };
     const fetchImpl = async (_input: unknown, init?: { body?: unknown; headers?: unknown }): Promise<Response> => {
       const env = JSON.parse(String(init?.body)) as { id: number | string; method: string; params: unknown };
       const accept = String((init?.headers as Record<string, string> | undefined)?.Accept ?? '');
       if (accept === 'text/event-stream') {
-        const res = await super.stream(url, env.method, env.params, h);
+        const res = await super.stream(url, env.method, env.params, h, streams);
         return new Response(Readable.toWeb(Readable.from(rewriteIds(res.body, env.id))) as ReadableStream, { status: 200, headers: { 'content-type': 'text/event-stream' } });
       }
       const result = await super.call(url, env.method, env.params, { headers: h, readBack, id: String(env.id) });

@@ -12,7 +12,6 @@ import { setMaxListeners } from 'node:events';
 import { Agent, request, type Dispatcher } from 'undici';
 import { BatonError, limitExceeded } from '../errors.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
-import { callerSignal } from './caller-scope.ts';
 import { withTraceContext } from '../telemetry/tracing.ts';
 
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_INVALID_ARG']);
@@ -79,6 +78,17 @@ export interface RemoteClientOptions {
   connections?: number;
 }
 
+/** How a stream is opened. */
+export interface StreamOptions {
+  /**
+   * The connection of the one caller this stream is relayed to, as a signal:
+   * a subscription (SubscribeToTask) is a read for that caller and ends when
+   * the caller leaves. An effect's own stream (SendStreamingMessage) is how
+   * Baton observes the effect, so it gets none: only shutdown ends it early.
+   */
+  caller?: AbortSignal;
+}
+
 export class RemoteClient {
   readonly limits: RemoteLimits;
   private readonly forward: Agent;
@@ -110,11 +120,9 @@ export class RemoteClient {
    * server that refuses before its first event answers with plain JSON-RPC
    * (A2A §9.4.2): that error is thrown here, not mistaken for an empty stream.
    */
-  async stream(url: string, method: string, params: unknown, headers: Record<string, string> = {}): Promise<Dispatcher.ResponseData> {
+  async stream(url: string, method: string, params: unknown, headers: Record<string, string> = {}, opts: StreamOptions = {}): Promise<Dispatcher.ResponseData> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: method, method, params });
-    // A subscription is a read relayed to one caller: it ends when that caller leaves. An effect's own
-    // stream (SendStreamingMessage) is how Baton observes the effect, so only shutdown ends it early.
-    const caller = method === 'SubscribeToTask' ? callerSignal() : undefined;
+    const caller = opts.caller;
     const signal = caller ? AbortSignal.any([this.stopping.signal, caller]) : this.stopping.signal;
     const res = await this.send(url, body, headers, this.forward, 'text/event-stream', this.limits.streamIdleMs, signal);
     const type = String(res.headers['content-type'] ?? '');

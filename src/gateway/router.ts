@@ -13,10 +13,10 @@ import { bodyTooLarge, noSuchRoute } from '../http/error-map.ts';
 import { serveDocument } from '../http/well-known.ts';
 import type { Logger } from '../log.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
-import { binding, ParseError, restStatusNames, sendA2AError, type Binding } from './a2a-error.ts';
+import { ParseError, restStatusNames, sendA2AError, type Binding } from './a2a-error.ts';
 import { BatonA2AHandler, type RequestFacts } from './a2a-handler.ts';
 import type { Caller, CallerAuthenticator } from './callers.ts';
-import { bindCallerSignal } from './caller-scope.ts';
+import { callerLeft } from './caller-scope.ts';
 import { authenticateRequest } from './authenticate.ts';
 import { BASE64 } from './path/validate.ts';
 import type { DelegateeRegistry } from './delegatees.ts';
@@ -56,12 +56,13 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
   };
   // v0.3 callers go through the SDK's compatibility layer (A2A-Version 0.3, or none: A2A §3.6.1) into the same handler.
   const legacyCompat = { enabled: true };
-  const mountOn = (on: Router, base: string, handler: BatonA2AHandler, delegatee?: string) => {
-    on.use(`${base}/a2a/jsonrpc`, requestSpan('jsonrpc', delegatee), inBinding('jsonrpc'), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), legacyFileBytes('jsonrpc'), stash(facts, 'jsonrpc'), bindCallerSignal, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
-    on.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), inBinding('rest'), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), legacyFileBytes('rest'), stash(facts, 'rest'), bindCallerSignal, restStatusNames, legacyRoutesOnly, restHandler({ requestHandler: handler, userBuilder, legacyCompat }), noRoute);
+  // One handler per binding: it renders errors for the binding it serves.
+  const mountOn = (on: Router, base: string, handler: (transport: Binding) => BatonA2AHandler, delegatee?: string) => {
+    on.use(`${base}/a2a/jsonrpc`, requestSpan('jsonrpc', delegatee), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), legacyFileBytes('jsonrpc'), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler('jsonrpc'), userBuilder, legacyCompat }));
+    on.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), legacyFileBytes('rest'), stash(facts, 'rest'), restStatusNames, legacyRoutesOnly, restHandler({ requestHandler: handler('rest'), userBuilder, legacyCompat }), noRoute);
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
-  mountOn(router, '', new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts));
+  mountOn(router, '', (transport) => new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts, transport));
   // Delegatees are looked up per request, not mounted once: a reload may add or remove them (README "Reloading without a restart").
   const perDelegatee = new Map<string, Router>();
   const delegateeRouter = (id: string): Router => {
@@ -76,7 +77,7 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
         sendA2AError(res, err, 'rest');
       }
     });
-    mountOn(sub, '', new BatonA2AHandler({ delegatee: id, card: () => deps.cards.forTransport(id), push: deps.push }, deps.dispatcher, facts), id);
+    mountOn(sub, '', (transport) => new BatonA2AHandler({ delegatee: id, card: () => deps.cards.forTransport(id), push: deps.push }, deps.dispatcher, facts, transport), id);
     perDelegatee.set(id, sub);
     return sub;
   };
@@ -104,11 +105,6 @@ function noRoute(_req: Request, res: Response): void {
   sendA2AError(res, noSuchRoute('no A2A route serves this path'), 'rest');
 }
 
-/** Everything downstream (the SDK and Baton's handler) runs knowing its binding, for error mapping. */
-function inBinding(transport: Binding) {
-  return (_req: Request, _res: Response, next: NextFunction) => binding.run(transport, next);
-}
-
 /** Verifies the caller's credentials before any A2A processing; 401 without them (./authenticate.ts). */
 function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFacts>, transport: Binding) {
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -117,7 +113,7 @@ function authenticate(deps: GatewayRouterDeps, facts: WeakMap<object, RequestFac
       if (r.retryAfter) res.setHeader('Retry-After', r.retryAfter);
       return sendA2AError(res, r.refusal, transport);
     }
-    facts.set(req.headers, { caller: r.caller });
+    facts.set(req.headers, { caller: r.caller, callerLeft: () => callerLeft(res) });
     next();
   };
 }

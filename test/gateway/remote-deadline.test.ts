@@ -6,7 +6,7 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bindCallerSignal } from '../../src/gateway/caller-scope.ts';
+import { callerLeft } from '../../src/gateway/caller-scope.ts';
 import { RemoteClient, RemoteFailure } from '../../src/gateway/remote.ts';
 
 const servers: Server[] = [];
@@ -82,21 +82,19 @@ describe('remote call deadlines', () => {
     const remote = new RemoteClient({ limits: { streamIdleMs: 600_000 } });
     let relaying!: () => void;
     const started = new Promise<void>((r) => (relaying = r));
-    // A front door like Baton's: the request runs inside the caller's scope and relays the upstream stream.
-    const front = await serve((req, res) =>
-      bindCallerSignal(req, res, () => {
-        void (async () => {
-          const up = await remote.stream(upstream, 'SubscribeToTask', { id: 't' });
-          res.writeHead(200, { 'content-type': 'text/event-stream' });
-          relaying();
-          try {
-            for await (const chunk of up.body) res.write(chunk);
-          } catch {
-            res.destroy();
-          }
-        })();
-      }),
-    );
+    // A front door like Baton's: it opens the upstream stream with its caller's connection as the signal, and relays it.
+    const front = await serve((_req, res) => {
+      void (async () => {
+        const up = await remote.stream(upstream, 'SubscribeToTask', { id: 't' }, {}, { caller: callerLeft(res) });
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        relaying();
+        try {
+          for await (const chunk of up.body) res.write(chunk);
+        } catch {
+          res.destroy();
+        }
+      })();
+    });
     const caller = request(`${front}/`, { method: 'POST' });
     caller.on('error', () => {});
     caller.end();

@@ -67,7 +67,7 @@ async function setup(opts: { push: boolean }) {
     facts.set(headers, { caller, ...(raw ? { raw: raw as RequestFacts['raw'] } : {}) });
     return new ServerCallContext({ state: new Map([['headers', headers]]) });
   };
-  const handler = new BatonA2AHandler({ delegatee: 'alice', card: async () => ({}) as AgentCard, ...(opts.push ? { push: registry } : {}) }, dispatcher, facts);
+  const handler = new BatonA2AHandler({ delegatee: 'alice', card: async () => ({}) as AgentCard, ...(opts.push ? { push: registry } : {}) }, dispatcher, facts, 'jsonrpc');
   return { handler, context, attempt, sent, registry };
 }
 

@@ -20,7 +20,8 @@ import type { Json, Turn } from './turn.ts';
 
 type WorkRows = Awaited<ReturnType<PathDeps['store']['work']['ofAttempt']>>;
 
-export async function* subscribeTask(deps: PathDeps, first: Attempt, inBackground: (p: Promise<unknown>) => void): AsyncGenerator<Json> {
+/** `caller`: the subscriber's connection; the delegatee's stream relayed to it ends when it leaves (remote.ts StreamOptions). */
+export async function* subscribeTask(deps: PathDeps, first: Attempt, inBackground: (p: Promise<unknown>) => void, caller?: AbortSignal): AsyncGenerator<Json> {
   // Waits for a next turn start only before this; a turn relayed has its own bound (complete's `until`).
   const deadline = deps.clock.now().getTime() + deps.follow.blockingWaitMs;
   let attempt = first;
@@ -33,7 +34,7 @@ export async function* subscribeTask(deps: PathDeps, first: Attempt, inBackgroun
     const turn = open && open.effect_id !== relayed ? await openTurn(deps, open) : undefined;
     if (turn) {
       relayed = turn.effect_id;
-      yield* relayUpstream(deps, turn, inBackground);
+      yield* relayUpstream(deps, turn, inBackground, caller);
       attempt = await deps.attempts.latest(attempt);
       shown = attempt.revision_id; // the relay's last event was this revision's state
     } else if (shown !== attempt.revision_id) {
@@ -59,10 +60,10 @@ async function openTurn(deps: PathDeps, row: WorkRows[number]): Promise<Turn | u
  * event only after the verdict. A delegatee that answers the subscription
  * with an error (its turn already ended, it does not stream) is read instead.
  */
-async function* relayUpstream(deps: PathDeps, turn: Turn, inBackground: (p: Promise<unknown>) => void): AsyncGenerator<Json> {
+async function* relayUpstream(deps: PathDeps, turn: Turn, inBackground: (p: Promise<unknown>) => void, caller: AbortSignal | undefined): AsyncGenerator<Json> {
   let sent: Sent | undefined;
   try {
-    sent = { kind: 'stream', body: (await deps.remote.stream(turn.target.endpoint, 'SubscribeToTask', { id: turn.remoteTaskId }, turn.target.headers)).body };
+    sent = { kind: 'stream', body: (await deps.remote.stream(turn.target.endpoint, 'SubscribeToTask', { id: turn.remoteTaskId }, turn.target.headers, caller ? { caller } : {})).body };
   } catch (err) {
     if (!(err instanceof RemoteRpcError)) throw toCallerError(err);
   }
