@@ -21,7 +21,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { loadConfig, resolvedPaths } from '../src/config.ts';
 import { loadChain } from '../src/contracts/attestation-chain.ts';
 import { parseContract } from '../src/contracts/model.ts';
@@ -86,9 +86,10 @@ const shape = {
 
 const body = sendMessageBody('growth');
 const check = completedTask({ verified: true });
-async function sendOne(): Promise<{ ms: number; problem?: string }> {
+async function sendOne(dispatcher: Agent): Promise<{ ms: number; problem?: string }> {
   const t0 = performance.now();
   const res = await request(`${url}/agents/honest/a2a/jsonrpc`, {
+    dispatcher,
     method: 'POST',
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-api-key': API_KEY },
     body: body(),
@@ -99,12 +100,24 @@ async function sendOne(): Promise<{ ms: number; problem?: string }> {
 
 /** Sequential delegated SendMessages (the first two unmeasured). */
 async function requests(n: number): Promise<RetainedRow['request']> {
-  for (let i = 0; i < 2; i++) await sendOne();
+  // Connections of this phase only: one kept from the previous step idled through the admission and verification
+  // phases (which starve the event loop's timers) and the synchronous seeding, and the gateway's server closed it
+  // just as it was reused (ECONNRESET).
+  const dispatcher = new Agent();
+  try {
+    return await timedRequests(dispatcher, n);
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+async function timedRequests(dispatcher: Agent, n: number): Promise<RetainedRow['request']> {
+  for (let i = 0; i < 2; i++) await sendOne(dispatcher);
   const lat: number[] = [];
   let errors = 0;
   let errorSample: string | undefined;
   for (let i = 0; i < n; i++) {
-    const r = await sendOne();
+    const r = await sendOne(dispatcher);
     lat.push(r.ms);
     if (r.problem) {
       errors++;
