@@ -229,5 +229,3 @@ const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STA
 
 /** Fallback only: the raw body is preferred, so fields the SDK's codec drops survive forwarding. */
 const SendMessageRequestJson = (params: SendMessageRequest): unknown => SendMessageRequest.toJSON(params);
-
-
