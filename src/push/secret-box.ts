@@ -8,7 +8,7 @@
  * gateway process sharing the secret accepts it and nothing is stored).
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { storageError } from '../errors.ts';
 
@@ -37,11 +37,7 @@ export class SecretBox {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw storageError('push secret file is unreadable', { file }, err);
     }
-    const secret = randomBytes(32);
-    // 'wx': two processes starting at once must not overwrite each other's secret.
-    await writeFile(file, `${secret.toString('base64url')}\n`, { mode: 0o600, flag: 'wx' }).catch(async (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw storageError('cannot create the push secret file', { file }, err);
-    });
+    await createOnce(file, `${randomBytes(32).toString('base64url')}\n`);
     return new SecretBox(Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url'));
   }
 
@@ -79,5 +75,27 @@ export class SecretBox {
     const want = Buffer.from(this.inboundToken(taskId));
     const got = Buffer.from(presented);
     return got.length === want.length && timingSafeEqual(got, want);
+  }
+}
+
+/**
+ * Creates `file` with `content` unless it exists, and never lets it be seen
+ * half-written: the content goes to a private temporary file that is then
+ * hard-linked into place, which fails if another process got there first
+ * (its secret wins; ours is dropped). Creating the file itself exclusively
+ * ('wx') made it visible empty until the write landed, and a process starting
+ * alongside read it then (CI: "push secret file is unreadable").
+ */
+async function createOnce(file: string, content: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(tmp, content, { mode: 0o600, flag: 'wx' });
+    await link(tmp, file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+  } catch (err) {
+    throw storageError('cannot create the push secret file', { file }, err);
+  } finally {
+    await unlink(tmp).catch(() => {});
   }
 }
