@@ -6,6 +6,7 @@
  * descheduled process would hold it, while a second process-like opener runs.
  */
 import { mkdtempSync, readdirSync } from 'node:fs';
+import type * as FsPromises from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it, vi } from 'vitest';
@@ -23,7 +24,7 @@ const hold = vi.hoisted(() => {
 });
 
 vi.mock('node:fs/promises', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs/promises')>();
+  const real = await importOriginal<typeof FsPromises>();
   return {
     ...real,
     // The first file written is created (visible, empty) and its content lands only when released.
