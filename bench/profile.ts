@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LoadGenerator } from './lib/load.ts';
-import { removeTemp, ROOT, tempDir } from './lib/proc.ts';
+import { removeTemp, ROOT, tempDir, threadTimes, ticksToMs } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 import { batonSendMessage, ROOT_LIFETIME_S, startHonestAgent, startProfiledBaton } from './lib/world.ts';
 
@@ -49,6 +49,13 @@ export interface ProfileResults {
   inclusiveSrc: ProfileEntry[];
   /** Whether only the samples inside the measured load window were counted. */
   windowed: boolean;
+  /**
+   * CPU per request over the load window from /proc: the main thread (what
+   * the profile samples) and the process's other threads, which it does not
+   * (V8's GC helpers and concurrent compiler, libuv's pool, worker threads).
+   * Absent in results from before it was measured.
+   */
+  threadsMsPerRequest?: { main: number; others: number };
 }
 
 function shortUrl(url: string): string {
@@ -143,6 +150,7 @@ export async function profileBaton(quick: boolean, log: (s: string) => void): Pr
     const baton = await startProfiledBaton(agent, dir, ROOT_LIFETIME_S);
     let r;
     let window: { fromUs: number; toUs: number } | undefined;
+    let threads: ProfileResults['threadsMsPerRequest'];
     try {
       // BENCH_PROFILE_C profiles another concurrency (bench/profile-main.ts; the full run's step is c=32).
       const c = Number(process.env.BENCH_PROFILE_C ?? 32);
@@ -151,8 +159,12 @@ export async function profileBaton(quick: boolean, log: (s: string) => void): Pr
         await gen.phase(1_000, 400);
         log(`  profiling c=${c} load`);
         const fromUs = Number(process.hrtime.bigint() / 1000n);
-        r = await gen.phase(quick ? 3_000 : 6_000, 2_500);
+        const before = threadTimes(baton.pid);
+        const measured = (r = await gen.phase(quick ? 3_000 : 6_000, 2_500));
+        const after = threadTimes(baton.pid);
         window = { fromUs, toUs: Number(process.hrtime.bigint() / 1000n) };
+        const per = (ticks: number) => round(ticksToMs(ticks) / Math.max(1, measured.requests), 2);
+        threads = { main: per(after.main - before.main), others: per(after.others - before.others) };
       } finally {
         await gen.close();
       }
@@ -163,18 +175,20 @@ export async function profileBaton(quick: boolean, log: (s: string) => void): Pr
     const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
     if (files.length === 0) throw new Error('no .cpuprofile written');
     const profiles = files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as CpuProfile);
-    let summaries = profiles.map((p) => summariseProfile(p, 15, window));
+    // BENCH_PROFILE_TOP lists more functions (bench/profile-main.ts).
+    const top = Number(process.env.BENCH_PROFILE_TOP ?? 15);
+    let summaries = profiles.map((p) => summariseProfile(p, top, window));
     let windowed = true;
     if (summaries.every((s) => s.busyMs === 0)) {
       // The clocks did not line up: fall back to the whole process lifetime (start-up included).
-      summaries = profiles.map((p) => summariseProfile(p, 15));
+      summaries = profiles.map((p) => summariseProfile(p, top));
       windowed = false;
     }
     const mainIndex = summaries.reduce((best, s, i) => (s.busyMs > summaries[best]!.busyMs ? i : best), 0);
     const main = summaries[mainIndex]!;
     // BENCH_PROFILE_OUT keeps the main thread's .cpuprofile (for DevTools or bench/callers.ts).
     if (process.env.BENCH_PROFILE_OUT) writeFileSync(process.env.BENCH_PROFILE_OUT, JSON.stringify(profiles[mainIndex]));
-    return { requests: r.requests, errors: r.errors, rps: round(r.rps, 1), ...main, windowed };
+    return { requests: r.requests, errors: r.errors, rps: round(r.rps, 1), ...main, windowed, ...(threads ? { threadsMsPerRequest: threads } : {}) };
   } finally {
     await agent.stop();
     removeTemp(dir);

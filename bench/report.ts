@@ -392,7 +392,10 @@ export function renderMarkdown(r: Results): string {
     out.push('## Profile', '');
     out.push(
       `Baton under \`node --cpu-prof\` at c=32: ${p.requests} requests, ${f(p.rps)} req/s, ${p.errors} errors. ${p.windowed ? 'Only samples inside the measured load window are counted' : 'Whole process lifetime (start-up included)'}: ` +
-        `${f(p.profiledMs, 0)} ms sampled, ${f(p.busyMs, 0)} ms not idle. A synchronous fsync inside better-sqlite3's COMMIT is sampled as time in \`sqliteTransaction\` (the main thread is blocked, not computing).`,
+        `${f(p.profiledMs, 0)} ms sampled, ${f(p.busyMs, 0)} ms not idle. A synchronous fsync inside better-sqlite3's COMMIT is sampled as time in \`sqliteTransaction\` (the main thread is blocked, not computing).` +
+        (p.threadsMsPerRequest
+          ? ` The profile samples the main thread only: over the same window the process spent ${f(p.threadsMsPerRequest.main, 2)} ms of CPU per request on its main thread and ${f(p.threadsMsPerRequest.others, 2)} ms on its other threads (V8's GC helpers and concurrent compiler, libuv's pool running the WAL fsyncs, the checkpoint worker), which no table below includes.`
+          : ''),
       '',
     );
     out.push('Top self time:', '');

@@ -38,7 +38,24 @@ export function cpuTicks(pid: number): number | undefined {
 
 /** User and system clock ticks of a process (throws when it is gone). */
 export function cpuTimes(pid: number): { user: number; system: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return statTimes(`/proc/${pid}/stat`);
+}
+
+/**
+ * Clock ticks of a process's main thread (its thread id is the process id)
+ * and of all its other threads together: V8's GC helpers and concurrent
+ * compiler, libuv's pool, worker threads. A --cpu-prof profile samples the
+ * main thread only, so this is what it does not show.
+ */
+export function threadTimes(pid: number): { main: number; others: number } {
+  const all = cpuTimes(pid);
+  const main = statTimes(`/proc/${pid}/task/${pid}/stat`);
+  const mainTicks = main.user + main.system;
+  return { main: mainTicks, others: all.user + all.system - mainTicks };
+}
+
+function statTimes(path: string): { user: number; system: number } {
+  const stat = readFileSync(path, 'utf8');
   // Fields after the parenthesised comm (which may contain spaces): state is field 3, utime 14, stime 15.
   const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { user: Number(rest[11]), system: Number(rest[12]) };
