@@ -9,17 +9,20 @@ import type { RootCapacity } from './tx/ops.ts';
 
 const TERMINAL = "('revoked','expired','retired','superseded')";
 
+/** A reservation still unresolved (held, or unknown: ADR-0014 durable uncertainty holds capacity), as a condition on `status` of the row named. */
+const unresolvedIn = (row?: string) => `${row ? `${row}.` : ''}status IN ('held', 'unknown')`;
+
 /** `p(name)` renders a placeholder in the adapter's dialect. */
 export type Placeholder = (name: 'ns' | 'at') => string;
 
 /** A root still holds capacity while nothing was admitted under it yet, or something is unresolved. */
 const ROOT_LIVE = (root: string) => `
     (NOT EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root})
-     OR EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root} AND r.status IN ('held', 'unknown')))`;
+     OR EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root} AND ${unresolvedIn('r')}))`;
 
 /** 1 while the root has a held or unknown reservation: one index probe, however many it has. */
 const UNRESOLVED = (root: string) =>
-  `(CASE WHEN EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root} AND r.status IN ('held', 'unknown')) THEN 1 ELSE 0 END)`;
+  `(CASE WHEN EXISTS (SELECT 1 FROM ledger_reservations r WHERE r.root_id = ${root} AND ${unresolvedIn('r')}) THEN 1 ELSE 0 END)`;
 
 /**
  * The roots that are live (ROOT_LIVE above), kept as rows so that a capacity
@@ -81,7 +84,7 @@ export const refreshLiveRootSql = (p: string): readonly [string, string] => [
  */
 export const liveRootTriggersSql = (dialect: 'sqlite' | 'postgres'): string => {
   const [drop, add] = refreshLiveRootSql('NEW.root_id');
-  const unresolved = "NEW.status IN ('held', 'unknown')";
+  const unresolved = unresolvedIn('NEW');
   const on = [
     { name: 'ledger_live_root_on_issue', event: 'INSERT ON ledger_nodes', when: 'NEW.parent_id IS NULL', body: [add] },
     { name: 'ledger_live_root_on_reserve', event: 'INSERT ON ledger_reservations', when: unresolved, body: [add] },
@@ -127,7 +130,7 @@ export const activeRootsSql = (p: Placeholder) => activeFrom(`l.owner_namespace 
 export const retainedSql = (p: Placeholder, unresolved: Unresolved = 'rows') => `
   SELECT (SELECT count(*) FROM ledger_live_roots l JOIN ledger_nodes n ON n.root_id = l.root_id
           WHERE l.owner_namespace = ${p('ns')} AND l.not_after > ${p('at')} AND n.not_after > ${p('at')})
-       + ${unresolved === 'counter' ? `coalesce((SELECT n FROM ledger_unresolved_counts WHERE owner_namespace = ${p('ns')}), 0)` : `(SELECT count(*) FROM ledger_reservations WHERE owner_namespace = ${p('ns')} AND status IN ('held', 'unknown'))`} AS n`;
+       + ${unresolved === 'counter' ? `coalesce((SELECT n FROM ledger_unresolved_counts WHERE owner_namespace = ${p('ns')}), 0)` : `(SELECT count(*) FROM ledger_reservations WHERE owner_namespace = ${p('ns')} AND ${unresolvedIn()})`} AS n`;
 
 /**
  * How a namespace's unresolved reservations are counted: over the rows (a
@@ -155,21 +158,31 @@ export const UNRESOLVED_COUNTER_SQLITE = `
     n                INTEGER NOT NULL CHECK (n >= 0)
   ) STRICT, WITHOUT ROWID;
   INSERT INTO ledger_unresolved_counts(owner_namespace, n)
-    SELECT owner_namespace, count(*) FROM ledger_reservations WHERE status IN ('held', 'unknown') GROUP BY owner_namespace;
-  CREATE TRIGGER ledger_unresolved_on_insert AFTER INSERT ON ledger_reservations WHEN NEW.status IN ('held', 'unknown') BEGIN
+    SELECT owner_namespace, count(*) FROM ledger_reservations WHERE ${unresolvedIn()} GROUP BY owner_namespace;
+  CREATE TRIGGER ledger_unresolved_on_insert AFTER INSERT ON ledger_reservations WHEN ${unresolvedIn('NEW')} BEGIN
     INSERT INTO ledger_unresolved_counts(owner_namespace, n) VALUES (NEW.owner_namespace, 1)
       ON CONFLICT (owner_namespace) DO UPDATE SET n = n + 1;
   END;
   CREATE TRIGGER ledger_unresolved_on_update AFTER UPDATE OF status, owner_namespace ON ledger_reservations
-    WHEN (OLD.status IN ('held', 'unknown')) <> (NEW.status IN ('held', 'unknown')) OR (OLD.owner_namespace <> NEW.owner_namespace AND NEW.status IN ('held', 'unknown')) BEGIN
-    UPDATE ledger_unresolved_counts SET n = n - 1 WHERE owner_namespace = OLD.owner_namespace AND OLD.status IN ('held', 'unknown');
-    INSERT INTO ledger_unresolved_counts(owner_namespace, n) SELECT NEW.owner_namespace, 1 WHERE NEW.status IN ('held', 'unknown')
+    WHEN (${unresolvedIn('OLD')}) <> (${unresolvedIn('NEW')}) OR (OLD.owner_namespace <> NEW.owner_namespace AND ${unresolvedIn('NEW')}) BEGIN
+    UPDATE ledger_unresolved_counts SET n = n - 1 WHERE owner_namespace = OLD.owner_namespace AND ${unresolvedIn('OLD')};
+    INSERT INTO ledger_unresolved_counts(owner_namespace, n) SELECT NEW.owner_namespace, 1 WHERE ${unresolvedIn('NEW')}
       ON CONFLICT (owner_namespace) DO UPDATE SET n = n + 1;
   END;
-  CREATE TRIGGER ledger_unresolved_on_delete AFTER DELETE ON ledger_reservations WHEN OLD.status IN ('held', 'unknown') BEGIN
+  CREATE TRIGGER ledger_unresolved_on_delete AFTER DELETE ON ledger_reservations WHEN ${unresolvedIn('OLD')} BEGIN
     UPDATE ledger_unresolved_counts SET n = n - 1 WHERE owner_namespace = OLD.owner_namespace;
   END;
 `;
+
+/**
+ * SQLite migration 17 (issue #24): with the counter of migration 16 nothing
+ * on SQLite reads ledger_reservations by namespace any more (every read goes
+ * by reservation id, effect id, root or unresolved status, and none scans the
+ * table: test/store/sqlite-query-plans.test.ts), so the index only cost a
+ * B-tree page per admission and per verdict, whose status change moves its
+ * entry. PostgreSQL keeps it for the retained count's walk (retainedSql 'rows').
+ */
+export const DROP_NAMESPACE_INDEX_SQLITE = 'DROP INDEX ledger_reservations_live;';
 
 /** Indexes the capacity queries rely on (migration 3 in both dialects). */
 export const CAPACITY_INDEXES = `

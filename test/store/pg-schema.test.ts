@@ -92,7 +92,9 @@ describe.skipIf(!PG_URL)('one DDL source, two dialects', () => {
     const [lite, post] = [await sqliteShape(), await pgShape()];
     expect(Object.keys(post.columns).sort()).toEqual(Object.keys(lite.columns).sort());
     for (const table of Object.keys(lite.columns)) expect(post.columns[table], table).toEqual(lite.columns[table]);
-    expect(post.indexes).toEqual(lite.indexes);
+    // ledger_reservations_live is PostgreSQL's alone: SQLite counts unresolved reservations in a counter row and dropped it (migration 17).
+    expect(post.indexes).toEqual([...lite.indexes, 'ledger_reservations_live'].sort());
+    expect(lite.indexes).not.toContain('ledger_reservations_live');
     expect(lite.immutable).toEqual(['control_events', 'ledger_entries', 'records']);
     expect(post.immutable).toEqual(lite.immutable);
     expect(post.version).toBe(lite.version);

@@ -136,7 +136,7 @@ describe('sqlite: previously initialised state is never an empty store', () => {
       DROP TABLE content; DROP TABLE attempt_work; DROP TABLE preset_locks; DROP INDEX ledger_nodes_by_preset; ALTER TABLE ledger_nodes DROP COLUMN preset_id;
       ALTER TABLE push_configs DROP COLUMN gateway_id; ALTER TABLE push_deliveries DROP COLUMN gateway_id;
       CREATE INDEX ledger_nodes_by_ns ON ledger_nodes(owner_namespace, parent_id); CREATE INDEX ledger_nodes_live ON ledger_nodes(owner_namespace, not_after);
-      CREATE INDEX ledger_reservations_by_ns ON ledger_reservations(owner_namespace);
+      CREATE INDEX ledger_reservations_by_ns ON ledger_reservations(owner_namespace); CREATE INDEX ledger_reservations_live ON ledger_reservations(owner_namespace, status);
       DELETE FROM schema_migrations WHERE version >= 5`);
     raw.close();
     writeFileSync(`${path}.initialized`, '2026-01-01T00:00:00.000Z\n');

@@ -24,7 +24,7 @@ describe('sqlite: live roots', () => {
     }
   }, 120_000);
 
-  it('migration 16 counts the unresolved reservations a store already holds, and the triggers keep counting', async () => {
+  it('migrations 16 and 17 count the unresolved reservations a store already holds, the triggers keep counting, and the namespace index goes', async () => {
     const path = join(dir, 'upgrade.db');
     let store = SqliteStore.open(path, { create: true });
     const space = freshSpace();
@@ -46,14 +46,16 @@ describe('sqlite: live roots', () => {
       await settle(ids[0]!, 'measured');
       await settle(ids[1]!, 'unknown'); // still unresolved
       expect(counter()).toBe(4n);
-      // The store as schema 15 left it: no counter, no triggers.
+      // The store as schema 15 left it: no counter, no triggers, the namespace index still there (migration 17 drops it).
       store.handle.exec(`DROP TRIGGER ledger_unresolved_on_insert; DROP TRIGGER ledger_unresolved_on_update; DROP TRIGGER ledger_unresolved_on_delete;
-        DROP TABLE ledger_unresolved_counts; DELETE FROM schema_migrations WHERE version = 16;`);
+        DROP TABLE ledger_unresolved_counts; CREATE INDEX ledger_reservations_live ON ledger_reservations(owner_namespace, status);
+        DELETE FROM schema_migrations WHERE version >= 16;`);
       await store.close();
       const marker = `${path}.initialized`;
       writeFileSync(marker, JSON.stringify({ ...JSON.parse(readFileSync(marker, 'utf8')), schema: 15 }));
       store = SqliteStore.open(path);
       expect(counter(), 'filled from the rows').toBe(4n);
+      expect(store.handle.prepare("SELECT name FROM sqlite_master WHERE name = 'ledger_reservations_live'").get(), 'dropped by migration 17').toBeUndefined();
       await settle(ids[1]!, 'measured');
       await settle(ids[2]!, 'measured');
       expect(counter()).toBe(2n);
