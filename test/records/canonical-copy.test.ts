@@ -87,6 +87,34 @@ describe('canonicalCopy', () => {
   });
 });
 
+describe('canonicalCopy beneath the top level (a sorted copy, written by JSON.stringify)', () => {
+  it('writes keys that may be array indices the long way: objects list those first, RFC 8785 sorts them as strings', () => {
+    const copy = canonicalCopy({ body: { '9': 'b', '10': 'a', z: { '2': 0, '11': 1 }, a: [{ y: 1, x: 2 }], '': null } });
+    expect(canonicalText(copy)).toBe('{"body":{"":null,"10":"a","9":"b","a":[{"x":2,"y":1}],"z":{"11":1,"2":0}}}');
+    expect(canonicalText(canonicalCopy({ body: { b: { d: 1, c: '\u2028"\n' }, a: -0 } }))).toBe('{"body":{"a":0,"b":{"c":"\u2028\\"\\n","d":1}}}');
+  });
+
+  it('refuses beneath the top level what canonicalText refuses, with the same message and details', () => {
+    const deep = (v: unknown) => ({ body: { inner: [v] } });
+    for (const bad of [{ x: '\ud800' }, { x: Number.NaN }, { x: undefined }, { x: new Date(0) }, { x: () => 1 }, { x: 1n }, { '\udc00': 1 }]) {
+      expect(refusal(() => canonicalCopy(deep(bad))), JSON.stringify(Object.keys(bad))).toStrictEqual(refusal(() => canonicalText(deep(bad))));
+    }
+  });
+
+  it('copies the body and all beneath it, frozen, so the caller\'s objects stay theirs', () => {
+    const shared = freezeCanonical({ k: [1] });
+    const input = { body: { inner: { a: 1 }, shared } };
+    const copy = canonicalCopy(input);
+    expect(copy.body).not.toBe(input.body);
+    expect(copy.body.inner).not.toBe(input.body.inner);
+    expect(Object.isFrozen(copy.body.inner) && Object.isFrozen(copy.body.shared.k)).toBe(true);
+    expect(Object.isFrozen(input.body.inner)).toBe(false);
+    input.body.inner.a = 2;
+    expect(canonicalText(copy)).toBe('{"body":{"inner":{"a":1},"shared":{"k":[1]}}}');
+    expect(isCanonicalFrozen(copy.body)).toBe(true);
+  });
+});
+
 describe('memberTexts and composeObjectText', () => {
   it('give each member its text, and compose to canonicalText of the object', () => {
     const value = { b: [1, 'x'], a: { z: null, y: true } };

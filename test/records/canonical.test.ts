@@ -121,6 +121,9 @@ describe('the one-pass writer against the reference', () => {
       expect(canonicalText(frozen)).toBe(expected);
       // A fresh wrapper around frozen parts reuses their cached text.
       expect(canonicalText({ wrap: frozen, n: i })).toBe(canonicalize({ wrap: value, n: i }));
+      // Sealing's copy: its top level joined member by member, the level beneath written by JSON.stringify of a sorted copy.
+      expect(canonicalText(canonicalCopy({ body: structuredClone(value), n: i }))).toBe(canonicalize({ body: value, n: i }));
+      expect(canonicalText(canonicalCopy({ body: { inner: frozen }, n: i }))).toBe(canonicalize({ body: { inner: value }, n: i }));
     }
   });
 
