@@ -3,7 +3,7 @@
  *   tsx bench/accounting.ts '{"requests":50}'
  * Composes the gateway exactly as src/main.ts does (composeGateway) but over
  * a store wrapped to count and time every call, with WebCrypto and
- * node:crypto hashing counted, then sends sequential delegated SendMessages
+ * node:crypto hashing counted, and entries put in weak collections, then sends sequential delegated SendMessages
  * to a real honest agent and prints one JSON line with the per-request tally.
  * Only this process is instrumented; the throughput runs are not.
  */
@@ -34,6 +34,18 @@ for (const m of ['createHash', 'sign', 'verify']) {
   nodeCrypto[m] = (...args: unknown[]) => (note(`node:crypto.${m}`, 0), orig(...args));
 }
 syncBuiltinESMExports();
+
+// Entries put in weak collections (the records' caches keyed by object): each costs the collector ephemeron work.
+const weakSetAdd = WeakSet.prototype.add;
+WeakSet.prototype.add = function (this: WeakSet<object>, value: object) {
+  note('WeakSet.add', 0);
+  return weakSetAdd.call(this, value);
+};
+const weakMapSet = WeakMap.prototype.set;
+WeakMap.prototype.set = function (this: WeakMap<object, unknown>, key: object, value: unknown) {
+  note('WeakMap.set', 0);
+  return weakMapSet.call(this, key, value);
+};
 
 // Every SQL statement better-sqlite3 executes, by text (issue #24: statements per delegated call).
 const sql = new Map<string, number>();
