@@ -112,7 +112,7 @@ function copyWrite(value: unknown, depth: number): unknown {
     height = h;
     return out;
   }
-  if (depth > MAX_DEPTH) throw invalidRequest('value nests too deeply to canonicalise');
+  // Above CACHED_DEPTH (a record's own level): well inside MAX_DEPTH, copied and written member by member.
   let text: string;
   let h = 0;
   let out: unknown[] | Record<string, unknown>;

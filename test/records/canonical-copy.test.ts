@@ -92,6 +92,25 @@ describe('canonicalCopy beneath the top level (a sorted copy, written by JSON.st
     const copy = canonicalCopy({ body: { '9': 'b', '10': 'a', z: { '2': 0, '11': 1 }, a: [{ y: 1, x: 2 }], '': null } });
     expect(canonicalText(copy)).toBe('{"body":{"":null,"10":"a","9":"b","a":[{"x":2,"y":1}],"z":{"11":1,"2":0}}}');
     expect(canonicalText(canonicalCopy({ body: { b: { d: 1, c: '\u2028"\n' }, a: -0 } }))).toBe('{"body":{"a":0,"b":{"c":"\u2028\\"\\n","d":1}}}');
+    // Indices that all begin with 9: numerically 95 comes first, as text "900" does.
+    expect(canonicalText(canonicalCopy({ body: { '95': 1, '900': 2 } }))).toBe('{"body":{"900":2,"95":1}}');
+  });
+
+  it('copies null-prototype objects and "__proto__" members beneath the top level as plain data', () => {
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { b: 2, a: 1 });
+    const parsed = JSON.parse('{"__proto__":{"x":1},"y":2}') as Record<string, unknown>;
+    const copy = canonicalCopy({ body: { bare, parsed } });
+    expect(canonicalText(copy)).toBe('{"body":{"bare":{"a":1,"b":2},"parsed":{"__proto__":{"x":1},"y":2}}}');
+    expect(Object.getPrototypeOf(copy.body.parsed)).toBe(Object.prototype);
+  });
+
+  it('writes a top-level copy member by member: separators, and a height that counts its own level', () => {
+    expect(canonicalText(canonicalCopy([1, 'a', [2]]))).toBe('[1,"a",[2]]');
+    expect(canonicalText(canonicalCopy({ b: 1, a: 'x' }))).toBe('{"a":"x","b":1}');
+    for (const copy of [canonicalCopy([0]), canonicalCopy({ a: 0 })]) {
+      expect(() => canonicalText(nest(127, (v) => [v], copy))).not.toThrow();
+      expect(refusal(() => canonicalText(nest(128, (v) => [v], copy)))).toStrictEqual(TOO_DEEP);
+    }
   });
 
   it('refuses beneath the top level what canonicalText refuses, with the same message and details', () => {
