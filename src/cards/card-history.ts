@@ -27,9 +27,16 @@ export function storeCardHistory(rows: CardHistoryRows, now: () => Date = () => 
     async last(origin, agentCardId) {
       const doc = await rows.lastCard(origin, agentCardId);
       if (doc === undefined) return undefined;
-      const parsed = Memory.safeParse(JSON.parse(doc));
-      // ADR-0014: unreadable history is not "no history" (that would accept any actor).
-      if (!parsed.success) throw storageError('card history row is unreadable', { agent_card_id: agentCardId });
+      // ADR-0014: unreadable history is not "no history" (that would accept any actor) — nor a bare SyntaxError.
+      const unreadable = (cause?: unknown) => storageError('card history row is unreadable', { agent_card_id: agentCardId }, cause);
+      let json: unknown;
+      try {
+        json = JSON.parse(doc);
+      } catch (cause) {
+        throw unreadable(cause);
+      }
+      const parsed = Memory.safeParse(json);
+      if (!parsed.success) throw unreadable();
       return parsed.data as AcceptedCardMemory;
     },
     async remember(origin, agentCardId, memory) {
