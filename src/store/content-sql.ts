@@ -8,6 +8,8 @@
  * adapters, as work-sql.ts and push-sql.ts are.
  */
 import type { PushDialect } from './push-sql.ts';
+import { storageError } from '../errors.ts';
+import { sha256Digest } from '../records/digest.ts';
 
 /** Migration 9 in both dialects; `strict` is ' STRICT' for SQLite. */
 export const contentTablesSql = (strict: string) => `
@@ -59,7 +61,13 @@ const COLUMNS = 'digest, kind, document, stored_at, purged_at, purge_ref';
 export function composeContent({ p, all }: Pick<PushDialect, 'p' | 'all'>, reclaim: () => Promise<boolean>): ContentStore {
   return {
     reclaim,
-    get: async (digest) => (await all<ContentRow>(`SELECT ${COLUMNS} FROM content WHERE digest = ${p(1)}`, [digest]))[0],
+    get: async (digest) => {
+      const row = (await all<ContentRow>(`SELECT ${COLUMNS} FROM content WHERE digest = ${p(1)}`, [digest]))[0];
+      // Stored bytes are checked on every read, as records are (src/records/decode.ts): a flipped bit on disk is
+      // storage_error, never a message or task view someone is shown or acts on. The digest is of these very bytes.
+      if (typeof row?.document === 'string' && sha256Digest(row.document) !== row.digest) throw storageError('stored content does not match its digest', { digest: row.digest });
+      return row;
+    },
     purge: async (before, purgeRef, at) =>
       (await all(`UPDATE content SET document = NULL, purged_at = ${p(2)}, purge_ref = ${p(3)} WHERE stored_at < ${p(1)} AND document IS NOT NULL RETURNING digest`, [before, at, purgeRef])).length,
     stats: async () => {
