@@ -18,7 +18,10 @@ describe('card continuity history read from the store', () => {
     ['JSON of another shape', JSON.stringify({ agent_actor_ref: ref })],
     ['a member it does not know', JSON.stringify({ agent_actor_ref: ref, kids: [], extra: 1 })],
   ])('a row that is %s is storage_error naming the card', async (_what, doc) => {
-    const err = await storeCardHistory(rowsHolding(doc)).last('https://agent.example', 'card_1').catch((e: unknown) => e);
+    const history = storeCardHistory(rowsHolding(doc));
+    const err = await Promise.resolve()
+      .then(() => history.last('https://agent.example', 'card_1'))
+      .catch((e: unknown) => e);
     expect(isBatonError(err, 'storage_error')).toBe(true);
     expect(err).toMatchObject({ message: 'card history row is unreadable', details: { agent_card_id: 'card_1' } });
   });
