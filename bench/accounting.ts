@@ -49,14 +49,23 @@ WeakMap.prototype.set = function (this: WeakMap<object, unknown>, key: object, v
 
 // Every SQL statement better-sqlite3 executes, by text (issue #24: statements per delegated call).
 const sql = new Map<string, number>();
+const sqlUs = new Map<string, number>();
+const sqlTexts = new Map<string, string>();
 const Database = (await import('better-sqlite3')).default;
 const stmtProto = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
 for (const m of ['run', 'get', 'all', 'iterate']) {
   const orig = stmtProto[m]!;
   stmtProto[m] = function (this: { source: string }, ...args: unknown[]) {
-    const text = this.source.replace(/\s+/g, ' ').trim().slice(0, 100);
+    // Normalised once per statement source: the tally must not add its own allocations to what a call allocates.
+    let text = sqlTexts.get(this.source);
+    if (text === undefined) sqlTexts.set(this.source, (text = this.source.replace(/\s+/g, ' ').trim().slice(0, 100)));
     sql.set(text, (sql.get(text) ?? 0) + 1);
-    return orig.apply(this, args);
+    const t0 = performance.now();
+    try {
+      return orig.apply(this, args);
+    } finally {
+      sqlUs.set(text, (sqlUs.get(text) ?? 0) + (performance.now() - t0) * 1000);
+    }
   };
 }
 const BOOKENDS = /^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/;
@@ -110,7 +119,47 @@ function counted<T extends object>(obj: T, prefix: string): T {
   });
 }
 
-const opts = JSON.parse(process.argv[2] ?? '{}') as { requests?: number; warmup?: number };
+/**
+ * Bytes this process allocates while the measured requests run, freed or not
+ * (V8's sampling heap profiler with objects collected by either GC kept),
+ * per request, by area and by allocating function: allocation drives the
+ * scavenges that cost the main thread and V8's helper threads (issue #24).
+ */
+async function startAllocationSampling(): Promise<{ stop(requests: number): Promise<unknown> }> {
+  const { Session } = await import('node:inspector/promises');
+  const { areaOf, keyOf } = await import('./profile.ts');
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  type Node = { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: Node[] };
+  return {
+    async stop(requests) {
+      const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: Node } };
+      session.disconnect();
+      const byArea = new Map<string, number>();
+      const byFunction = new Map<string, number>();
+      let total = 0;
+      // What the records module (canonical text, digests, parsing) and builtins allocate, charged to the nearest Baton caller outside src/records/.
+      const forCaller = new Map<string, number>();
+      const visit = (n: Node, caller: string) => {
+        total += n.selfSize;
+        const area = areaOf(n.callFrame);
+        byArea.set(area, (byArea.get(area) ?? 0) + n.selfSize);
+        const key = keyOf(n.callFrame).replace('\u0000', ' ');
+        byFunction.set(key, (byFunction.get(key) ?? 0) + n.selfSize);
+        const own = area.startsWith('src/') && area !== 'src/records/' ? key : caller;
+        if (area === 'src/records/' || area === '(native/builtin)') forCaller.set(caller, (forCaller.get(caller) ?? 0) + n.selfSize);
+        for (const c of n.children) visit(c, own);
+      };
+      visit(profile.head, '(none)');
+      const kb = (b: number) => Math.round(b / requests / 102.4) / 10;
+      const top = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, b]) => `${kb(b)} KB ${k}`);
+      return { kbPerRequest: kb(total), byArea: top(byArea, 15), byFunction: top(byFunction, 30), recordsAndBuiltinsByCaller: top(forCaller, 20) };
+    },
+  };
+}
+
+const opts = JSON.parse(process.argv[2] ?? '{}') as { requests?: number; warmup?: number; alloc?: boolean };
 const N = opts.requests ?? 50;
 const agent = await startHonestAgent();
 const { file } = batonConfig(agent, 30);
@@ -141,9 +190,12 @@ try {
   for (let i = 0; i < (opts.warmup ?? 10); i++) await one();
   tally.clear();
   sql.clear();
+  sqlUs.clear();
   const before = (await agent.log()).counts;
+  const sampling = opts.alloc ? await startAllocationSampling() : undefined;
   let wall = 0;
   for (let i = 0; i < N; i++) wall += await one();
+  const allocation = sampling ? await sampling.stop(N) : undefined;
   const after = (await agent.log()).counts;
   const per = (x: number) => Math.round((x / N) * 1000) / 1000;
   const rows = [...tally.entries()].map(([k, v]) => ({ call: k, perRequest: per(v.n), msPerRequest: per(v.ms), write: WRITES.has(k) }));
@@ -154,9 +206,11 @@ try {
   const statements = [...sql].filter(([k]) => !BOOKENDS.test(k));
   const sqlStatementsPerRequest = per(statements.reduce((n, [, v]) => n + v, 0));
   const sqlTransactionsPerRequest = per(sql.get('BEGIN IMMEDIATE') ?? 0);
-  const sqlByText = statements.sort((a, b) => b[1] - a[1]).map(([text, n]) => ({ text, perRequest: per(n) }));
+  const sqlByText = statements.sort((a, b) => b[1] - a[1]).map(([text, n]) => ({ text, perRequest: per(n), usPerRequest: per(sqlUs.get(text) ?? 0) }));
+  const sqlUsPerRequest = per([...sqlUs.values()].reduce((a, b) => a + b, 0));
+  const bookendsUsPerRequest = Object.fromEntries([...sqlUs].filter(([k]) => BOOKENDS.test(k)).map(([k, v]) => [k, per(v)]));
   process.stdout.write(
-    `${JSON.stringify({ requests: N, wallMsPerRequest: per(wall), writeTransactionsPerRequest: Math.round(writes * 100) / 100, storeReadsPerRequest: Math.round(reads * 100) / 100, sqlStatementsPerRequest, sqlTransactionsPerRequest, agentCalls, calls: rows, sqlByText })}\n`,
+    `${JSON.stringify({ requests: N, wallMsPerRequest: per(wall), writeTransactionsPerRequest: Math.round(writes * 100) / 100, storeReadsPerRequest: Math.round(reads * 100) / 100, sqlStatementsPerRequest, sqlTransactionsPerRequest, sqlUsPerRequest, bookendsUsPerRequest, agentCalls, calls: rows, sqlByText, ...(allocation ? { allocation } : {}) })}\n`,
   );
 } finally {
   server.closeAllConnections();

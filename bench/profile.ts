@@ -66,7 +66,7 @@ function shortUrl(url: string): string {
   return u;
 }
 
-function areaOf(frame: CallFrame): string {
+export function areaOf(frame: CallFrame): string {
   const { functionName: f, url } = frame;
   if (f === '(idle)' || f === '(program)' || f === '(garbage collector)' || f === '(root)') return f;
   if (!url) return '(native/builtin)';
@@ -80,7 +80,7 @@ function areaOf(frame: CallFrame): string {
 }
 
 // tsx-compiled src/ files report meaningless line numbers, so they are named by file only.
-const keyOf = (f: CallFrame) =>
+export const keyOf = (f: CallFrame) =>
   `${f.functionName || '(anonymous)'}\u0000${f.url ? (f.url.includes('/node_modules/') || f.url.startsWith('node:') ? `${shortUrl(f.url)}:${f.lineNumber + 1}` : shortUrl(f.url)) : ''}`;
 
 /** Self and inclusive times (ms) from samples × timeDeltas. */
