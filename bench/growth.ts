@@ -27,7 +27,7 @@ import { loadChain } from '../src/contracts/attestation-chain.ts';
 import { parseContract } from '../src/contracts/model.ts';
 import type { ControlScopeRef } from '../src/control/scope.ts';
 import { ControlBoundaryRef } from '../src/control/fence.ts';
-import { fencesCurrent } from '../src/gateway/path/verify.ts';
+import { fencesCurrent } from '../src/gateway/path/read-back.ts';
 import { RemoteClient } from '../src/gateway/remote.ts';
 import { Keyring } from '../src/keys/keyring.ts';
 import { createLogger } from '../src/log.ts';

@@ -46,7 +46,7 @@ export interface StatementsSetup {
  * would need the writes fanned out from one JSON-carrying statement, which
  * measured slower.
  */
-export const MAX_STATEMENTS = { sqlite: 33, postgres: 19 } as const;
+export const MAX_STATEMENTS = { sqlite: 31, postgres: 18 } as const;
 export const WRITE_TRANSACTIONS = 2;
 const CALLS = 5;
 const KEY = 'statements-test-key-not-a-secret';

@@ -23,7 +23,8 @@ import type { PathDeps } from './path/deps.ts';
 import { findByContext } from './path/follow.ts';
 import { rebuildTurn } from './path/rebuild-turn.ts';
 import { heardIn, type Json } from './path/turn.ts';
-import { commitVerdict, fencesCurrent, NOT_SHOWN, readBack } from './path/verify.ts';
+import { fencesCurrent, readBack } from './path/read-back.ts';
+import { commitVerdict, NOT_SHOWN } from './path/verify.ts';
 
 interface Dispute {
   text: string;

@@ -16,7 +16,8 @@ import { findByContext } from './path/follow.ts';
 import { rebuildTurn } from './path/rebuild-turn.ts';
 import { pinnedTarget } from './path/resolve-target.ts';
 import type { Turn } from './path/turn.ts';
-import { fencesCurrent, readBack, storedView, verdict } from './path/verify.ts';
+import { fencesCurrent, readBack, storedView } from './path/read-back.ts';
+import { verdict } from './path/verify.ts';
 
 export type StopCause = NonNullable<AttemptBody['cancel_cause']>['cause'];
 

@@ -5,7 +5,9 @@
  */
 import type { ControlEventInput } from '../control/event.ts';
 import { ownEventInput } from '../control/append.ts';
-import { invalidRequest } from '../errors.ts';
+import { checkFences, streamsToRead } from '../control/fence.ts';
+import { streamOf } from '../control/scope.ts';
+import { contextInvalidated, invalidRequest } from '../errors.ts';
 import type { Envelope } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import { TxBatch } from '../store/tx/batch.ts';
@@ -47,9 +49,15 @@ export function reservationOf(row: ReservationRow): Reservation {
 export function* settle(req: SettlementRequest, ids: IdSource): Program<Reservation> {
   const batch = new TxBatch(ids);
   const result = yield* settleOnly(req, batch);
+  // Where writers are serial nothing is locked: a verdict's fenced heads are read with the heads its audit
+  // events append to, in one statement (issue #24).
+  if (req.fences && (yield* tx('serialWriters'))) {
+    yield* batch.load([...streamsToRead(req.fences.fence_set, req.fences.scopes), ...(req.events ?? []).map((e) => streamOf(e.control_scope_ref))], 'update');
+  }
   yield* rideAlong(batch, req.records, req.events, req.at);
   if (req.ends_follow) batch.endFollow(req.ends_follow);
   yield* batch.flush();
+  if (req.fences) yield* fencesHold(batch, req.fences);
   return result;
 }
 
@@ -64,6 +72,7 @@ function* settleOnly(req: SettlementRequest, batch: TxBatch): Program<Reservatio
   const held = nextReservationStatus('held', req.outcome);
   const resolved = yield* tx('resolveHeld', req.reservation_id, held, settlement, held === 'unknown' ? null : req.at);
   if (resolved) return yield* settled(req, batch, resolved);
+  if (req.held_only) throw invalidRequest('reservation is no longer held', { reservation_id: req.reservation_id, conflict: 'not_held' });
   const row = yield* tx('reservation', req.reservation_id, 'update');
   if (!row) throw invalidRequest('reservation is unknown', { reservation_id: req.reservation_id });
   // Resolve-once: the same settlement again is a no-op, a different one an error.
@@ -75,6 +84,21 @@ function* settleOnly(req: SettlementRequest, batch: TxBatch): Program<Reservatio
   const status = nextReservationStatus(row.status as Reservation['status'], req.outcome);
   yield* tx('resolveReservation', req.reservation_id, status, settlement, status === 'unknown' ? null : req.at);
   return yield* settled(req, batch, { ...row, status, settlement, settled_at: status === 'unknown' ? null : req.at });
+}
+
+/**
+ * A verdict's fences, checked in its own transaction (SettlementRequest.fences),
+ * last: on PostgreSQL the fenced heads are then share-locked after the
+ * balances the flush charged, the order an admission takes them in
+ * (programs.ts admitIn), so a revocation queued on one of those heads cannot
+ * close a cycle between a verdict and an admission. A refusal rolls back
+ * everything the program wrote.
+ */
+function* fencesHold(batch: TxBatch, fences: NonNullable<SettlementRequest['fences']>): Program<void> {
+  const toRead = streamsToRead(fences.fence_set, fences.scopes);
+  yield* batch.load(toRead, 'share');
+  const failures = checkFences(fences.fence_set, fences.scopes, batch.known(toRead));
+  if (failures.length > 0) throw contextInvalidated('a control fence moved before the verdict committed', { conflict: 'fences_moved', failures });
 }
 
 /** Releases and charges what a reservation resolved to `row` (its new status) leaves; a refusal here rolls the resolution back. */

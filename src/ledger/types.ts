@@ -141,6 +141,21 @@ export interface SettlementRequest {
   events?: ControlEventInput[];
   /** The effect whose follow-up this verdict ends (its work-queue row is deleted in the same transaction). */
   ends_follow?: string;
+  /**
+   * Settle only a reservation still `held` (a verdict planned on what its own
+   * admission left, without reading the reservation first: issue #24). Any
+   * other state is another writer's resolution: refused as `invalid_request`
+   * with `conflict: 'not_held'`, and nothing of this request is written.
+   */
+  held_only?: boolean;
+  /**
+   * Settle only while these fences still hold: a verdict that projected its
+   * outcome with the fences current, without reading them first (issue #24),
+   * has them checked in its own transaction (RW-003 §1.2: a racing control
+   * change is never treated as authorized success). If one moved: refused as
+   * `context_invalidated` with `conflict: 'fences_moved'`, nothing written.
+   */
+  fences?: { fence_set: ControlBoundaryRef[]; scopes: ControlScopeRef[] };
 }
 
 export interface Reservation {

@@ -10,7 +10,7 @@ import { streamOf, type ControlScopeRef } from '../control/scope.ts';
 import { invalidRequest } from '../errors.ts';
 import { attemptOf, remoteTaskIdOf } from '../gateway/attempts.ts';
 import type { DelegateeRegistry } from '../gateway/delegatees.ts';
-import { readBack } from '../gateway/path/verify.ts';
+import { readBack } from '../gateway/path/read-back.ts';
 import type { RemoteClient } from '../gateway/remote.ts';
 import { refOf, sealRecord, type SealedRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';

@@ -15,7 +15,7 @@ import type { ControlBoundaryRef } from '../../control/fence.ts';
 import type { ControlScopeRef } from '../../control/scope.ts';
 import { isBatonError } from '../../errors.ts';
 import { planOpens, unplacedParents, type Placement } from '../../ledger/plan.ts';
-import type { AdmissionRequest, OpenBudgetRequest } from '../../ledger/types.ts';
+import type { AdmissionReceipt, AdmissionRequest, OpenBudgetRequest } from '../../ledger/types.ts';
 import { refOf, sealRecord, type SealedRecord } from '../../records/envelope.ts';
 import type { RevisionRef } from '../../records/revision-ref.ts';
 import { utc } from '../../records/time.ts';
@@ -288,8 +288,9 @@ async function admitPlan(deps: PathDeps, site: Site, plan: Plan): Promise<Admitt
       gateway_id: deps.gatewayActor.object_id,
     },
   };
+  let receipt: AdmissionReceipt;
   try {
-    await deps.store.ledger.admitTask({ budgets: opens.budgets, admission });
+    receipt = await deps.store.ledger.admitTask({ budgets: opens.budgets, admission });
   } catch (err) {
     await signalRefusal(deps, plan, err);
     throw err;
@@ -300,6 +301,7 @@ async function admitPlan(deps: PathDeps, site: Site, plan: Plan): Promise<Admitt
     ...effect,
     fence_set: fence,
     scopes,
+    ...(receipt.status === 'held' && !receipt.replayed ? { reserved: { amounts: receipt.amounts } } : {}),
     ...(remote.length > 0 ? { remote_fence: { subject: plan.contracts[split!.upstreamLeaf]!.record_id, entries: remote } } : {}),
     target: site.target,
     contracts: plan.contracts,

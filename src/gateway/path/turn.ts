@@ -35,6 +35,12 @@ export interface Turn {
   fence_set: ControlBoundaryRef[];
   /** Authority scopes re-checked after the effect (RW-003 §1.2). */
   scopes: ControlScopeRef[];
+  /**
+   * What this process's admission of the turn left: its reservation held,
+   * with these amounts. A verdict starts from it instead of reading the
+   * reservation back (issue #24); absent for a turn rebuilt from the store.
+   */
+  reserved?: { amounts: Record<string, string> };
   /** Separate stores: the upstream heads bound at admission, rechecked after read-back (issue #16). */
   remote_fence?: { subject: string; entries: RemoteFenceEntry[] };
   target: Target;

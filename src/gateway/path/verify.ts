@@ -7,14 +7,13 @@
  * settlement of this turn's own reservation, the terminal observation and the
  * end of its follow-up commit in one transaction.
  *
- * (A little over 300 lines: every verdict variant and its spans stay in the
- * step that owns the resolve-once rule, rather than split while #19 moves files.)
+ * What it reads besides the store's rows (the read-back, the fences, the
+ * view it keeps) is ./read-back.ts; every verdict variant and its spans stay
+ * here, in the step that owns the resolve-once rule.
  */
 import { project, withFences, type Observation, type Projection, type ReadBack } from '../../attempts/outcome.ts';
 import { fingerprint, TaskView, type TaskFingerprint } from '../../attempts/task-view.ts';
 import type { ControlEventInput } from '../../control/event.ts';
-import { checkFences, type ControlFenceSet } from '../../control/fence.ts';
-import { streamOf, type ControlScopeRef } from '../../control/scope.ts';
 import type { SettlementOutcome } from '../../ledger/rules.ts';
 import type { Reservation } from '../../ledger/types.ts';
 import { isBatonError } from '../../errors.ts';
@@ -22,71 +21,17 @@ import { digestOf } from '../../records/digest.ts';
 import { refOf, sealRecord, type Envelope, type SealedRecord } from '../../records/envelope.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
 import { utc } from '../../records/time.ts';
-import type { Store } from '../../store/port.ts';
-import type { AttemptBody, ReceiptBody, StoredTaskView } from '../../attempts/record.ts';
+import type { AttemptBody, ReceiptBody } from '../../attempts/record.ts';
 import type { Attempt, AttemptPatch } from '../attempts.ts';
-import { RemoteFailure, RemoteRpcError, type RemoteClient } from '../remote.ts';
-import { CONTRACT_EXTENSION, OUTCOME_METADATA } from '../present.ts';
+import { OUTCOME_METADATA } from '../present.ts';
 import type { ConsumptionEvidence } from '../../federation/consumption.ts';
-import { canonicalBytes } from '../../records/canonical.ts';
-import { RECORD_LIMITS } from '../../records/limits.ts';
 import type { PathDeps } from './deps.ts';
 import { heardIn, remoteWithTask, type Json, type Turn } from './turn.ts';
 import { inSpan, turnIds } from '../../telemetry/tracing.ts';
+import { fencesCurrent, readBack, remoteFenceCurrent, storedView } from './read-back.ts';
 
 type Deps = Pick<PathDeps, 'store' | 'attempts' | 'remote' | 'clock' | 'ids' | 'gatewayActor' | 'events' | 'federation'>;
 
-export async function readBack(remote: RemoteClient, endpoint: string, taskId: string, headers: Record<string, string> = {}): Promise<ReadBack & { raw?: JsonValue }> {
-  try {
-    const raw = await remote.call(endpoint, 'GetTask', { id: taskId }, { readBack: true, headers });
-    const parsed = TaskView.safeParse(raw);
-    if (!parsed.success) return { kind: 'unavailable', reason: 'read-back returned no task' };
-    return { kind: 'task', task: parsed.data, fingerprint: fingerprint(parsed.data), raw };
-  } catch (err) {
-    if (err instanceof RemoteFailure || err instanceof RemoteRpcError) return { kind: 'unavailable', reason: err.message };
-    throw err;
-  }
-}
-
-/** Are the fences taken at admission still the heads, and do they still permit? */
-export async function fencesCurrent(store: Store, fence: ControlFenceSet, scopes: readonly ControlScopeRef[]): Promise<boolean> {
-  const heads = await store.control.heads([...fence, ...scopes.map(streamOf)]);
-  return checkFences(fence, scopes, heads).length === 0;
-}
-
-/** Separate stores: the upstream's heads, refetched after the read-back, must equal those bound at admission (issue #16). */
-export async function remoteFenceCurrent(deps: Pick<PathDeps, 'federation'>, turn: Pick<Turn, 'remote_fence'>): Promise<boolean> {
-  if (!turn.remote_fence) return true;
-  if (!deps.federation) return false;
-  return deps.federation.stillHolds(turn.remote_fence.entries, turn.remote_fence.subject);
-}
-
-/** Room the stored view may take in an attempt record (RECORD_LIMITS leaves the rest to the envelope and body). */
-const VIEW_BUDGET_BYTES = RECORD_LIMITS.maxRecordBytes - 16 * 1024;
-
-/**
- * The remote task as Baton keeps it for its own task view: status,
- * artifacts, history — without the contract chains Baton attached to the
- * messages it forwarded (they are in the contract records already). When it
- * would not fit an attempt record, history goes first, then artifacts; their
- * digests stay in the receipt.
- */
-export function storedView(task: Json): StoredTaskView {
-  const { status, artifacts, history } = task as { status?: StoredTaskView['status']; artifacts?: unknown[]; history?: unknown[] };
-  const view: StoredTaskView = { status: status ?? { state: 'TASK_STATE_UNSPECIFIED' }, ...(artifacts ? { artifacts } : {}), ...(history ? { history: history.map(withoutChain) } : {}) };
-  if (canonicalBytes(view as unknown as JsonValue).byteLength <= VIEW_BUDGET_BYTES) return view;
-  const { history: _h, ...lean } = view;
-  if (canonicalBytes(lean as unknown as JsonValue).byteLength <= VIEW_BUDGET_BYTES) return { ...lean, truncated: 'history' };
-  return { status: view.status, truncated: 'history,artifacts' };
-}
-
-function withoutChain(message: unknown): unknown {
-  if (!message || typeof message !== 'object' || Array.isArray(message)) return message;
-  const m = message as { metadata?: Record<string, unknown> };
-  if (!m.metadata || !(CONTRACT_EXTENSION in m.metadata)) return message;
-  const { [CONTRACT_EXTENSION]: _chain, ...metadata } = m.metadata;
-  return { ...m, metadata };
-}
 
 /** What every revision written for a turn records about it. */
 const turnFields = (turn: Turn, latest: Attempt): Partial<AttemptBody> => ({
@@ -111,20 +56,75 @@ export function verdict(deps: Deps, turn: Turn, observation: Observation, view?:
 export const NOT_SHOWN = "the delegatee's task does not show this turn's message";
 
 async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Json): Promise<Attempt> {
+  // A turn this process admitted is judged on what its admission left, nothing read first (issue #24: no
+  // pre-reads): its reservation held, its fences current, its own revision the base. The commit checks both
+  // (held_only, fences): if a fence moved, the outcome is projected again with the fences stale; if another
+  // writer resolved the reservation meanwhile, nothing is written and the turn is judged on the store.
+  // Another turn's result (a follow-up's shared task) is judged on the store, as it always was.
+  if (turn.reserved && (observation.kind !== 'task' || heardIn(turn, view ?? (observation.task as Json)))) {
+    const assessed = await assess(deps, turn, observation, turn.reserved.amounts, 'in_commit');
+    try {
+      return await commitAssessed(deps, turn, assessed, view, { latest: turn.attempt, reservation: { ...turn.reserved, status: 'held' }, heldOnly: true });
+    } catch (err) {
+      if (!isBatonError(err) || err.details.conflict !== 'not_held') throw err;
+      return judgeStored(deps, turn, observation, view, assessed);
+    }
+  }
+  return judgeStored(deps, turn, observation, view);
+}
+
+/** A turn judged on its reservation, attempt and fences as the store holds them (a turn rebuilt from the store, or one whose reservation another writer resolved). */
+async function judgeStored(deps: Deps, turn: Turn, observation: Observation, view: Json | undefined, assessed?: Assessment): Promise<Attempt> {
   const r = await deps.store.ledger.reservation(turn.reservation_id);
-  // While the turn's reservation is held no verdict came first: the turn's own revision is the base, not read again
-  // (issue #24: no pre-reads); should another writer have revised the attempt meanwhile, the commit is rebuilt on
-  // the new head (attempts.commit). Otherwise the attempt is read to see whether the verdict is already given.
+  // While the turn's reservation is held no verdict came first: the turn's own revision is the base, not read again;
+  // should another writer have revised the attempt meanwhile, the commit is rebuilt on the new head (attempts.commit).
+  // Otherwise the attempt is read to see whether the verdict is already given.
   const latest = r?.status === 'held' ? turn.attempt : await deps.attempts.latest(turn.attempt);
   // Another path or node already gave this turn its verdict: nothing to add. An `unknown` one stands too — only
   // reconciliation settles an uncertain effect (ADR-0014), never a later poll of a node that lost the lease.
   if (r && r.status !== 'held' && (latest.body.state === 'closed' || r.status === 'unknown')) return latest;
   if (observation.kind === 'task' && !heardIn(turn, view ?? (observation.task as Json))) return judgeForeign(deps, turn);
+  const a = assessed ? await fencesRead(deps, turn, assessed) : await assess(deps, turn, observation, r?.amounts, 'read');
+  return commitAssessed(deps, turn, a, view, { latest, reservation: r });
+}
+
+/** A judgement before its commit; `fencesInCommit`: the local fences were not read but are checked by the commit. */
+type Assessment = Pick<Judgement, 'observation' | 'back' | 'projection' | 'fencesCurrent' | 'consumption'> & { fencesInCommit: boolean };
+
+/**
+ * The read-back and the projected outcome of a turn whose reservation holds
+ * `reserved` (if it is known), with its fences read first or left to the
+ * commit ('in_commit': assumed current here, checked there).
+ */
+async function assess(deps: Deps, turn: Turn, observation: Observation, reserved: Record<string, string> | undefined, fences: 'read' | 'in_commit'): Promise<Assessment> {
   const back = observation.kind === 'task' ? await timedReadBack(deps, turn, observation.task.id) : undefined;
-  const current = (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps, turn));
+  const current = fences === 'in_commit' ? await remoteFenceCurrent(deps, turn) : (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps, turn));
   const projection = withFences(project(observation, back, turn.target.acceptance), current);
-  const consumption = projection.settlement === 'consume' && r && back?.kind === 'task' ? await consumptionOf(deps, turn, back, r.amounts) : undefined;
-  return commitVerdict(deps, turn, { observation, back, projection, fencesCurrent: current, ...(view ? { view } : {}), ...(consumption ? { consumption } : {}), read: { latest, reservation: r } });
+  const consumption = projection.settlement === 'consume' && reserved && back?.kind === 'task' ? await consumptionOf(deps, turn, back, reserved) : undefined;
+  return { observation, back, projection, fencesCurrent: current, fencesInCommit: fences === 'in_commit' && current, ...(consumption ? { consumption } : {}) };
+}
+
+/** The assessment with its local fences read now, where it had left them to the commit. */
+async function fencesRead(deps: Deps, turn: Turn, a: Assessment): Promise<Assessment> {
+  if (!a.fencesInCommit) return a;
+  return (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) ? { ...a, fencesInCommit: false } : stale(turn, a);
+}
+
+/** The assessment projected again with the fences stale (RW-003 §1.2: a racing control change makes success unknown). */
+function stale(turn: Turn, a: Assessment): Assessment {
+  const { consumption: _c, ...rest } = a;
+  return { ...rest, fencesCurrent: false, fencesInCommit: false, projection: withFences(project(a.observation, a.back, turn.target.acceptance), false) };
+}
+
+/** Commits an assessment; one whose fences the commit found moved is projected again and committed without them. */
+async function commitAssessed(deps: Deps, turn: Turn, a: Assessment, view: Json | undefined, read: Known): Promise<Attempt> {
+  const { fencesInCommit, ...judged } = a;
+  try {
+    return await commitVerdict(deps, turn, { ...judged, ...(view ? { view } : {}), read: { ...read, ...(fencesInCommit ? { fencesInCommit } : {}) } });
+  } catch (err) {
+    if (!fencesInCommit || !isBatonError(err) || err.details.conflict !== 'fences_moved') throw err;
+    return commitAssessed(deps, turn, stale(turn, a), view, read);
+  }
 }
 
 /**
@@ -172,7 +172,7 @@ export interface Judgement {
   view?: Json;
   /** What a downstream Baton's consumption receipt settles (separate stores). */
   consumption?: ConsumptionEvidence;
-  /** The attempt and reservation as the judgement just read them (not read again to commit). */
+  /** The attempt and reservation as the judgement just read them (not read again to commit), and what the commit checks instead. */
   read?: Known;
   /** The receipt's verification profile and read-back verdict (default: an A2A task read back with GetTask, compared here). */
   profile?: ReceiptBody['profile'];
@@ -183,7 +183,14 @@ export interface Judgement {
   closing?: Partial<AttemptBody>;
 }
 
-type Known = { latest: Attempt; reservation: Reservation | undefined };
+/**
+ * The attempt and reservation a judgement starts from, and what its commit
+ * checks because it was taken as given, not read: `heldOnly`, the
+ * reservation (taken from the turn's admission) is settled only while still
+ * held (SettlementRequest.held_only); `fencesInCommit`, the fences the
+ * projection assumed current (SettlementRequest.fences).
+ */
+type Known = { latest: Attempt; reservation: Pick<Reservation, 'status' | 'amounts'> | undefined; heldOnly?: boolean; fencesInCommit?: boolean };
 
 /** Records a judged turn: receipt, closing revision, settlement, terminal observation; then announces it. */
 export function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promise<Attempt> {
@@ -289,8 +296,10 @@ async function settleTurn(
       }
       await deps.store.work.done(turn.effect_id);
     };
-    // What the judgement read serves the first try; a rebuilt revision reads again.
-    const r = first ? first.reservation : await deps.store.ledger.reservation(turn.reservation_id);
+    // What the judgement read serves the first try; a rebuilt revision reads again — unless the reservation was
+    // taken from the admission: then every try settles it only while held, and the caller judges again if not.
+    const heldOnly = known?.heldOnly === true;
+    const r = heldOnly ? known!.reservation : first ? first.reservation : await deps.store.ledger.reservation(turn.reservation_id);
     first = undefined;
     if (!r || (r.status !== 'held' && r.status !== 'unknown')) return resolvedElsewhere();
     const outcome: SettlementOutcome =
@@ -302,8 +311,11 @@ async function settleTurn(
           ? { kind: 'measured', actual: new Map(Object.entries(r.amounts).map(([k, v]) => [k, BigInt(v)])) }
           : { kind: 'unknown' };
     try {
-      await deps.store.ledger.settle({ reservation_id: r.reservation_id, outcome, evidence: evidence ?? refOf(next ?? latest), at, records: all, events: [...events], ends_follow: turn.effect_id });
+      const checks = { ...(heldOnly ? { held_only: true } : {}), ...(known?.fencesInCommit ? { fences: { fence_set: turn.fence_set, scopes: turn.scopes } } : {}) };
+      await deps.store.ledger.settle({ reservation_id: turn.reservation_id, outcome, evidence: evidence ?? refOf(next ?? latest), at, records: all, events: [...events], ends_follow: turn.effect_id, ...checks });
     } catch (err) {
+      // Judged on what the admission left (not_held) or with fences it did not read (fences_moved): the caller judges again.
+      if (heldOnly) throw err;
       // Resolve-once: a verdict that lost the race to another one is not an error after the effect.
       const now = await deps.store.ledger.reservation(turn.reservation_id);
       const revisionConflict = isBatonError(err) && err.details.conflict === 'head_moved'; // commit() rebuilds and retries

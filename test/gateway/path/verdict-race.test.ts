@@ -23,7 +23,7 @@ import { systemClock } from '../../../src/records/time.ts';
 import type { JsonValue } from '../../../src/records/strict-json.ts';
 import type { Store } from '../../../src/store/port.ts';
 import { SqliteStore } from '../../../src/store/sqlite/store.ts';
-import { actor, freshSpace, NOW, presetTask, publishAgent } from '../../store/support/fixtures.ts';
+import { actor, agentScope, freshSpace, NOW, presetTask, publishAgent } from '../../store/support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-verdict-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -77,7 +77,22 @@ async function admittedTurn(file: string, followUp?: Turn['followUp']) {
     target: { delegatee_id: 'agent', endpoint: 'http://127.0.0.1:9/a2a', headers: {}, acceptance: {}, streaming: false, pushNotifications: false },
     ...(followUp ? { followUp } : {}),
   };
-  return { store, attempt, attemptId, turn, reservationId: receipt.reservation_id, effect: task.effect };
+  return { store, attempt, attemptId, turn, reservationId: receipt.reservation_id, effect: task.effect, amounts: receipt.amounts, space };
+}
+
+/** Counts the store's reads of reservations and of control heads (the verdict of a turn admitted here makes none). */
+function countingReads(store: Store): { store: Store; reads: () => number } {
+  let n = 0;
+  const counting = <T extends object>(part: T, method: string): T =>
+    new Proxy(part, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        return prop === method && typeof v === 'function' ? (...a: unknown[]) => (n++, (v as (...x: unknown[]) => unknown).apply(target, a)) : v;
+      },
+    });
+  const ledger = counting(store.ledger, 'reservation');
+  const control = counting(store.control, 'heads');
+  return { store: new Proxy(store, { get: (target, prop) => (prop === 'ledger' ? ledger : prop === 'control' ? control : Reflect.get(target, prop, target)) }), reads: () => n };
 }
 
 const depsOn = (store: Store, remote: RemoteClient) => ({ store, attempts: new AttemptRepository({ store, clock: systemClock, ids: randomIds, gatewayActor: actor }), remote, clock: systemClock, ids: randomIds, gatewayActor: actor, events: new PathEvents() });
@@ -165,6 +180,94 @@ describe('two verdicts for one turn in one process (a stream and a poll seeing t
     expect(receipts.length).toBe(1);
     expect((await store.ledger.reservation(reservationId))?.status).toBe('unknown');
     await remote.close();
+    await store.close();
+  });
+});
+
+describe('the verdict of a turn admitted in this process (issue #24: no pre-reads)', () => {
+  const completed = { id: 'remote-task', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ artifactId: 'a', parts: [] }] };
+
+  it('reads no reservation: it settles the one its admission left held', async () => {
+    const { store, attemptId, turn, reservationId, effect, amounts } = await admittedTurn('own.db');
+    const counted = countingReads(store);
+    const remote = new RemoteClient();
+    const closed = await verdict(depsOn(counted.store, remote), { ...turn, reserved: { amounts } }, { kind: 'lost', reason: 'the stream broke' });
+    expect(counted.reads()).toBe(0);
+    expect(closed.body).toMatchObject({ state: 'closed', outcome: 'unknown' });
+    expect((await store.ledger.reservation(reservationId))?.status).toBe('unknown');
+    expect(await store.work.get(effect)).toBeUndefined();
+    expect((await store.listRevisions(attemptId)).length).toBe(2);
+    await remote.close();
+    await store.close();
+  });
+
+  it('another node settled it meanwhile: no error, that settlement stands, the attempt is closed once', async () => {
+    const { store, attempt, attemptId, turn, reservationId, effect, amounts } = await admittedTurn('own-lost.db');
+    await store.ledger.settle({ reservation_id: reservationId, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, evidence: refOf(attempt), at: NOW() });
+    const remote = new RemoteClient();
+    const closed = await verdict(depsOn(store, remote), { ...turn, reserved: { amounts } }, { kind: 'lost', reason: 'the stream broke' });
+    expect(closed.body).toMatchObject({ state: 'closed', outcome: 'unknown' });
+    expect((await store.ledger.reservation(reservationId))?.status).toBe('settled');
+    expect(await store.work.get(effect)).toBeUndefined();
+    expect((await store.listRevisions(attemptId)).length).toBe(2);
+    await remote.close();
+    await store.close();
+  });
+
+  it('another verdict left it unknown meanwhile: it stands, nothing of this verdict is written (ADR-0014: only reconciliation settles it)', async () => {
+    const { store, attemptId, turn, reservationId, effect, amounts } = await admittedTurn('own-unknown.db');
+    await store.ledger.settle({ reservation_id: reservationId, outcome: { kind: 'unknown' }, at: NOW() });
+    const remote = new RemoteClient();
+    const after = await verdict(depsOn(store, remote), { ...turn, reserved: { amounts } }, { kind: 'task', task: completed, fingerprint: fingerprint(completed) }, completed);
+    expect(after.body).toMatchObject({ state: 'dispatching' });
+    expect((await store.ledger.reservation(reservationId))?.status).toBe('unknown');
+    expect((await store.listRevisions(attemptId)).length).toBe(1);
+    const receipts = (await store.listCurrent(schemaRefFor('verification_receipt'), { limit: 100 })).records.filter((r) => r.body.effect_id === effect);
+    expect(receipts).toEqual([]);
+    await remote.close();
+    await store.close();
+  });
+});
+
+describe('the fences of a turn admitted in this process are checked in its verdict\'s commit (RW-003 §1.2)', () => {
+  const completed = { id: 'remote-task', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ artifactId: 'a', parts: [{ text: 'done' }] }] };
+  /** The delegatee's read-back, during which a control change lands on the agent's stream (a card event racing the verdict). */
+  const racingReadBack = (store: Store, space: string) =>
+    ({
+      call: async () => {
+        await store.control.appendControl({ event_type: 'rw003.agent_card.published', control_scope_ref: agentScope(space), actor_ref: actor });
+        return completed;
+      },
+    }) as unknown as RemoteClient;
+  const quietReadBack = { call: async () => completed } as unknown as RemoteClient;
+
+  async function fencedTurn(file: string) {
+    const t = await admittedTurn(file);
+    const head = (await t.store.control.head(agentScope(t.space)))!;
+    const fence = { project_id: head.project_id, branch_id: head.branch_id, position: head.position, event_id: head.event_id, event_digest: head.event_digest };
+    return { ...t, turn: { ...t.turn, fence_set: [fence], scopes: [agentScope(t.space)], reserved: { amounts: t.amounts } } };
+  }
+
+  it('fences that held: succeeded and consumed, with no head or reservation read before the commit', async () => {
+    const { store, turn, reservationId, effect } = await fencedTurn('fenced-ok.db');
+    const counted = countingReads(store);
+    const closed = await verdict(depsOn(counted.store, quietReadBack), turn, { kind: 'task', task: completed, fingerprint: fingerprint(completed) }, completed);
+    expect(counted.reads()).toBe(0);
+    expect(closed.body).toMatchObject({ state: 'closed', outcome: 'succeeded' });
+    expect((await store.ledger.reservation(reservationId))?.status).toBe('settled');
+    const receipts = (await store.listCurrent(schemaRefFor('verification_receipt'), { limit: 100 })).records.filter((r) => r.body.effect_id === effect);
+    expect(receipts.map((r) => r.body)).toEqual([expect.objectContaining({ outcome: 'succeeded', fences_current: true })]);
+    await store.close();
+  });
+
+  it('a fence that moved before the commit: never success — unknown, fences_current false, the reservation held', async () => {
+    const { store, attemptId, turn, reservationId, effect, space } = await fencedTurn('fenced-moved.db');
+    const closed = await verdict(depsOn(store, racingReadBack(store, space)), turn, { kind: 'task', task: completed, fingerprint: fingerprint(completed) }, completed);
+    expect(closed.body).toMatchObject({ state: 'closed', outcome: 'unknown' });
+    expect((await store.ledger.reservation(reservationId))?.status).toBe('unknown');
+    expect((await store.listRevisions(attemptId)).length).toBe(2);
+    const receipts = (await store.listCurrent(schemaRefFor('verification_receipt'), { limit: 100 })).records.filter((r) => r.body.effect_id === effect);
+    expect(receipts.map((r) => r.body)).toEqual([expect.objectContaining({ outcome: 'unknown', fences_current: false, readback: 'agreed' })]);
     await store.close();
   });
 });

@@ -448,6 +448,58 @@ export function storeContract(name: string, make: MakeStore): void {
       await expectCodeAsync(store.ledger.settle({ reservation_id: consumed.reservation_id, outcome: { kind: 'not_dispatched' }, at: NOW() }), 'invalid_request');
       await store.close();
     });
+
+    it('held_only settles a held reservation, and refuses any other with conflict not_held, writing nothing of the request', async () => {
+      const store = await make();
+      const a = await held(store);
+      const receipt = (tag: string) =>
+        sealRecord({ type: 'verification_receipt', issuedBy: actor, lifecycle: 'recorded', body: { tag } }, { ids: randomIds, clock: systemClock });
+      const first = receipt('first');
+      const outcome = { kind: 'measured' as const, actual: new Map([['units', 3n]]) };
+      expect((await store.ledger.settle({ reservation_id: a.req.reservation_id, outcome, at: NOW(), records: [first], held_only: true })).status).toBe('settled');
+      expect(await store.getRecord(first.record_id, first.revision_id)).toBeDefined();
+      // Settled now: the same settlement again (a replay without held_only is a no-op) is refused, and its record not kept.
+      const late = receipt('late');
+      const err = await expectCodeAsync(store.ledger.settle({ reservation_id: a.req.reservation_id, outcome, at: NOW(), records: [late], held_only: true }), 'invalid_request');
+      expect(err.details).toMatchObject({ conflict: 'not_held', reservation_id: a.req.reservation_id });
+      expect(await store.getRecord(late.record_id, late.revision_id)).toBeUndefined();
+      // Unknown is not held either: only reconciliation leaves it (ADR-0014).
+      const b = await held(store);
+      await store.ledger.settle({ reservation_id: b.req.reservation_id, outcome: { kind: 'unknown' }, at: NOW() });
+      const e2 = await expectCodeAsync(store.ledger.settle({ reservation_id: b.req.reservation_id, outcome, evidence: evidence(), at: NOW(), held_only: true }), 'invalid_request');
+      expect(e2.details.conflict).toBe('not_held');
+      expect((await store.ledger.reservation(b.req.reservation_id))?.status).toBe('unknown');
+      expect(await b.units()).toMatchObject({ reserved: '3', consumed: '0' });
+      await store.close();
+    });
+
+    it('fences: settles while they hold; once a fenced head moved it refuses with conflict fences_moved, writing nothing (RW-003 §1.2)', async () => {
+      const store = await make();
+      const terminal = (req: { attempt_scope: ReturnType<typeof attemptScope> }) => ({ event_type: 'rw003.execution.terminal' as const, control_scope_ref: req.attempt_scope, actor_ref: actor });
+      const note = (n: number) => sealRecord({ type: 'verification_receipt', body: { n }, issuedBy: actor, lifecycle: 'recorded' }, { ids: randomIds, clock: systemClock });
+      const outcome = { kind: 'measured' as const, actual: new Map([['units', 3n]]) };
+      const a = await held(store);
+      const first = note(1);
+      const settled = await store.ledger.settle({ reservation_id: a.req.reservation_id, outcome, at: NOW(), records: [first], events: [terminal(a.req)], fences: { fence_set: a.req.fence_set, scopes: a.req.scopes } });
+      expect(settled.status).toBe('settled');
+      expect(await store.getRecord(first.record_id)).toBeDefined();
+      expect((await store.control.readStream(streamOf(a.req.attempt_scope))).map((e) => e.event_type)).toEqual(['rw003.permission.evaluated', 'rw003.execution.terminal']);
+
+      const b = await held(store);
+      // The agent's stream moves after admission (a card event): the fence b was admitted under is stale.
+      await store.control.appendControl({ event_type: 'rw003.agent_card.published', control_scope_ref: b.req.scopes[0]!, actor_ref: actor });
+      const second = note(2);
+      const err = await expectCodeAsync(
+        store.ledger.settle({ reservation_id: b.req.reservation_id, outcome, at: NOW(), records: [second], events: [terminal(b.req)], fences: { fence_set: b.req.fence_set, scopes: b.req.scopes } }),
+        'context_invalidated',
+      );
+      expect(err.details).toMatchObject({ conflict: 'fences_moved', failures: [{ branch_id: streamOf(b.req.scopes[0]!).branch_id, reason: 'head_moved' }] });
+      expect(await store.getRecord(second.record_id)).toBeUndefined();
+      expect((await store.control.readStream(streamOf(b.req.attempt_scope))).map((e) => e.event_type)).toEqual(['rw003.permission.evaluated']);
+      expect((await store.ledger.reservation(b.req.reservation_id))?.status).toBe('held');
+      expect(await b.units()).toMatchObject({ reserved: '3', consumed: '0' });
+      await store.close();
+    });
   });
 
   describe(`${name}: ledger invariants (model-based)`, () => {
