@@ -462,6 +462,7 @@ export function storeContract(name: string, make: MakeStore): void {
       const late = receipt('late');
       const err = await expectCodeAsync(store.ledger.settle({ reservation_id: a.req.reservation_id, outcome, at: NOW(), records: [late], held_only: true }), 'invalid_request');
       expect(err.details).toMatchObject({ conflict: 'not_held', reservation_id: a.req.reservation_id });
+      expect(err.message).toBe('reservation is no longer held');
       expect(await store.getRecord(late.record_id, late.revision_id)).toBeUndefined();
       // Unknown is not held either: only reconciliation leaves it (ADR-0014).
       const b = await held(store);
@@ -484,6 +485,9 @@ export function storeContract(name: string, make: MakeStore): void {
       expect(settled.status).toBe('settled');
       expect(await store.getRecord(first.record_id)).toBeDefined();
       expect((await store.control.readStream(streamOf(a.req.attempt_scope))).map((e) => e.event_type)).toEqual(['rw003.permission.evaluated', 'rw003.execution.terminal']);
+      // Fences with no audit event riding along.
+      const c = await held(store);
+      expect((await store.ledger.settle({ reservation_id: c.req.reservation_id, outcome, at: NOW(), fences: { fence_set: c.req.fence_set, scopes: c.req.scopes } })).status).toBe('settled');
 
       const b = await held(store);
       // The agent's stream moves after admission (a card event): the fence b was admitted under is stale.
@@ -494,6 +498,7 @@ export function storeContract(name: string, make: MakeStore): void {
         'context_invalidated',
       );
       expect(err.details).toMatchObject({ conflict: 'fences_moved', failures: [{ branch_id: streamOf(b.req.scopes[0]!).branch_id, reason: 'head_moved' }] });
+      expect(err.message).toBe('a control fence moved before the verdict committed');
       expect(await store.getRecord(second.record_id)).toBeUndefined();
       expect((await store.control.readStream(streamOf(b.req.attempt_scope))).map((e) => e.event_type)).toEqual(['rw003.permission.evaluated']);
       expect((await store.ledger.reservation(b.req.reservation_id))?.status).toBe('held');
