@@ -9,7 +9,7 @@ import { streamOf, type ControlScopeRef } from '../../control/scope.ts';
 import type { ReadBack } from '../../attempts/outcome.ts';
 import { fingerprint, TaskView } from '../../attempts/task-view.ts';
 import type { StoredTaskView } from '../../attempts/record.ts';
-import { canonicalBytes } from '../../records/canonical.ts';
+import { canonicalText } from '../../records/canonical.ts';
 import { RECORD_LIMITS } from '../../records/limits.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
 import type { Store } from '../../store/port.ts';
@@ -46,6 +46,9 @@ export async function remoteFenceCurrent(deps: Pick<PathDeps, 'federation'>, tur
 /** Room the stored view may take in an attempt record (RECORD_LIMITS leaves the rest to the envelope and body). */
 const VIEW_BUDGET_BYTES = RECORD_LIMITS.maxRecordBytes - 16 * 1024;
 
+/** UTF-8 length of the view's canonical bytes, without encoding a copy of them (canonicalText refuses lone surrogates, so the two agree). */
+const viewBytes = (view: object): number => Buffer.byteLength(canonicalText(view), 'utf8');
+
 /**
  * The remote task as Baton keeps it for its own task view: status,
  * artifacts, history — without the contract chains Baton attached to the
@@ -56,9 +59,9 @@ const VIEW_BUDGET_BYTES = RECORD_LIMITS.maxRecordBytes - 16 * 1024;
 export function storedView(task: Json): StoredTaskView {
   const { status, artifacts, history } = task as { status?: StoredTaskView['status']; artifacts?: unknown[]; history?: unknown[] };
   const view: StoredTaskView = { status: status ?? { state: 'TASK_STATE_UNSPECIFIED' }, ...(artifacts ? { artifacts } : {}), ...(history ? { history: history.map(withoutChain) } : {}) };
-  if (canonicalBytes(view as unknown as JsonValue).byteLength <= VIEW_BUDGET_BYTES) return view;
+  if (viewBytes(view) <= VIEW_BUDGET_BYTES) return view;
   const { history: _h, ...lean } = view;
-  if (canonicalBytes(lean as unknown as JsonValue).byteLength <= VIEW_BUDGET_BYTES) return { ...lean, truncated: 'history' };
+  if (viewBytes(lean) <= VIEW_BUDGET_BYTES) return { ...lean, truncated: 'history' };
   return { status: view.status, truncated: 'history,artifacts' };
 }
 
