@@ -1,8 +1,9 @@
 /**
  * What a verdict reads besides the store's own rows (DESIGN §6 "Read-back
  * before outcome", RW-003 §1.2): the delegatee's task, re-read on the
- * separate verification route; whether the fences taken at admission still
- * stand, here and (separate stores) upstream; and the task view Baton keeps.
+ * separate verification route, and a downstream Baton's consumption receipt
+ * in it; whether the fences taken at admission still stand, here and
+ * (separate stores) upstream; and the task view Baton keeps.
  */
 import { checkFences, type ControlFenceSet } from '../../control/fence.ts';
 import { streamOf, type ControlScopeRef } from '../../control/scope.ts';
@@ -13,7 +14,9 @@ import { canonicalText } from '../../records/canonical.ts';
 import { RECORD_LIMITS } from '../../records/limits.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
 import type { Store } from '../../store/port.ts';
-import { CONTRACT_EXTENSION } from '../present.ts';
+import { CONTRACT_EXTENSION, OUTCOME_METADATA } from '../present.ts';
+import type { ConsumptionEvidence } from '../../federation/consumption.ts';
+import { inSpan, turnIds } from '../../telemetry/tracing.ts';
 import { RemoteFailure, RemoteRpcError, type RemoteClient } from '../remote.ts';
 import type { PathDeps } from './deps.ts';
 import type { Json, Turn } from './turn.ts';
@@ -71,4 +74,27 @@ function withoutChain(message: unknown): unknown {
   if (!m.metadata || !(CONTRACT_EXTENSION in m.metadata)) return message;
   const { [CONTRACT_EXTENSION]: _chain, ...metadata } = m.metadata;
   return { ...m, metadata };
+}
+
+/**
+ * Separate stores (issue #16): the downstream Baton's signed consumption
+ * receipt, carried in its read-back's outcome metadata, settles this turn's
+ * reservation — never above it (src/federation/federation.ts).
+ */
+export async function consumptionOf(deps: Pick<PathDeps, 'federation'>, turn: Turn, back: ReadBack & { raw?: JsonValue }, reserved: Record<string, string>): Promise<ConsumptionEvidence | undefined> {
+  if (!deps.federation || back.kind !== 'task') return undefined;
+  const meta = (back.raw as { metadata?: Record<string, { consumptionReceipt?: unknown } | undefined> } | undefined)?.metadata;
+  return deps.federation.settleFromReceipt(turn.attempt.body, turn.remoteTaskId ?? turn.attempt.body.remote.task_id, meta?.[OUTCOME_METADATA]?.consumptionReceipt, reserved);
+}
+
+/** The verdict's read-back, announced with its duration (upstream latency, DESIGN "read-back before outcome"). */
+export async function timedReadBack(deps: Pick<PathDeps, 'remote' | 'events'>, turn: Turn, taskId: string): Promise<ReadBack & { raw?: JsonValue }> {
+  const started = performance.now();
+  const back = await inSpan('baton.read_back', turnIds(turn), async (span) => {
+    const b = await readBack(deps.remote, turn.target.endpoint, taskId, turn.target.headers);
+    span.setAttribute('baton.read_back', b.kind);
+    return b;
+  });
+  await deps.events.emit({ type: 'upstream', call: 'read_back', delegatee: turn.attempt.body.delegatee_id, seconds: (performance.now() - started) / 1000, ok: back.kind === 'task' });
+  return back;
 }

@@ -23,15 +23,13 @@ import type { JsonValue } from '../../records/strict-json.ts';
 import { utc } from '../../records/time.ts';
 import type { AttemptBody, ReceiptBody } from '../../attempts/record.ts';
 import type { Attempt, AttemptPatch } from '../attempts.ts';
-import { OUTCOME_METADATA } from '../present.ts';
 import type { ConsumptionEvidence } from '../../federation/consumption.ts';
 import type { PathDeps } from './deps.ts';
 import { heardIn, remoteWithTask, type Json, type Turn } from './turn.ts';
 import { inSpan, turnIds } from '../../telemetry/tracing.ts';
-import { fencesCurrent, readBack, remoteFenceCurrent, storedView } from './read-back.ts';
+import { consumptionOf, fencesCurrent, remoteFenceCurrent, storedView, timedReadBack } from './read-back.ts';
 
 type Deps = Pick<PathDeps, 'store' | 'attempts' | 'remote' | 'clock' | 'ids' | 'gatewayActor' | 'events' | 'federation'>;
-
 
 /** What every revision written for a turn records about it. */
 const turnFields = (turn: Turn, latest: Attempt): Partial<AttemptBody> => ({
@@ -64,7 +62,7 @@ async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Js
   if (turn.reserved && (observation.kind !== 'task' || heardIn(turn, view ?? (observation.task as Json)))) {
     const assessed = await assess(deps, turn, observation, turn.reserved.amounts, 'in_commit');
     try {
-      return await commitAssessed(deps, turn, assessed, view, { latest: turn.attempt, reservation: { ...turn.reserved, status: 'held' }, heldOnly: true });
+      return await commitAssessed(deps, turn, assessed, view, admitted(turn, turn.reserved));
     } catch (err) {
       if (!isBatonError(err) || err.details.conflict !== 'not_held') throw err;
       return judgeStored(deps, turn, observation, view, assessed);
@@ -141,29 +139,6 @@ async function judgeForeign(deps: Deps, turn: Turn): Promise<Attempt> {
   return settleTurn(deps, turn, projection.settlement, refOf(receipt), [receipt], [terminalEvent(deps, turn, receipt, projection)], undefined, () => undefined);
 }
 
-/**
- * Separate stores (issue #16): the downstream Baton's signed consumption
- * receipt, carried in its read-back's outcome metadata, settles this turn's
- * reservation — never above it (src/federation/federation.ts).
- */
-async function consumptionOf(deps: Deps, turn: Turn, back: ReadBack & { raw?: JsonValue }, reserved: Record<string, string>): Promise<ConsumptionEvidence | undefined> {
-  if (!deps.federation || back.kind !== 'task') return undefined;
-  const meta = (back.raw as { metadata?: Record<string, { consumptionReceipt?: unknown } | undefined> } | undefined)?.metadata;
-  return deps.federation.settleFromReceipt(turn.attempt.body, turn.remoteTaskId ?? turn.attempt.body.remote.task_id, meta?.[OUTCOME_METADATA]?.consumptionReceipt, reserved);
-}
-
-/** The verdict's read-back, announced with its duration (upstream latency, DESIGN "read-back before outcome"). */
-async function timedReadBack(deps: Deps, turn: Turn, taskId: string): Promise<ReadBack & { raw?: JsonValue }> {
-  const started = performance.now();
-  const back = await inSpan('baton.read_back', turnIds(turn), async (span) => {
-    const b = await readBack(deps.remote, turn.target.endpoint, taskId, turn.target.headers);
-    span.setAttribute('baton.read_back', b.kind);
-    return b;
-  });
-  await deps.events.emit({ type: 'upstream', call: 'read_back', delegatee: turn.attempt.body.delegatee_id, seconds: (performance.now() - started) / 1000, ok: back.kind === 'task' });
-  return back;
-}
-
 export interface Judgement {
   observation: Observation;
   back: (ReadBack & { raw?: JsonValue }) | undefined;
@@ -238,7 +213,7 @@ async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attem
  */
 export function verdictInterrupted(deps: Deps, turn: Turn, view: Json): Promise<Attempt> {
   const task = TaskView.parse(view);
-  return deps.attempts.oneAtATime(turn.effect_id, () => settleTurn(deps, turn, 'consume', undefined, [], [], undefined, (latest) => ({
+  return deps.attempts.oneAtATime(turn.effect_id, () => settleOwn(deps, turn, 'consume', (latest) => ({
     ...turnFields(turn, latest),
     ...(latest.body.state === 'closed' ? {} : { state: 'open' as const }),
     observed: fingerprint(task),
@@ -259,12 +234,30 @@ export function verdictReleased(deps: Deps, turn: Turn, reason: string): Promise
 async function release(deps: Deps, turn: Turn, reason: string): Promise<Attempt> {
   const at = utc(deps.clock.now());
   const first = turn.attempt.body.state === 'dispatching' && turn.attempt.body.effect_id === turn.effect_id;
-  const closed = await settleTurn(deps, turn, 'release', undefined, [], [], undefined, (latest) => ({
+  const closed = await settleOwn(deps, turn, 'release', (latest) => ({
     ...(first && latest.body.state !== 'closed' ? { state: 'closed' as const, outcome: 'failed' as const } : {}),
     refused: { reason: reason.slice(0, 512), at },
   }));
   if (first) await deps.events.emit({ type: 'closed', attempt: closed, reasons: [reason] });
   return closed;
+}
+
+/** What a turn admitted here starts from: its reservation as the admission left it, settled only while still held. */
+const admitted = (turn: Turn, reserved: NonNullable<Turn['reserved']>): Known => ({ latest: turn.attempt, reservation: { ...reserved, status: 'held' }, heldOnly: true });
+
+/**
+ * A settlement without a receipt (interrupted, released): for a turn admitted here on what its admission left,
+ * nothing read first (issue #24); if another writer resolved the reservation meanwhile, again on the store.
+ */
+async function settleOwn(deps: Deps, turn: Turn, settlement: 'release' | 'consume', patch: AttemptPatch): Promise<Attempt> {
+  if (turn.reserved) {
+    try {
+      return await settleTurn(deps, turn, settlement, undefined, [], [], admitted(turn, turn.reserved), patch);
+    } catch (err) {
+      if (!isBatonError(err) || err.details.conflict !== 'not_held') throw err;
+    }
+  }
+  return settleTurn(deps, turn, settlement, undefined, [], [], undefined, patch);
 }
 
 /**

@@ -13,7 +13,7 @@ import type { AttemptBody } from '../../../src/attempts/record.ts';
 import { AttemptRepository, type Attempt } from '../../../src/gateway/attempts.ts';
 import { PathEvents } from '../../../src/gateway/path/events.ts';
 import type { Turn } from '../../../src/gateway/path/turn.ts';
-import { NOT_SHOWN, verdict } from '../../../src/gateway/path/verify.ts';
+import { NOT_SHOWN, verdict, verdictInterrupted, verdictReleased } from '../../../src/gateway/path/verify.ts';
 import { fingerprint } from '../../../src/attempts/task-view.ts';
 import { schemaRefFor } from '../../../src/records/schema-ref.ts';
 import { RemoteClient } from '../../../src/gateway/remote.ts';
@@ -209,6 +209,37 @@ describe('the verdict of a turn admitted in this process (issue #24: no pre-read
     expect(closed.body).toMatchObject({ state: 'closed', outcome: 'unknown' });
     expect((await store.ledger.reservation(reservationId))?.status).toBe('settled');
     expect(await store.work.get(effect)).toBeUndefined();
+    expect((await store.listRevisions(attemptId)).length).toBe(2);
+    await remote.close();
+    await store.close();
+  });
+
+  it('an interrupted turn consumes its reservation, and a released one releases it, with no reservation read first', async () => {
+    const interrupted = { id: 'remote-task', status: { state: 'TASK_STATE_INPUT_REQUIRED' } };
+    const a = await admittedTurn('own-interrupted.db');
+    const counted = countingReads(a.store);
+    const remote = new RemoteClient();
+    const open = await verdictInterrupted(depsOn(counted.store, remote), { ...a.turn, reserved: { amounts: a.amounts } }, interrupted);
+    expect(open.body).toMatchObject({ state: 'open' });
+    expect((await a.store.ledger.reservation(a.reservationId))?.status).toBe('settled');
+    const b = await admittedTurn('own-released.db');
+    const countedB = countingReads(b.store);
+    const failed = await verdictReleased(depsOn(countedB.store, remote), { ...b.turn, reserved: { amounts: b.amounts } }, 'the delegatee refused it');
+    expect(failed.body).toMatchObject({ state: 'closed', outcome: 'failed', refused: { reason: 'the delegatee refused it' } });
+    expect((await b.store.ledger.reservation(b.reservationId))?.status).toBe('released');
+    expect(counted.reads() + countedB.reads()).toBe(0);
+    await remote.close();
+    await a.store.close();
+    await b.store.close();
+  });
+
+  it('a released turn whose reservation another node settled meanwhile: no error, that settlement stands', async () => {
+    const { store, attempt, attemptId, turn, reservationId, amounts } = await admittedTurn('own-released-lost.db');
+    await store.ledger.settle({ reservation_id: reservationId, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, evidence: refOf(attempt), at: NOW() });
+    const remote = new RemoteClient();
+    const failed = await verdictReleased(depsOn(store, remote), { ...turn, reserved: { amounts } }, 'the delegatee refused it');
+    expect(failed.body).toMatchObject({ state: 'closed', outcome: 'failed' });
+    expect((await store.ledger.reservation(reservationId))?.status).toBe('settled');
     expect((await store.listRevisions(attemptId)).length).toBe(2);
     await remote.close();
     await store.close();
