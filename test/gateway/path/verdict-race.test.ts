@@ -80,6 +80,13 @@ async function admittedTurn(file: string, followUp?: Turn['followUp']) {
   return { store, attempt, attemptId, turn, reservationId: receipt.reservation_id, effect: task.effect, amounts: receipt.amounts, space };
 }
 
+/** A turn's end as the store holds it: its reservation's status, its follow-up ended, its attempt revised once. */
+async function expectEnded(store: Store, t: { reservationId: string; effect: string; attemptId: string }, status: string): Promise<void> {
+  expect((await store.ledger.reservation(t.reservationId))?.status).toBe(status);
+  expect(await store.work.get(t.effect)).toBeUndefined();
+  expect((await store.listRevisions(t.attemptId)).length).toBe(2);
+}
+
 /** Counts the store's reads of reservations and of control heads (the verdict of a turn admitted here makes none). */
 function countingReads(store: Store): { store: Store; reads: () => number } {
   let n = 0;
@@ -188,30 +195,26 @@ describe('the verdict of a turn admitted in this process (issue #24: no pre-read
   const completed = { id: 'remote-task', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ artifactId: 'a', parts: [] }] };
 
   it('reads no reservation: it settles the one its admission left held', async () => {
-    const { store, attemptId, turn, reservationId, effect, amounts } = await admittedTurn('own.db');
-    const counted = countingReads(store);
+    const t = await admittedTurn('own.db');
+    const counted = countingReads(t.store);
     const remote = new RemoteClient();
-    const closed = await verdict(depsOn(counted.store, remote), { ...turn, reserved: { amounts } }, { kind: 'lost', reason: 'the stream broke' });
+    const closed = await verdict(depsOn(counted.store, remote), { ...t.turn, reserved: { amounts: t.amounts } }, { kind: 'lost', reason: 'the stream broke' });
     expect(counted.reads()).toBe(0);
     expect(closed.body).toMatchObject({ state: 'closed', outcome: 'unknown' });
-    expect((await store.ledger.reservation(reservationId))?.status).toBe('unknown');
-    expect(await store.work.get(effect)).toBeUndefined();
-    expect((await store.listRevisions(attemptId)).length).toBe(2);
+    await expectEnded(t.store, t, 'unknown');
     await remote.close();
-    await store.close();
+    await t.store.close();
   });
 
   it('another node settled it meanwhile: no error, that settlement stands, the attempt is closed once', async () => {
-    const { store, attempt, attemptId, turn, reservationId, effect, amounts } = await admittedTurn('own-lost.db');
-    await store.ledger.settle({ reservation_id: reservationId, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, evidence: refOf(attempt), at: NOW() });
+    const t = await admittedTurn('own-lost.db');
+    await t.store.ledger.settle({ reservation_id: t.reservationId, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, evidence: refOf(t.attempt), at: NOW() });
     const remote = new RemoteClient();
-    const closed = await verdict(depsOn(store, remote), { ...turn, reserved: { amounts } }, { kind: 'lost', reason: 'the stream broke' });
+    const closed = await verdict(depsOn(t.store, remote), { ...t.turn, reserved: { amounts: t.amounts } }, { kind: 'lost', reason: 'the stream broke' });
     expect(closed.body).toMatchObject({ state: 'closed', outcome: 'unknown' });
-    expect((await store.ledger.reservation(reservationId))?.status).toBe('settled');
-    expect(await store.work.get(effect)).toBeUndefined();
-    expect((await store.listRevisions(attemptId)).length).toBe(2);
+    await expectEnded(t.store, t, 'settled');
     await remote.close();
-    await store.close();
+    await t.store.close();
   });
 
   it('an interrupted turn consumes its reservation, and a released one releases it, with no reservation read first', async () => {
@@ -234,15 +237,14 @@ describe('the verdict of a turn admitted in this process (issue #24: no pre-read
   });
 
   it('a released turn whose reservation another node settled meanwhile: no error, that settlement stands', async () => {
-    const { store, attempt, attemptId, turn, reservationId, amounts } = await admittedTurn('own-released-lost.db');
-    await store.ledger.settle({ reservation_id: reservationId, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, evidence: refOf(attempt), at: NOW() });
+    const t = await admittedTurn('own-released-lost.db');
+    await t.store.ledger.settle({ reservation_id: t.reservationId, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, evidence: refOf(t.attempt), at: NOW() });
     const remote = new RemoteClient();
-    const failed = await verdictReleased(depsOn(store, remote), { ...turn, reserved: { amounts } }, 'the delegatee refused it');
+    const failed = await verdictReleased(depsOn(t.store, remote), { ...t.turn, reserved: { amounts: t.amounts } }, 'the delegatee refused it');
     expect(failed.body).toMatchObject({ state: 'closed', outcome: 'failed' });
-    expect((await store.ledger.reservation(reservationId))?.status).toBe('settled');
-    expect((await store.listRevisions(attemptId)).length).toBe(2);
+    await expectEnded(t.store, t, 'settled');
     await remote.close();
-    await store.close();
+    await t.store.close();
   });
 
   it('another verdict left it unknown meanwhile: it stands, nothing of this verdict is written (ADR-0014: only reconciliation settles it)', async () => {
