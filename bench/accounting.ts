@@ -48,8 +48,7 @@ WeakMap.prototype.set = function (this: WeakMap<object, unknown>, key: object, v
 };
 
 // Every SQL statement better-sqlite3 executes, by text (issue #24: statements per delegated call).
-const sql = new Map<string, number>();
-const sqlUs = new Map<string, number>();
+const sql = new Map<string, { n: number; us: number }>();
 const sqlTexts = new Map<string, string>();
 const Database = (await import('better-sqlite3')).default;
 const stmtProto = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
@@ -59,12 +58,14 @@ for (const m of ['run', 'get', 'all', 'iterate']) {
     // Normalised once per statement source: the tally must not add its own allocations to what a call allocates.
     let text = sqlTexts.get(this.source);
     if (text === undefined) sqlTexts.set(this.source, (text = this.source.replace(/\s+/g, ' ').trim().slice(0, 100)));
-    sql.set(text, (sql.get(text) ?? 0) + 1);
+    let t = sql.get(text);
+    if (t === undefined) sql.set(text, (t = { n: 0, us: 0 }));
+    t.n++;
     const t0 = performance.now();
     try {
       return orig.apply(this, args);
     } finally {
-      sqlUs.set(text, (sqlUs.get(text) ?? 0) + (performance.now() - t0) * 1000);
+      t.us += (performance.now() - t0) * 1000;
     }
   };
 }
@@ -190,7 +191,6 @@ try {
   for (let i = 0; i < (opts.warmup ?? 10); i++) await one();
   tally.clear();
   sql.clear();
-  sqlUs.clear();
   const before = (await agent.log()).counts;
   const sampling = opts.alloc ? await startAllocationSampling() : undefined;
   let wall = 0;
@@ -204,11 +204,11 @@ try {
   const reads = rows.filter((r) => r.call.startsWith('store.') && !r.write).reduce((a, r) => a + r.perRequest, 0);
   const agentCalls = Object.fromEntries(Object.keys(after).map((k) => [k, per((after[k] ?? 0) - (before[k] ?? 0))]).filter(([, v]) => Number(v) > 0));
   const statements = [...sql].filter(([k]) => !BOOKENDS.test(k));
-  const sqlStatementsPerRequest = per(statements.reduce((n, [, v]) => n + v, 0));
-  const sqlTransactionsPerRequest = per(sql.get('BEGIN IMMEDIATE') ?? 0);
-  const sqlByText = statements.sort((a, b) => b[1] - a[1]).map(([text, n]) => ({ text, perRequest: per(n), usPerRequest: per(sqlUs.get(text) ?? 0) }));
-  const sqlUsPerRequest = per([...sqlUs.values()].reduce((a, b) => a + b, 0));
-  const bookendsUsPerRequest = Object.fromEntries([...sqlUs].filter(([k]) => BOOKENDS.test(k)).map(([k, v]) => [k, per(v)]));
+  const sqlStatementsPerRequest = per(statements.reduce((n, [, v]) => n + v.n, 0));
+  const sqlTransactionsPerRequest = per(sql.get('BEGIN IMMEDIATE')?.n ?? 0);
+  const sqlByText = statements.sort((a, b) => b[1].n - a[1].n).map(([text, v]) => ({ text, perRequest: per(v.n), usPerRequest: per(v.us) }));
+  const sqlUsPerRequest = per([...sql.values()].reduce((a, v) => a + v.us, 0));
+  const bookendsUsPerRequest = Object.fromEntries([...sql].filter(([k]) => BOOKENDS.test(k)).map(([k, v]) => [k, per(v.us)]));
   process.stdout.write(
     `${JSON.stringify({ requests: N, wallMsPerRequest: per(wall), writeTransactionsPerRequest: Math.round(writes * 100) / 100, storeReadsPerRequest: Math.round(reads * 100) / 100, sqlStatementsPerRequest, sqlTransactionsPerRequest, sqlUsPerRequest, bookendsUsPerRequest, agentCalls, calls: rows, sqlByText, ...(allocation ? { allocation } : {}) })}\n`,
   );
