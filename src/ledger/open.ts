@@ -4,6 +4,7 @@
  * transaction it runs in (src/store/tx/batch.ts).
  */
 import { boundaryOf } from '../control/event.ts';
+import type { ControlBoundaryRef } from '../control/fence.ts';
 import { streamOf } from '../control/scope.ts';
 import { permitsEffects, type AuthorityState } from '../control/state.ts';
 import { contextInvalidated, deny, invalidRequest, limitExceeded } from '../errors.ts';
@@ -14,12 +15,13 @@ import { tx, type NodeRow, type Program, type RootCapacity } from '../store/tx/o
 import { checkAmount } from './amount.ts';
 import { delegationScope, issuedEventInput } from './plan.ts';
 import { checkChildCeilings } from './rules.ts';
+import { storedBoundary } from './stored.ts';
 import { LEDGER_LIMITS, type BudgetNode, type LedgerLimits, type OpenBudgetRequest, type PresetIssuance } from './types.ts';
 
 export { delegationScope } from './plan.ts';
 
-/** The domain view of a node row (shared with the adapters' plain reads). */
-export function nodeOf(row: NodeRow): BudgetNode {
+/** The domain view of a node row (shared with the adapters' plain reads); `issued`: the boundary just written, not read back. */
+export function nodeOf(row: NodeRow, issued?: ControlBoundaryRef): BudgetNode {
   return {
     node_id: row.node_id,
     parent_id: row.parent_id,
@@ -28,7 +30,7 @@ export function nodeOf(row: NodeRow): BudgetNode {
     space_id: row.space_id,
     owner_namespace: row.owner_namespace,
     not_after: row.not_after,
-    issued_event: JSON.parse(row.issued_event),
+    issued_event: issued ?? storedBoundary(row.issued_event),
   };
 }
 
@@ -106,6 +108,7 @@ export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: Ledger
   if (req.record) batch.put(req.record, req.at);
   // The event id the plan fixed, so the stream's head is the one the admission's fence already names (plan.ts).
   const event = yield* batch.append(issuedEventInput(req, placed), req.at, req.issued_event_id);
+  const issued = boundaryOf(event);
   const row: NodeRow = {
     node_id: req.node_id,
     parent_id: req.parent_id ?? null,
@@ -115,12 +118,12 @@ export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: Ledger
     owner_namespace: req.owner_namespace,
     not_after: req.not_after,
     request_digest: digest,
-    issued_event: JSON.stringify(boundaryOf(event)),
+    issued_event: JSON.stringify(issued),
     created_at: req.at,
   };
   // Written with the other nodes this transaction opens, one statement per table (TxBatch.writeNodes).
   batch.open(row, req.dimensions.map((d) => ({ node_id: req.node_id, dimension: d.name, unit: d.unit, ceiling: d.ceiling, consumed: 0n, reserved: 0n })));
-  return nodeOf(row);
+  return nodeOf(row, issued);
 }
 
 /**

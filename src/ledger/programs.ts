@@ -20,6 +20,7 @@ import { TxBatch } from '../store/tx/batch.ts';
 import { tx, type NodeRow, type Program } from '../store/tx/ops.ts';
 import { delegationScope, nodeIn, openNode, retainedIn } from './open.ts';
 import { applyAndJournal, deltaJson, rideAlong, stringAmounts } from './settle.ts';
+import { storedJson, StoredReceipt } from './stored.ts';
 
 export { nodeOf, openBudget } from './open.ts';
 export { narrow, reservationOf, settle } from './settle.ts';
@@ -68,7 +69,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
   const prior = claimed.find((r) => r.effect_id === req.effect_id);
   if (prior) {
     if (prior.request_digest !== digest) throw invalidRequest('effect id reused with different content', { effect_id: req.effect_id });
-    return { ...(JSON.parse(prior.receipt) as AdmissionReceipt), status: prior.status as AdmissionReceipt['status'], replayed: true };
+    return { ...storedJson(StoredReceipt, prior.receipt, 'receipt'), status: prior.status as AdmissionReceipt['status'], replayed: true };
   }
   if (claimed.length > 0) throw invalidRequest('reservation id already used', { reservation_id: req.reservation_id });
 

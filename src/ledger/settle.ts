@@ -13,13 +13,13 @@ import type { IdSource } from '../records/ids.ts';
 import { TxBatch } from '../store/tx/batch.ts';
 import { tx, type Program, type ReservationRow } from '../store/tx/ops.ts';
 import { nextReservationStatus, planSettlement, type BalanceDelta } from './rules.ts';
-import type { AdmissionReceipt, Reservation, SettlementRequest } from './types.ts';
+import { storedCharges, storedJson, StoredAmounts, StoredChain, StoredReceipt } from './stored.ts';
+import type { Reservation, SettlementRequest } from './types.ts';
 
 export const stringAmounts = (a: Record<string, bigint>): Record<string, string> =>
   Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v.toString()]));
 
 export const deltaJson = (d: BalanceDelta) => ({ node_id: d.node_id, dimension: d.dimension, consumed: d.consumed.toString(), reserved: d.reserved.toString() });
-const deltaOf = (j: ReturnType<typeof deltaJson>): BalanceDelta => ({ node_id: j.node_id, dimension: j.dimension, consumed: BigInt(j.consumed), reserved: BigInt(j.reserved) });
 
 /**
  * Journals balance deltas (ledger_entries) and charges them to their rows,
@@ -36,11 +36,11 @@ export function reservationOf(row: ReservationRow): Reservation {
     reservation_id: row.reservation_id,
     effect_id: row.effect_id,
     root_id: row.root_id,
-    chain: JSON.parse(row.chain),
+    chain: storedJson(StoredChain, row.chain, 'chain'),
     kind: row.kind as Reservation['kind'],
-    amounts: JSON.parse(row.amounts),
+    amounts: storedJson(StoredAmounts, row.amounts, 'amounts'),
     status: row.status as Reservation['status'],
-    decision_ref: (JSON.parse(row.receipt) as AdmissionReceipt).decision_ref,
+    decision_ref: storedJson(StoredReceipt, row.receipt, 'receipt').decision_ref,
     created_at: row.created_at,
     settled_at: row.settled_at,
   };
@@ -103,8 +103,8 @@ function* fencesHold(batch: TxBatch, fences: NonNullable<SettlementRequest['fenc
 
 /** Releases and charges what a reservation resolved to `row` (its new status) leaves; a refusal here rolls the resolution back. */
 function* settled(req: SettlementRequest, batch: TxBatch, row: ReservationRow): Program<Reservation> {
-  const chain: string[] = JSON.parse(row.chain);
-  const charged = (JSON.parse(row.charged) as ReturnType<typeof deltaJson>[]).map(deltaOf);
+  const chain = storedJson(StoredChain, row.chain, 'chain');
+  const charged = storedCharges(row.charged);
   const deltas = planSettlement(chain, charged, req.outcome);
   yield* applyAndJournal(batch, req.reservation_id, deltas, `settle:${req.outcome.kind}`, req.at);
   return reservationOf(row);

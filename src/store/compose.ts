@@ -13,6 +13,7 @@ import { appendControl, headOf, parseEventInput } from '../control/append.ts';
 import { admit, admitTask, narrow, nodeOf, openBudget, reservationOf, settle } from '../ledger/programs.ts';
 import type { HeadRow, NodeRow, Program, ReservationRow } from './tx/ops.ts';
 import { buildTree, type TreeRow } from './tree.ts';
+import { checkedRow, HeadRowSchema, NodeRowSchema, ReservationRowSchema } from './tx/rows.ts';
 
 /** Runs a fresh program from `make` atomically; an adapter may call `make` again to retry. */
 export type RunProgram = <R>(make: () => Program<R>) => Promise<R>;
@@ -50,8 +51,9 @@ const now = () => new Date().toISOString();
 export function composeControl(run: RunProgram, reads: StoreReads, ids: IdSource): ControlStore {
   const head = async (s: StreamId): Promise<StreamHead | undefined> => {
     const row = await reads.head(s);
-    return row && headOf(row);
+    return row && headOf(checkedRow(HeadRowSchema, row, 'head'));
   };
+  const heads = async (streams: readonly StreamId[]) => (await reads.heads(streams)).map((row) => headOf(checkedRow(HeadRowSchema, row, 'heads')));
   return {
     appendControl: async (input, opts) => {
       const parsed = parseEventInput(input);
@@ -62,10 +64,10 @@ export function composeControl(run: RunProgram, reads: StoreReads, ids: IdSource
     streamHead: (stream) => head(stream),
     readStream: async (s, opts) =>
       (await reads.events(s, opts?.after ?? 0, Math.min(opts?.limit ?? 1000, 10_000))).map((doc) => ControlEvent.parse(JSON.parse(doc))),
-    heads: async (streams) => new Map((await reads.heads(streams)).map((row) => [streamKey(row), headOf(row)])),
+    heads: async (streams) => new Map((await heads(streams)).map((h) => [streamKey(h), h])),
     fenceSet: async (scopes) => {
-      const heads = (await reads.heads(scopes.filter(isAuthorityScope).map(streamOf))).map(headOf);
-      return fenceSetOf(heads.map((h) => ({ project_id: h.project_id, branch_id: h.branch_id, position: h.position, event_id: h.event_id, event_digest: h.event_digest })));
+      const current = await heads(scopes.filter(isAuthorityScope).map(streamOf));
+      return fenceSetOf(current.map((h) => ({ project_id: h.project_id, branch_id: h.branch_id, position: h.position, event_id: h.event_id, event_digest: h.event_digest })));
     },
   };
 }
@@ -79,14 +81,14 @@ export function composeLedger(run: RunProgram, reads: StoreReads, ids: IdSource,
     narrow: async (nodeId, ceilings) => run(() => narrow(nodeId, ceilings)),
     node: async (id) => {
       const row = await reads.node(id);
-      return row && nodeOf(row);
+      return row && nodeOf(checkedRow(NodeRowSchema, row, 'node'));
     },
     reservation: async (id) => {
       const row = await reads.reservation(id);
-      return row && reservationOf(row);
+      return row && reservationOf(checkedRow(ReservationRowSchema, row, 'reservation'));
     },
     tree: async (rootId) => buildTree(rootId, await reads.treeRows(rootId)),
-    unresolved: async (limit = 100) => (await reads.unresolved(limit)).map(reservationOf),
+    unresolved: async (limit = 100) => (await reads.unresolved(limit)).map((row) => reservationOf(checkedRow(ReservationRowSchema, row, 'unresolved'))),
     balanceAudit: async (rootId) =>
       (await reads.balanceAudit(rootId)).map((r) => {
         const [c, rs, ec, er] = [r.consumed, r.reserved, r.entries_consumed, r.entries_reserved].map((v) => BigInt(v));

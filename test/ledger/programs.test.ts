@@ -299,7 +299,7 @@ describe('chainOf: the stored lineage admission walks', () => {
     store.handle
       .prepare(
         `INSERT INTO ledger_nodes(node_id, parent_id, root_id, depth, space_id, owner_namespace, not_after, request_digest, issued_event, created_at)
-         VALUES (?, ?, ?, ?, 'sp', 'ns', ?, 'x', '{}', ?)`,
+         VALUES (?, ?, ?, ?, 'sp', 'ns', ?, 'sha256:' || printf('%064d', 0), '{}', ?)`,
       )
       .run(id, parent, parent, depth, FAR, NOW());
   }

@@ -83,7 +83,7 @@ describe('openBudget refusals, whole', () => {
     store.handle
       .prepare(
         `INSERT INTO ledger_nodes(node_id, parent_id, root_id, depth, space_id, owner_namespace, not_after, request_digest, issued_event, created_at)
-         VALUES ('dlg_silent', NULL, 'dlg_silent', 0, ?, ?, ?, 'x', '{}', ?)`,
+         VALUES ('dlg_silent', NULL, 'dlg_silent', 0, ?, ?, ?, 'sha256:' || printf('%064d', 0), '{}', ?)`,
       )
       .run(space, base.owner_namespace, FAR, NOW());
     expect(await refusal(child({ parent_id: 'dlg_silent' }), 'context_invalidated')).toStrictEqual({

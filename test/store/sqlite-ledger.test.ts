@@ -7,11 +7,14 @@ import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { storeContract } from './support/contract.ts';
 import { taskContract } from './support/task-contract.ts';
 import { gatesContract } from './support/gates-contract.ts';
+import { rowContract } from './support/row-contract.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-ledger-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
+let last: SqliteStore | undefined;
 
 storeContract('sqlite', async (limits) => SqliteStore.open(join(dir, `l${++n}.db`), { create: true, limits: { ...LEDGER_LIMITS, ...limits } }));
 taskContract('sqlite', async (limits) => SqliteStore.open(join(dir, `t${++n}.db`), { create: true, limits: { ...LEDGER_LIMITS, ...limits } }));
 gatesContract('sqlite', async () => SqliteStore.open(join(dir, `g${++n}.db`), { create: true }));
+rowContract('sqlite', async () => (last = await SqliteStore.open(join(dir, `r${++n}.db`), { create: true })), async (sql) => void last!.handle.exec(sql));

@@ -1,5 +1,6 @@
 /** Drivers that run a transaction program against primitives, sync or async. */
 import type { Call, Program, TxOps } from './ops.ts';
+import { checkedResult } from './rows.ts';
 
 export type AsyncTxOps = { [K in keyof TxOps]: (...args: Parameters<TxOps[K]>) => Promise<ReturnType<TxOps[K]>> };
 
@@ -7,7 +8,7 @@ export type AsyncTxOps = { [K in keyof TxOps]: (...args: Parameters<TxOps[K]>) =
 export function runSync<R>(program: Program<R>, ops: TxOps): R {
   let step = program.next();
   while (!step.done) {
-    step = program.next(dispatch(ops, step.value));
+    step = program.next(checkedResult(step.value, dispatch(ops, step.value)));
   }
   return step.value;
 }
@@ -16,7 +17,7 @@ export function runSync<R>(program: Program<R>, ops: TxOps): R {
 export async function runAsync<R>(program: Program<R>, ops: AsyncTxOps): Promise<R> {
   let step = program.next();
   while (!step.done) {
-    step = program.next(await dispatch(ops, step.value));
+    step = program.next(checkedResult(step.value, await dispatch(ops, step.value)));
   }
   return step.value;
 }
