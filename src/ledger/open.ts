@@ -59,9 +59,9 @@ const LIVE_ROOT_PRUNE_MARGIN_MS = 60_000;
 const liveRootPruneHorizon = (at: string): string => new Date(Date.parse(at) - LIVE_ROOT_PRUNE_MARGIN_MS).toISOString();
 
 function openDigest(req: OpenBudgetRequest): string {
-  // The announcer, time and issuing preset are not part of what the node *is*: a
+  // The announcer, time, issuing preset and the plan's event are not part of what the node *is*: a
   // second gateway importing the same contract must find the same node (idempotent by content).
-  const { at: _at, actor_ref: _actor, record, dimensions, preset: _preset, issued_event_id: _event, ...rest } = req;
+  const { at: _at, actor_ref: _actor, record, dimensions, preset: _preset, issued_event_id: _event, planned_issue: _planned, ...rest } = req;
   return digestOf({
     ...rest,
     record: record?.content_digest ?? null,
@@ -107,7 +107,10 @@ export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: Ledger
 
   if (req.record) batch.put(req.record, req.at);
   // The event id the plan fixed, so the stream's head is the one the admission's fence already names (plan.ts).
-  const event = yield* batch.append(issuedEventInput(req, placed), req.at, req.issued_event_id);
+  // As the plan composed it (plan.ts), where the plan placed the node and its stream is still new; else composed here.
+  const planned = req.planned_issue;
+  const fromPlan = planned && planned.placed.root_id === placed.root_id && planned.placed.depth === placed.depth ? yield* batch.appendFirst(planned.composed) : undefined;
+  const event = fromPlan ?? (yield* batch.append(issuedEventInput(req, placed), req.at, req.issued_event_id));
   const issued = boundaryOf(event);
   const row: NodeRow = {
     node_id: req.node_id,

@@ -4,16 +4,17 @@
  * transaction gives the delegation streams it opens are deterministic: each
  * new node's stream starts with its rw003.delegation.issued event, and that
  * event is composed here from the same input, time and event id the
- * transaction composes it from (open.ts). So the fence set — and every record
- * that binds it (the PermissionDecision, the attempt) — is complete before
- * BEGIN, and nothing is sealed, digested or signed under the lock.
+ * transaction would compose it from; the transaction appends the event
+ * composed here (open.ts). So the fence set — and every record that binds it
+ * (the PermissionDecision, the attempt) — is complete before BEGIN, and
+ * nothing is sealed, digested or signed under the lock.
  *
  * Should a stream planned as new not be new after all (another transaction
  * opened the node, or appended to its stream, first), its head differs from
  * the one planned and the admission refuses the fence as stale (RW-003 §1.2,
  * programs.ts assertFences): nothing is written. Pure: no I/O.
  */
-import { composeEvent, inputTexts, ownEventInput } from '../control/append.ts';
+import { composeEvent, inputTexts, ownEventInput, type ComposedEvent } from '../control/append.ts';
 import type { ParsedEventInput } from '../control/event.ts';
 import { fenceSetOf, type ControlBoundaryRef } from '../control/fence.ts';
 import { streamKey, streamOf, type ControlScopeRef } from '../control/scope.ts';
@@ -41,13 +42,15 @@ export function issuedEventInput(req: OpenBudgetRequest, placed: Placement): Par
   });
 }
 
-/** The head a new node's stream has once its issued event is the stream's first. */
-function plannedHead(req: OpenBudgetRequest & { issued_event_id: string }, placed: Placement): ControlBoundaryRef {
+/** A new node's issued event as its stream's first, composed once: the transaction appends it as it is (open.ts). */
+function plannedIssue(req: OpenBudgetRequest & { issued_event_id: string }, placed: Placement): ComposedEvent {
   const parsed = issuedEventInput(req, placed);
   const { members, inputDigest } = inputTexts(parsed);
-  const { headRow } = composeEvent(parsed, members, inputDigest, undefined, req.at, { next: () => req.issued_event_id });
-  return { project_id: headRow.project_id, branch_id: headRow.branch_id, position: headRow.position, event_id: headRow.event_id, event_digest: headRow.event_digest };
+  return composeEvent(parsed, members, inputDigest, undefined, req.at, { next: () => req.issued_event_id });
 }
+
+/** The head a stream has once `composed` is its first event. */
+const headOf = ({ headRow: h }: ComposedEvent): ControlBoundaryRef => ({ project_id: h.project_id, branch_id: h.branch_id, position: h.position, event_id: h.event_id, event_digest: h.event_digest });
 
 export interface PlannedOpens {
   /** The budgets, those planned as new with the id their issued event will carry. */
@@ -74,8 +77,9 @@ export function planOpens(budgets: readonly OpenBudgetRequest[], fence: readonly
     if (!place) return b;
     placed.set(b.node_id, place);
     const withId = { ...b, issued_event_id: ids.next('evt') };
-    heads.push(plannedHead(withId, place));
-    return withId;
+    const composed = plannedIssue(withId, place);
+    heads.push(headOf(composed));
+    return { ...withId, planned_issue: { placed: place, composed } };
   });
   return { budgets: planned, fence_set: [...fenceSetOf([...fence, ...heads])] };
 }

@@ -1,4 +1,5 @@
 /** Requests and receipts of the ledger's domain operations (see src/store/port.ts). */
+import type { ComposedEvent } from '../control/append.ts';
 import type { ControlEventInput } from '../control/event.ts';
 import type { ControlBoundaryRef } from '../control/fence.ts';
 import type { ControlScopeRef } from '../control/scope.ts';
@@ -44,6 +45,12 @@ export interface OpenBudgetRequest {
   at: string;
   /** The id of the node's issued event, fixed by the admission's plan so its head is known before the transaction (plan.ts). */
   issued_event_id?: string;
+  /**
+   * That event as the plan composed it, at the place it planned the node: the
+   * transaction appends it as it is where the node is placed there and its
+   * stream is still new (open.ts), and composes it again otherwise.
+   */
+  planned_issue?: { placed: { root_id: string; depth: number }; composed: ComposedEvent };
 }
 
 /** ADR-0014 "Machine callers": how many live roots one preset may hold, and how many it may issue per minute. */

@@ -58,6 +58,30 @@ describe('a task admission planned before its transaction', () => {
     await w.store.close();
   });
 
+  it.each([{ depth: 7 }, { root_id: 'dlg_elsewhere' }])('the transaction appends the issued events the plan composed, as they are; a node placed elsewhere than planned (%o) gets its event composed again', async (elsewhere) => {
+    const w = await world();
+    const r = w.root();
+    const c = w.child(r.node_id);
+    const req = await plannedTask(w.store, [r, c], [...(await w.store.control.fenceSet(w.scopes))], w.admission(c.node_id));
+    const [planR, planC] = req.budgets.map((b) => b.planned_issue!);
+    expect(planR!.placed).toStrictEqual({ root_id: r.node_id, depth: 0 });
+    expect(planC!.placed).toStrictEqual({ root_id: r.node_id, depth: 1 });
+    // Marked where the transaction could only have taken it from the plan: the stored document is the planned one.
+    const marked = (p: typeof planR) => ({ ...p!.composed, row: { ...p!.composed.row, document: p!.composed.row.document.replace('"payload":{', '"payload":{"planned":true,') } });
+    const budgets = [
+      { ...req.budgets[0]!, planned_issue: { ...planR!, composed: marked(planR) } },
+      { ...req.budgets[1]!, planned_issue: { placed: { ...planC!.placed, ...elsewhere }, composed: marked(planC) } },
+    ];
+    await w.store.ledger.admitTask({ ...req, budgets });
+    const [rootIssued] = await w.store.control.readStream(streamOfNode(r));
+    expect(rootIssued!.payload).toStrictEqual({ planned: true, parent_id: null, root_id: r.node_id, depth: 0 });
+    // The child was planned elsewhere: placed at depth 1 under the root, its event is composed in the transaction (unmarked), with the same id.
+    const [childIssued] = await w.store.control.readStream(streamOfNode(c));
+    expect(childIssued).toStrictEqual(planC!.composed.event);
+    expect(childIssued!.payload).toStrictEqual({ parent_id: r.node_id, root_id: r.node_id, depth: 1 });
+    await w.store.close();
+  });
+
   it('a node planned as new that another transaction opened first: the fence is stale, nothing of the task is written', async () => {
     const w = await world();
     const r = w.root();

@@ -16,7 +16,7 @@
  * tables' constraints, and anything unusual about a record takes the
  * single-row path, which names the exact refusal.
  */
-import { composeEvent, headOf, inputTexts } from '../../control/append.ts';
+import { composeEvent, headOf, inputTexts, type ComposedEvent } from '../../control/append.ts';
 import type { StreamHead } from '../../control/fence.ts';
 import type { ControlEvent, ParsedEventInput } from '../../control/event.ts';
 import { streamKey, streamOf, type StreamId } from '../../control/scope.ts';
@@ -94,6 +94,21 @@ export class TxBatch {
     this.heads.set(streamKey(stream), headRow);
     this.moved.add(streamKey(stream));
     return event;
+  }
+
+  /**
+   * Appends an event composed before the transaction as its stream's first
+   * (ledger/plan.ts: a new node's issued event), with nothing canonicalised or
+   * hashed here; undefined, nothing appended, when the stream has a head after
+   * all: the caller then composes the event against it.
+   */
+  *appendFirst(composed: ComposedEvent): Program<ControlEvent | undefined> {
+    const stream = { project_id: composed.row.project_id, branch_id: composed.row.branch_id };
+    if ((yield* this.head(stream, 'update')) !== undefined) return undefined;
+    this.events.push(composed.row);
+    this.heads.set(streamKey(stream), composed.headRow);
+    this.moved.add(streamKey(stream));
+    return composed.event;
   }
 
   /** Queues a record revision; it is checked against its head and written at {@link flush}. */
