@@ -44,6 +44,18 @@ export function isBatonError(err: unknown, code?: ErrorCode): err is BatonError 
   return err instanceof BatonError && (code === undefined || err.code === code);
 }
 
+/**
+ * A racing writer got there first; the store names which race in `details.conflict`: `head_moved` (a record's
+ * head is no longer the prior revision named, records/put.ts), `not_held` and `fences_moved` (a verdict's
+ * reservation or fences changed before it committed, ledger/settle.ts). Callers retry or re-judge on these.
+ */
+export type Conflict = 'head_moved' | 'not_held' | 'fences_moved';
+
+/** Whether `err` is the store's refusal for `conflict` (with nothing of the refused request written). */
+export function isConflict(err: unknown, conflict: Conflict): err is BatonError {
+  return err instanceof BatonError && err.details.conflict === conflict;
+}
+
 export const invalidRequest = (message: string, details?: ErrorDetails, cause?: unknown): BatonError =>
   new BatonError('invalid_request', message, details, { cause });
 export const limitExceeded = (message: string, details?: ErrorDetails): BatonError =>

@@ -4,7 +4,7 @@
  * re-checks every one), and the decision of an operator on a request.
  * Forwarding an approved effect is the request path's (src/gateway/path/gate.ts).
  */
-import { BatonError, invalidRequest } from '../errors.ts';
+import { BatonError, invalidRequest, isConflict } from '../errors.ts';
 import type { Caller } from '../gateway/callers.ts';
 import { ride } from '../records/detached.ts';
 import { refOf, sealRecord, type Envelope, type SealedRecord } from '../records/envelope.ts';
@@ -206,6 +206,6 @@ export class HumanGates {
 }
 
 function conflictAsNotPending(err: unknown): unknown {
-  if (err instanceof BatonError && err.details.conflict === 'head_moved') return new BatonError('invalid_request', 'the request was decided by someone else first', { rule: 'not_pending' });
+  if (isConflict(err, 'head_moved')) return new BatonError('invalid_request', 'the request was decided by someone else first', { rule: 'not_pending' });
   return err;
 }

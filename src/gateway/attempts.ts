@@ -6,7 +6,7 @@
  * is rebuilt on the new head, so a conflict after an effect is never a
  * refusal reported to the caller.
  */
-import { isBatonError, storageError } from '../errors.ts';
+import { isConflict, storageError } from '../errors.ts';
 import { freezeCanonical, isCanonicalFrozen } from '../records/canonical.ts';
 import { refOf, sealRecord, summariseIssues, type SealedRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
@@ -179,7 +179,7 @@ export class AttemptRepository {
         await write(next, latest);
         return next ? shown(next) : latest;
       } catch (err) {
-        if (i >= MAX_REBASES || !isBatonError(err, 'invalid_request') || err.details.conflict !== 'head_moved') throw err;
+        if (i >= MAX_REBASES || !isConflict(err, 'head_moved')) throw err;
         latest = await this.latest(attempt);
       }
     }

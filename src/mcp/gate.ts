@@ -9,7 +9,7 @@
  * again with the request's id under `_meta["urn:baton:approval:v1"]`, gets
  * its outcome. An approval is used once, for that exact call.
  */
-import { BatonError, isBatonError } from '../errors.ts';
+import { BatonError, isConflict } from '../errors.ts';
 import type { HumanGates } from '../gates/approvals.ts';
 import { refusalError } from '../gates/approvals.ts';
 import { previewDigest, visibleJson, type EffectPreview } from '../gates/preview.ts';
@@ -105,5 +105,5 @@ const WAITING = new Set<Refusal['rule']>(['approval_used', 'awaiting_approval'])
 
 /** A second use that lost the admission race surfaces as the rule it broke. */
 export function asApprovalUse(err: unknown, taskId: string): unknown {
-  return isBatonError(err) && err.details.conflict === 'head_moved' ? refusalError({ code: 'context_invalidated', rule: 'approval_used', reason: 'this approval was already used' }, { task: taskId }) : err;
+  return isConflict(err, 'head_moved') ? refusalError({ code: 'context_invalidated', rule: 'approval_used', reason: 'this approval was already used' }, { task: taskId }) : err;
 }

@@ -27,14 +27,20 @@ export const tracer = () => trace.getTracer('baton', VERSION);
 let installed = false;
 const NOOP_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
-/** Runs `fn` in a span named `name`, a child of the active one; records an error by its ADR-0014 code only. */
-export async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` in a span named `name`, a child of the active one; records an error by its ADR-0014 code only.
+ * `raced` names an error its caller handles by trying again (a store conflict: errors.ts isConflict): the span
+ * then ends as `baton.raced` with that name, not as failed, and the retry's own span follows it.
+ */
+export async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, raced?: (err: unknown) => string | undefined): Promise<T> {
   if (!installed) return fn(NOOP_SPAN);
   return tracer().startActiveSpan(name, { attributes }, async (span) => {
     try {
       return await fn(span);
     } catch (err) {
-      failed(span, err);
+      const race = raced?.(err);
+      if (race === undefined) failed(span, err);
+      else span.setAttribute('baton.raced', race);
       throw err;
     } finally {
       span.end();

@@ -12,7 +12,7 @@
  * dispatcher then forwards, follows and verifies it like any other turn.
  */
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
-import { BatonError, isBatonError } from '../../errors.ts';
+import { BatonError, isBatonError, isConflict } from '../../errors.ts';
 import { TaskNotFound } from '../task-not-found.ts';
 import type { HumanGates } from '../../gates/approvals.ts';
 import { refusalError } from '../../gates/approvals.ts';
@@ -151,7 +151,7 @@ export async function admitApproved(deps: PathDeps, gates: HumanGates, taskId: s
     return { turn, params };
   } catch (err) {
     // The request's head moved under us: another node admitted it first (a second use).
-    if (isBatonError(err) && err.details.conflict === 'head_moved') throw refusalError({ code: 'context_invalidated', rule: 'approval_used', reason: 'this approval was already used' }, { task: taskId });
+    if (isConflict(err, 'head_moved')) throw refusalError({ code: 'context_invalidated', rule: 'approval_used', reason: 'this approval was already used' }, { task: taskId });
     if (isBatonError(err) && !TRANSIENT.has(err.code)) return fail({ code: err.code, rule: err.code === 'context_invalidated' ? 'fence_moved' : 'admission', reason: err.message });
     throw err;
   }

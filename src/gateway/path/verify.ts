@@ -16,7 +16,7 @@ import { fingerprint, TaskView, type TaskFingerprint } from '../../attempts/task
 import type { ControlEventInput } from '../../control/event.ts';
 import type { SettlementOutcome } from '../../ledger/rules.ts';
 import type { Reservation } from '../../ledger/types.ts';
-import { isBatonError } from '../../errors.ts';
+import { isBatonError, isConflict } from '../../errors.ts';
 import { digestOf } from '../../records/digest.ts';
 import { refOf, sealRecord, type Envelope, type SealedRecord } from '../../records/envelope.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
@@ -64,7 +64,7 @@ async function judge(deps: Deps, turn: Turn, observation: Observation, view?: Js
     try {
       return await commitAssessed(deps, turn, assessed, view, admitted(turn, turn.reserved));
     } catch (err) {
-      if (!isBatonError(err) || err.details.conflict !== 'not_held') throw err;
+      if (!isConflict(err, 'not_held')) throw err;
       return judgeStored(deps, turn, observation, view, assessed);
     }
   }
@@ -120,7 +120,7 @@ async function commitAssessed(deps: Deps, turn: Turn, a: Assessment, view: Json 
   try {
     return await commitVerdict(deps, turn, { ...judged, ...(view ? { view } : {}), read: { ...read, ...(fencesInCommit ? { fencesInCommit } : {}) } });
   } catch (err) {
-    if (!fencesInCommit || !isBatonError(err) || err.details.conflict !== 'fences_moved') throw err;
+    if (!fencesInCommit || !isConflict(err, 'fences_moved')) throw err;
     return commitAssessed(deps, turn, stale(turn, a), view, read);
   }
 }
@@ -169,11 +169,17 @@ type Known = { latest: Attempt; reservation: Pick<Reservation, 'status' | 'amoun
 
 /** Records a judged turn: receipt, closing revision, settlement, terminal observation; then announces it. */
 export function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promise<Attempt> {
-  return inSpan('baton.verdict', turnIds(turn), async (span) => {
-    const closed = await commitJudged(deps, turn, j);
-    span.setAttributes({ 'baton.outcome': closed.body.outcome ?? 'none', 'baton.fences_current': j.fencesCurrent });
-    return closed;
-  });
+  return inSpan(
+    'baton.verdict',
+    turnIds(turn),
+    async (span) => {
+      const closed = await commitJudged(deps, turn, j);
+      span.setAttributes({ 'baton.outcome': closed.body.outcome ?? 'none', 'baton.fences_current': j.fencesCurrent });
+      return closed;
+    },
+    // Refused only where the commit checked what the judgement took as given (Known): judged again, not failed.
+    (err) => (isConflict(err, 'not_held') ? 'not_held' : isConflict(err, 'fences_moved') ? 'fences_moved' : undefined),
+  );
 }
 
 async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attempt> {
@@ -254,7 +260,7 @@ async function settleOwn(deps: Deps, turn: Turn, settlement: 'release' | 'consum
     try {
       return await settleTurn(deps, turn, settlement, undefined, [], [], admitted(turn, turn.reserved), patch);
     } catch (err) {
-      if (!isBatonError(err) || err.details.conflict !== 'not_held') throw err;
+      if (!isConflict(err, 'not_held')) throw err;
     }
   }
   return settleTurn(deps, turn, settlement, undefined, [], [], undefined, patch);
@@ -311,7 +317,7 @@ async function settleTurn(
       if (heldOnly) throw err;
       // Resolve-once: a verdict that lost the race to another one is not an error after the effect.
       const now = await deps.store.ledger.reservation(turn.reservation_id);
-      const revisionConflict = isBatonError(err) && err.details.conflict === 'head_moved'; // commit() rebuilds and retries
+      const revisionConflict = isConflict(err, 'head_moved'); // commit() rebuilds and retries
       const lostRace = isBatonError(err, 'invalid_request') && now !== undefined && now.status !== 'held' && now.status !== 'unknown';
       if (revisionConflict || !lostRace) throw err;
       await resolvedElsewhere();

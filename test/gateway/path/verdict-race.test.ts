@@ -8,7 +8,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-node';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TracingConfig } from '../../../src/telemetry/config.ts';
+import { startTracing } from '../../../src/telemetry/tracing.ts';
 import type { AttemptBody } from '../../../src/attempts/record.ts';
 import { AttemptRepository, type Attempt } from '../../../src/gateway/attempts.ts';
 import { PathEvents } from '../../../src/gateway/path/events.ts';
@@ -290,6 +294,24 @@ describe('the fences of a turn admitted in this process are checked in its verdi
     expect((await store.ledger.reservation(reservationId))?.status).toBe('settled');
     const receipts = (await store.listCurrent(schemaRefFor('verification_receipt'), { limit: 100 })).records.filter((r) => r.body.effect_id === effect);
     expect(receipts.map((r) => r.body)).toEqual([expect.objectContaining({ outcome: 'succeeded', fences_current: true })]);
+    await store.close();
+  });
+
+  it('traced: the commit the moved fence refused ends its span as raced, not failed, and the commit judged again has its own', async () => {
+    const { store, turn, space } = await fencedTurn('fenced-traced.db');
+    const exporter = new InMemorySpanExporter();
+    const tracing = (await startTracing(TracingConfig.parse({ enabled: true }), exporter))!;
+    let spans: ReturnType<typeof exporter.getFinishedSpans>;
+    try {
+      await verdict(depsOn(store, racingReadBack(store, space)), turn, { kind: 'task', task: completed, fingerprint: fingerprint(completed) }, completed);
+      spans = exporter.getFinishedSpans().filter((sp) => sp.name === 'baton.verdict'); // before shutdown, which empties the exporter
+    } finally {
+      await tracing.shutdown();
+    }
+    expect(spans.map((sp) => ({ status: sp.status.code, raced: sp.attributes['baton.raced'], error: sp.attributes['baton.error_code'], outcome: sp.attributes['baton.outcome'] }))).toStrictEqual([
+      { status: SpanStatusCode.UNSET, raced: 'fences_moved', error: undefined, outcome: undefined },
+      { status: SpanStatusCode.UNSET, raced: undefined, error: undefined, outcome: 'unknown' },
+    ]);
     await store.close();
   });
 
