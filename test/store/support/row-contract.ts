@@ -13,12 +13,17 @@ import { admission, agentScope, chain, delegationScope, freshSpace, NOW, publish
 
 export function rowContract(name: string, make: () => Promise<Store>, tamper: (sql: string) => Promise<void>): void {
   describe(`${name}: rows read back are checked`, () => {
-    it('a reservation whose stored charges were edited is storage_error at its settlement, and nothing is settled or charged', async () => {
+    /** A store with a published agent, a three-node chain and an admission on its leaf, not yet made. */
+    async function world(amounts?: Record<string, bigint>) {
       const store = await make();
       const space = freshSpace();
       await publishAgent(store, space);
       const c = await chain(store, space);
-      const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf, { units: 2n });
+      return { store, space, c, req: await admission(store, space, [c.root, c.child, c.leaf], c.leaf, amounts) };
+    }
+
+    it('a reservation whose stored charges were edited is storage_error at its settlement, and nothing is settled or charged', async () => {
+      const { store, c, req } = await world({ units: 2n });
       await store.ledger.admit(req);
       await tamper(`UPDATE ledger_reservations SET charged = '[{"node_id":"${c.leaf}","dimension":"units","consumed":"0","reserved":"two"}]' WHERE reservation_id = '${req.reservation_id}'`);
       const err = await expectCodeAsync(store.ledger.settle({ reservation_id: req.reservation_id, outcome: { kind: 'measured', actual: new Map([['units', 1n]]) }, at: NOW() }), 'storage_error');
@@ -30,11 +35,7 @@ export function rowContract(name: string, make: () => Promise<Store>, tamper: (s
     });
 
     it('a control head whose digest was damaged is storage_error for the fence read and for an admission fenced on it', async () => {
-      const store = await make();
-      const space = freshSpace();
-      await publishAgent(store, space);
-      const c = await chain(store, space);
-      const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
+      const { store, space, c, req } = await world();
       const stream = streamOf(agentScope(space));
       await tamper(`UPDATE control_heads SET event_digest = 'sha256:damaged' WHERE project_id = '${stream.project_id}' AND branch_id = '${stream.branch_id}'`);
       const read = await expectCodeAsync(store.control.fenceSet([agentScope(space)]), 'storage_error');
@@ -60,11 +61,7 @@ export function rowContract(name: string, make: () => Promise<Store>, tamper: (s
     });
 
     it('a replayed admission whose stored receipt was edited is storage_error, not the edited receipt', async () => {
-      const store = await make();
-      const space = freshSpace();
-      await publishAgent(store, space);
-      const c = await chain(store, space);
-      const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
+      const { store, req } = await world();
       const first = await store.ledger.admit(req);
       expect(await store.ledger.admit(req)).toStrictEqual({ ...first, replayed: true });
       await tamper(`UPDATE ledger_reservations SET receipt = '{"effect_id":"${req.effect_id}","decision_ref":null}' WHERE reservation_id = '${req.reservation_id}'`);
