@@ -99,6 +99,17 @@ describe('a task admission planned before its transaction', () => {
     await w.store.close();
   });
 
+  it("a new node's stream that gained a head before the commit (an event on a node not yet opened): the fence is stale, the planned event is not appended", async () => {
+    const w = await world();
+    const r = w.root();
+    const req = await plannedTask(w.store, [r], [...(await w.store.control.fenceSet(w.scopes))], w.admission(r.node_id));
+    await w.store.control.appendControl({ event_type: 'rw003.delegation.revoked', control_scope_ref: delegationScope(w.space, r.node_id), actor_ref: actor });
+    const err = await expectCodeAsync(w.store.ledger.admitTask(req), 'context_invalidated');
+    expect(err.details).toStrictEqual({ failures: [{ branch_id: streamOfNode(r).branch_id, reason: 'head_moved' }] });
+    expect((await w.store.control.readStream(streamOfNode(r))).map((e) => e.event_type)).toStrictEqual(['rw003.delegation.revoked']);
+    await w.store.close();
+  });
+
   it('a child under a stored parent is placed from the parent the caller read; without it no head is planned and the admission refuses', async () => {
     const w = await world();
     const r = w.root();

@@ -34,6 +34,28 @@ export function rowContract(name: string, make: () => Promise<Store>, tamper: (s
       await store.close();
     });
 
+    it.each([
+      { column: 'chain', text: '"leaf"' },
+      { column: 'amounts', text: '{"units":-1}' },
+      { column: 'receipt', text: '{"decision_ref":{}}' },
+    ])('a reservation whose $column JSON was edited is storage_error naming the column where the reservation is read', async ({ column, text }) => {
+      const { store, req } = await world();
+      await store.ledger.admit(req);
+      await tamper(`UPDATE ledger_reservations SET ${column} = '${text}' WHERE reservation_id = '${req.reservation_id}'`);
+      expect((await expectCodeAsync(store.ledger.reservation(req.reservation_id), 'storage_error')).details).toMatchObject({ column });
+      await store.close();
+    });
+
+    it('a reservation whose chain was edited is storage_error at its settlement, before anything is charged', async () => {
+      const { store, c, req } = await world();
+      await store.ledger.admit(req);
+      await tamper(`UPDATE ledger_reservations SET chain = '[]' WHERE reservation_id = '${req.reservation_id}'`);
+      const err = await expectCodeAsync(store.ledger.settle({ reservation_id: req.reservation_id, outcome: { kind: 'not_dispatched' }, at: NOW() }), 'storage_error');
+      expect(err.details).toMatchObject({ column: 'chain' });
+      expect((await store.ledger.tree(c.root))?.balances.find((b) => b.dimension === 'units')).toMatchObject({ consumed: '0', reserved: '1' });
+      await store.close();
+    });
+
     it('a control head whose digest was damaged is storage_error for the fence read and for an admission fenced on it', async () => {
       const { store, space, c, req } = await world();
       const stream = streamOf(agentScope(space));
