@@ -3,8 +3,10 @@
  * admission receipt; a node's issued-event boundary), read back with schemas
  * (STYLE "zod at every edge, including records read back from the store"):
  * text edited or damaged outside Baton is storage_error, never a budget a
- * settlement charges or a receipt a replay returns. The row's own columns are
- * checked where it is read (store/tx/rows.ts).
+ * settlement charges or a receipt a replay returns. Objects are read leniently
+ * (a member a later build adds is dropped, not refused: the rows outlive the
+ * build that wrote them). The row's own columns are checked where it is read
+ * (store/tx/rows.ts).
  */
 import { z } from 'zod';
 import { ControlBoundaryRef } from '../control/fence.ts';
@@ -16,20 +18,21 @@ import type { AdmissionReceipt } from './types.ts';
 /** A decimal integer as the ledger writes amounts and deltas (bigint.toString()). */
 const Integer = z.string().regex(/^(0|-?[1-9]\d{0,18})$/);
 const Status = z.enum(['held', 'unknown', 'settled', 'released', 'consumed']);
+const Boundary = z.object(ControlBoundaryRef.shape);
 
 export const StoredChain = z.array(z.string()).min(1);
 export const StoredAmounts = z.record(z.string(), Integer);
-const StoredDelta = z.strictObject({ node_id: z.string(), dimension: z.string(), consumed: Integer, reserved: Integer });
+const StoredDelta = z.object({ node_id: z.string(), dimension: z.string(), consumed: Integer, reserved: Integer });
 export const StoredCharges = z.array(StoredDelta);
-export const StoredReceipt = z.strictObject({
+export const StoredReceipt = z.object({
   effect_id: z.string(),
   reservation_id: z.string(),
   chain: StoredChain,
   kind: z.enum(['consume', 'reserve']),
   amounts: StoredAmounts,
   status: Status,
-  fence_set: z.array(ControlBoundaryRef),
-  decision_ref: RevisionRef,
+  fence_set: z.array(Boundary),
+  decision_ref: z.object(RevisionRef.shape),
   replayed: z.boolean(),
 }) satisfies z.ZodType<AdmissionReceipt>;
 
@@ -47,7 +50,7 @@ export function storedJson<T>(schema: z.ZodType<T>, text: string, column: string
 }
 
 /** The issued-event boundary a node row records. */
-export const storedBoundary = (text: string): ControlBoundaryRef => storedJson(ControlBoundaryRef, text, 'issued_event');
+export const storedBoundary = (text: string): ControlBoundaryRef => storedJson(Boundary, text, 'issued_event');
 
 /** A reservation row's charges, as deltas. */
 export const storedCharges = (text: string): BalanceDelta[] =>
