@@ -15,7 +15,7 @@
  * programs.ts assertFences): nothing is written. Pure: no I/O.
  */
 import { composeEvent, inputTexts, ownEventInput, type ComposedEvent } from '../control/append.ts';
-import type { ParsedEventInput } from '../control/event.ts';
+import { boundaryOf, type ParsedEventInput } from '../control/event.ts';
 import { fenceSetOf, type ControlBoundaryRef } from '../control/fence.ts';
 import { streamKey, streamOf, type ControlScopeRef } from '../control/scope.ts';
 import { refOf } from '../records/envelope.ts';
@@ -49,9 +49,6 @@ function plannedIssue(req: OpenBudgetRequest & { issued_event_id: string }, plac
   return composeEvent(parsed, members, inputDigest, undefined, req.at, { next: () => req.issued_event_id });
 }
 
-/** The head a stream has once `composed` is its first event. */
-const headOf = ({ headRow: h }: ComposedEvent): ControlBoundaryRef => ({ project_id: h.project_id, branch_id: h.branch_id, position: h.position, event_id: h.event_id, event_digest: h.event_digest });
-
 export interface PlannedOpens {
   /** The budgets, those planned as new with the id their issued event will carry. */
   budgets: OpenBudgetRequest[];
@@ -78,7 +75,7 @@ export function planOpens(budgets: readonly OpenBudgetRequest[], fence: readonly
     placed.set(b.node_id, place);
     const withId = { ...b, issued_event_id: ids.next('evt') };
     const composed = plannedIssue(withId, place);
-    heads.push(headOf(composed));
+    heads.push(boundaryOf(composed.event));
     return { ...withId, planned_issue: { placed: place, composed } };
   });
   return { budgets: planned, fence_set: [...fenceSetOf([...fence, ...heads])] };

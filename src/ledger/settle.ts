@@ -31,12 +31,13 @@ export function* applyAndJournal(batch: TxBatch, reservationId: string, deltas: 
   batch.journal(deltas.map((d) => ({ reservation_id: reservationId, node_id: d.node_id, dimension: d.dimension, d_consumed: d.consumed, d_reserved: d.reserved, reason, at })));
 }
 
-export function reservationOf(row: ReservationRow): Reservation {
+/** The domain view of a reservation row; `chain`: the row's chain, when the caller parsed it already. */
+export function reservationOf(row: ReservationRow, chain?: string[]): Reservation {
   return {
     reservation_id: row.reservation_id,
     effect_id: row.effect_id,
     root_id: row.root_id,
-    chain: storedJson(StoredChain, row.chain, 'chain'),
+    chain: chain ?? storedJson(StoredChain, row.chain, 'chain'),
     kind: row.kind as Reservation['kind'],
     amounts: storedJson(StoredAmounts, row.amounts, 'amounts'),
     status: row.status as Reservation['status'],
@@ -107,7 +108,7 @@ function* settled(req: SettlementRequest, batch: TxBatch, row: ReservationRow): 
   const charged = storedCharges(row.charged);
   const deltas = planSettlement(chain, charged, req.outcome);
   yield* applyAndJournal(batch, req.reservation_id, deltas, `settle:${req.outcome.kind}`, req.at);
-  return reservationOf(row);
+  return reservationOf(row, chain);
 }
 
 /** Records and audit events that commit with a ledger operation; authority streams never ride along. */

@@ -17,7 +17,9 @@ import type { AdmissionReceipt } from './types.ts';
 
 /** A decimal integer as the ledger writes amounts and deltas (bigint.toString()). */
 const Integer = z.string().regex(/^(0|-?[1-9]\d{0,18})$/);
-const Status = z.enum(['held', 'unknown', 'settled', 'released', 'consumed']);
+/** ReservationStatus and ChargeKind (rules.ts), as stored; the row schemas read the same columns (store/tx/rows.ts). */
+export const StoredStatus = z.enum(['held', 'unknown', 'settled', 'released', 'consumed']);
+export const StoredKind = z.enum(['consume', 'reserve']);
 const Boundary = z.object(ControlBoundaryRef.shape);
 
 export const StoredChain = z.array(z.string()).min(1);
@@ -28,9 +30,9 @@ export const StoredReceipt = z.object({
   effect_id: z.string(),
   reservation_id: z.string(),
   chain: StoredChain,
-  kind: z.enum(['consume', 'reserve']),
+  kind: StoredKind,
   amounts: StoredAmounts,
-  status: Status,
+  status: StoredStatus,
   fence_set: z.array(Boundary),
   decision_ref: z.object(RevisionRef.shape),
   replayed: z.boolean(),

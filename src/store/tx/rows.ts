@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { storageError } from '../../errors.ts';
+import { StoredKind, StoredStatus } from '../../ledger/stored.ts';
 import { Digest } from '../../records/digest.ts';
 import type { Call, OpName } from './ops.ts';
 
@@ -81,10 +82,10 @@ export const ReservationRowSchema = z.object({
   root_id: text,
   owner_namespace: text,
   chain: text,
-  kind: z.enum(['consume', 'reserve']),
+  kind: StoredKind,
   amounts: text,
   charged: text,
-  status: z.enum(['held', 'unknown', 'settled', 'released', 'consumed']),
+  status: StoredStatus,
   request_digest: Digest,
   receipt: text,
   settlement: nullableText,
