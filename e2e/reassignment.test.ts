@@ -178,6 +178,25 @@ describe('RW-003 §11.4 mid-execution reassignment', () => {
     expect(final.cancel_cause?.cause).toBe('caller');
   });
 
+  it('a turn the revocation sweep stops because its delegation was revoked for reassignment records the cause as reassignment', async () => {
+    // The reassignment's own stop (step 4) usually comes first; the sweep may come first on a loaded machine. Here only the sweep can.
+    const att = await startSlow('gamma', 'slow: revoked for reassignment under the sweep');
+    const a = (await audit(att)).attempt.body;
+    const store = world.store();
+    try {
+      await store.control.appendControl({
+        event_type: 'rw003.delegation.revoked',
+        control_scope_ref: { space_id: a.space_id, scope_kind: 'delegation', scope_id: a.delegation_ref.object_id },
+        actor_ref: a.delegation_ref,
+        payload: { reason: 'e2e: reassignment begins', reassignment: true },
+      });
+    } finally {
+      await store.close();
+    }
+    const stopped = await pollUntil(async () => (await audit(att)).attempt.body, (b) => b.cancel_cause !== undefined, { polls: 200, what: 'the sweep stopping the turn' });
+    expect(stopped.cancel_cause?.cause).toBe('reassignment');
+  });
+
   it('a finished, verified attempt is never reassigned (its effect would repeat), and a revocation for cause is final', async () => {
     const done = await rpc('gamma', 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'quick job' }] } });
     const att = (done.result!.task as { id: string }).id;

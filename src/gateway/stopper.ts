@@ -137,7 +137,8 @@ export class Stopper {
       const h = await this.deps.store.control.streamHead(b);
       if (h && h.event_id !== b.event_id) {
         const [moved] = await this.deps.store.control.readStream(b, { after: h.position - 1, limit: 1 });
-        const cause = h.state === 'tripped' ? 'breaker' : h.state === 'revoked' || h.state === 'expired' || h.state === 'reassigning' ? 'revocation' : 'operator';
+        // Revoked for reassignment (RW-003 §11.4): the sweep may stop the turn before the reassignment's own stop does.
+        const cause = h.state === 'tripped' ? 'breaker' : h.state === 'reassigning' ? 'reassignment' : h.state === 'revoked' || h.state === 'expired' ? 'revocation' : 'operator';
         const detail = `${b.branch_id} is now ${h.state} (position ${h.position})`;
         // A trip is already a breaker, and a reassignment is no revocation for cause; a policy or consent
         // change, or a revocation, is a trigger for one (RW-003 §7.3).
