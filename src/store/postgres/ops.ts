@@ -9,8 +9,8 @@ import type { StreamId } from '../../control/scope.ts';
 import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { capacityOf, pruneThenCapacitySql, retainedSql } from '../capacity.ts';
-import type { BalanceChange, BalanceRow, HeadRow, Lock, NodeRow, RecordHeadRow, RecordRow, ReservationRow } from '../tx/ops.ts';
-import { allInOneSql, assertOnePerBalance, batchParts, MAX_PARAMS, nodeParts, type Part } from '../tx/rows-sql.ts';
+import type { BalanceChange, BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../tx/ops.ts';
+import { allInOneSql, assertOnePerBalance, batchParts, gather, MAX_PARAMS, noneReported, nodeParts, type Part, type Reported } from '../tx/rows-sql.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
@@ -26,21 +26,18 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
   };
   /**
    * Several tables' rows in one statement (one round trip, issue #24); table
-   * by table past the parameter cap. Answers how many rows the one counted
-   * part changed (0 without one).
+   * by table past the parameter cap. Answers what the parts reported (Part.reports).
    */
-  const insertParts = async (parts: readonly Part[]): Promise<number> => {
+  const insertParts = async (parts: readonly Part[]): Promise<Reported> => {
+    const out = noneReported();
     if (parts.length === 1 || parts.reduce((n, x) => n + x.params.length, 0) > MAX_PARAMS) {
-      let n = 0;
-      for (const x of parts) {
-        const res = await client.query(x.sql((i) => `$${i}`), x.params);
-        if (x.counted) n = res.rowCount ?? 0;
-      }
-      return n;
+      for (const x of parts) gather(out, x.reports, (await client.query(x.sql((i) => `$${i}`), x.params)).rows);
+      return out;
     }
-    if (parts.length === 0) return 0;
+    if (parts.length === 0) return out;
     const { sql, params } = allInOneSql(parts, (n) => `$${n}`);
-    return Number((await one<{ n: unknown }>(sql, params))?.n ?? 0);
+    const row = await one<{ revisions?: string[]; heads?: unknown; charges?: unknown }>(sql, params);
+    return { revisions: row?.revisions ?? [], heads: Number(row?.heads ?? 0), charges: Number(row?.charges ?? 0) };
   };
   const charged = 'UPDATE ledger_balances b SET consumed = b.consumed + v.c, reserved = b.reserved + v.r';
   /** Adds each change to its balance row; a part of the batch's one statement, so its rows must exist before it. */
@@ -52,12 +49,12 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       sql: (p) => `${charged} FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::bigint[], ${p(4)}::bigint[]) AS v(node_id, dimension, c, r)
          WHERE b.node_id = v.node_id AND b.dimension = v.dimension RETURNING 1`,
       params: [deltas.map((d) => d.node_id), deltas.map((d) => d.dimension), deltas.map((d) => d.consumed.toString()), deltas.map((d) => d.reserved.toString())],
-      counted: true,
+      reports: 'charges',
     };
   };
   const addToBalances = async (deltas: readonly BalanceChange[]): Promise<void> => {
     if (deltas.length === 0) return;
-    if ((await insertParts([chargePart(deltas)])) !== deltas.length) throw new Error('a balance row is missing');
+    if ((await insertParts([chargePart(deltas)])).charges !== deltas.length) throw new Error('a balance row is missing');
   };
   return {
     nodes: async (ids, lock) =>
@@ -75,22 +72,13 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
               [streams.map((x) => x.project_id), streams.map((x) => x.branch_id)],
             )
           ).rows as HeadRow[]).map((row) => ({ ...row, position: Number(row.position) })),
-    recordHeads: async (ids) =>
-      ids.length === 0
-        ? []
-        : ((
-            await client.query(
-              `SELECT h.record_id, h.revision_id, r.content_digest FROM record_heads h JOIN records r ON r.revision_id = h.revision_id
-               WHERE h.record_id = ANY($1) ORDER BY h.record_id FOR UPDATE OF h`,
-              [[...ids]],
-            )
-          ).rows as RecordHeadRow[]),
     // The charges ride in the batch's one statement: a CTE sees the rows as they were before it, which is
     // enough, as the batch never writes the balance rows it charges (TxBatch.flush writes its nodes first).
     writeBatch: async (w) => {
       const parts = batchParts(w);
-      if (w.charges.length === 0) return void (await insertParts(parts));
-      if ((await insertParts([...parts, chargePart(w.charges)])) !== w.charges.length) throw new Error('a balance row is missing');
+      const { revisions, heads, charges } = await insertParts(w.charges.length === 0 ? parts : [...parts, chargePart(w.charges)]);
+      if (charges !== w.charges.length) throw new Error('a balance row is missing');
+      return { revisions, heads };
     },
     insertNodes: async (nodes, balances) => void (await insertParts(nodeParts(nodes, balances))),
     addToBalances,

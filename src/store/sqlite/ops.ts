@@ -4,8 +4,8 @@
  * whole database and reads inside it are already serialised.
  */
 import type { StreamId } from '../../control/scope.ts';
-import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordHeadRow, RecordRow, ReservationRow, RootCapacity, TxOps } from '../tx/ops.ts';
-import { assertOnePerBalance, batchParts, nodeParts, valuesSql, type Part } from '../tx/rows-sql.ts';
+import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, RootCapacity, TxOps } from '../tx/ops.ts';
+import { assertOnePerBalance, batchParts, gather, noneReported, nodeParts, valuesSql, type Part, type Reported } from '../tx/rows-sql.ts';
 import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
@@ -90,8 +90,14 @@ export function sqliteOps(db: Db): TxOps {
     return stmt;
   };
   const q1 = () => '?';
-  const insertParts = (parts: readonly Part[]): void => {
-    for (const x of parts) prepared(x.key, x.rows, () => x.sql(q1)).run(...x.params);
+  const insertParts = (parts: readonly Part[]): Reported => {
+    const out = noneReported();
+    for (const x of parts) {
+      const stmt = prepared(x.key, x.rows, () => x.sql(q1));
+      if (x.reports) gather(out, x.reports, stmt.all(...x.params));
+      else stmt.run(...x.params);
+    }
+    return out;
   };
   const streamHeads = (streams: readonly StreamId[]): HeadRow[] =>
     streams.length === 0
@@ -99,13 +105,6 @@ export function sqliteOps(db: Db): TxOps {
       : (prepared('heads', streams.length, () =>
           `SELECT h.* FROM (VALUES ${valuesSql(streams.length, 2, q1)}) s JOIN control_heads h ON h.project_id = s.column1 AND h.branch_id = s.column2 ORDER BY h.project_id, h.branch_id`,
         ).all(...streams.flatMap((x) => [x.project_id, x.branch_id])) as HeadRow[]).map((row) => ({ ...row, position: Number(row.position) }));
-  const recordHeads = (ids: readonly string[]): RecordHeadRow[] =>
-    ids.length === 0
-      ? []
-      : (prepared('recordHeads', ids.length, () =>
-          `SELECT h.record_id, h.revision_id, r.content_digest FROM (VALUES ${valuesSql(ids.length, 1, q1)}) s
-           JOIN record_heads h ON h.record_id = s.column1 JOIN records r ON r.revision_id = h.revision_id`,
-        ).all(...ids) as RecordHeadRow[]);
   const addToBalances: TxOps['addToBalances'] = (deltas) => {
     if (deltas.length === 0) return;
     assertOnePerBalance(deltas);
@@ -124,12 +123,12 @@ export function sqliteOps(db: Db): TxOps {
             depth: Number(row.depth),
           })),
     streamHeads: (streams) => streamHeads(streams),
-    recordHeads,
     writeBatch: (w) => {
-      insertParts(batchParts(w));
+      const { revisions, heads } = insertParts(batchParts(w));
       addToBalances(w.charges);
+      return { revisions, heads };
     },
-    insertNodes: (nodes, balances) => insertParts(nodeParts(nodes, balances)),
+    insertNodes: (nodes, balances) => void insertParts(nodeParts(nodes, balances)),
     addToBalances,
     recordByRevision: (id) => q.recordByRevision.get(id),
     recordHead: (id) => q.recordHead.get(id)?.revision_id,

@@ -22,10 +22,11 @@ import type { ControlEvent, ParsedEventInput } from '../../control/event.ts';
 import { streamKey, streamOf, type StreamId } from '../../control/scope.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import type { IdSource } from '../../records/ids.ts';
+import { invalidRequest } from '../../errors.ts';
 import { checkedDocument, contentRowOf, putRecord, recordRowOf } from '../../records/put.ts';
 import { ridersOf } from '../../records/detached.ts';
 import { rememberStored } from '../../records/decode.ts';
-import { tx, type BalanceChange, type BalanceRow, type BatchWrites, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type RecordRow, type WorkRow } from './ops.ts';
+import { tx, type BalanceChange, type BalanceRow, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type WorkRow } from './ops.ts';
 
 export class TxBatch {
   /** Heads as they stand inside this transaction (null: the stream has no events yet). */
@@ -225,41 +226,38 @@ export class TxBatch {
     return out;
   }
 
-  /** Writes everything queued: one statement per table (on PostgreSQL one statement in all, TxOps.writeBatch). */
+  /**
+   * Writes everything queued: one statement per table (on PostgreSQL one
+   * statement in all, TxOps.writeBatch). A queued record that is not its
+   * record's plain next revision (a replay, a conflict, a bad prior, a second
+   * revision of one record here) is left out of it and takes the single-row
+   * path after it, whose rules decide and name the refusal.
+   */
   *flush(): Program<void> {
     yield* this.writeNodes();
-    const records = yield* this.recordWrites();
+    const queued = this.records.splice(0).map(({ record, at }) => ({ record, at, document: checkedDocument(record) }));
+    const batched = new Map<string, (typeof queued)[number]>();
+    for (const q of queued) {
+      const prior = q.record.prior_revision_ref;
+      if (!batched.has(q.record.record_id) && (!prior || prior.object_id === q.record.record_id)) batched.set(q.record.record_id, q);
+    }
+    const records = [...batched.values()].map(({ record, document, at }) => ({ ...recordRowOf(record, document, at), prior_digest: record.prior_revision_ref?.content_digest ?? null }));
+    // A batched record's content rides with it: a content row is keyed by its digest and never replaced, and one
+    // written for a record that did not fit is either already stored (a replay) or goes with the refusal's rollback.
+    const contents = [...batched.values()].flatMap(({ record, at }) => ridersOf(record).map((c) => contentRowOf(c, at)));
     // One row per stream: its head after the last event this batch appended.
     const heads = [...this.moved].map((k) => this.heads.get(k)!);
     this.moved.clear();
-    yield* tx('writeBatch', { ...records, events: this.events.splice(0), heads, entries: this.entries.splice(0), charges: this.takeCharges(), work: this.work.splice(0), done: this.done.splice(0) });
-  }
-
-  /** The queued records that are plain next revisions, with their heads and content; any other takes the single-row path now. */
-  private *recordWrites(): Program<Pick<BatchWrites, 'records' | 'recordHeads' | 'contents'>> {
-    const rows: RecordRow[] = [];
-    const heads = new Map<string, string>();
-    const contents: ReturnType<typeof contentRowOf>[] = [];
-    const queued = this.records.splice(0);
-    if (queued.length === 0) return { records: rows, recordHeads: [], contents };
-    const current = new Map((yield* tx('recordHeads', [...new Set(queued.map((q) => q.record.record_id))])).map((h) => [h.record_id, h]));
-    for (const { record, at } of queued) {
-      const document = checkedDocument(record);
-      const head = current.get(record.record_id);
-      const prior = record.prior_revision_ref;
-      const fits = head === undefined ? !prior : prior?.revision_id === head.revision_id && prior.content_digest === head.content_digest;
-      if (!fits) {
-        // Not a plain next revision (a replay, a conflict, a bad prior): the single-row rules decide and name it.
-        yield* putRecord(record, at);
-        continue;
-      }
-      rows.push(recordRowOf(record, document, at));
-      heads.set(record.record_id, record.revision_id);
-      current.set(record.record_id, { record_id: record.record_id, revision_id: record.revision_id, content_digest: record.content_digest });
-      for (const c of ridersOf(record)) contents.push(contentRowOf(c, at));
-      rememberStored(record, document);
+    const written = yield* tx('writeBatch', { records, contents, events: this.events.splice(0), heads, entries: this.entries.splice(0), charges: this.takeCharges(), work: this.work.splice(0), done: this.done.splice(0) });
+    if (written.heads !== written.revisions.length) {
+      // A head moved after this transaction's snapshot (PostgreSQL): what the single-row path says on finding it moved.
+      throw invalidRequest('a new revision must name the current head as its prior revision', { conflict: 'head_moved' });
     }
-    return { records: rows, recordHeads: [...heads].map(([record_id, revision_id]) => ({ record_id, revision_id })), contents };
+    const wrote = new Set(written.revisions);
+    for (const { record, at, document } of queued) {
+      if (wrote.has(record.revision_id) && batched.get(record.record_id)?.record === record) rememberStored(record, document);
+      else yield* putRecord(record, at);
+    }
   }
 }
 

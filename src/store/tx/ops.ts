@@ -160,14 +160,15 @@ export interface TxOps {
   // Set-oriented forms (issue #24): one statement for many rows, used by the batch writer (./batch.ts).
   /** The heads of several streams in one statement, sorted by stream; absent streams are left out. */
   streamHeads(streams: readonly StreamId[], lock: Lock): HeadRow[];
-  /** The current head revision of each record (locked for update), with its content digest; absent records are left out. */
-  recordHeads(recordIds: readonly string[]): RecordHeadRow[];
   /**
    * What a batch writes at its end, one statement per table in this order
    * (rows-sql.ts batchParts); on PostgreSQL all of it in one statement, each
-   * table's write a data-modifying WITH (one round trip, issue #24).
+   * table's write a data-modifying WITH (one round trip, issue #24). A
+   * record revision is written, with its head, only where it is its record's
+   * plain next revision (rows-sql.ts recordParts): the check rides in the
+   * write, no head is read before it.
    */
-  writeBatch(writes: BatchWrites): void;
+  writeBatch(writes: BatchWrites): BatchWritten;
   /** New budget nodes (parents before children: the rows' order is kept), then their balances; on PostgreSQL in one statement. */
   insertNodes(nodes: readonly NodeRow[], balances: readonly BalanceRow[]): void;
   /** Adds each delta to its balance row (one delta per node and dimension); throws when a row is missing. */
@@ -185,9 +186,8 @@ export interface RootCapacity {
 
 /** The rows a batch writes at its end (src/store/tx/batch.ts flush). */
 export interface BatchWrites {
-  records: readonly RecordRow[];
-  /** Each record's new head revision (one row per record). */
-  recordHeads: readonly { record_id: string; revision_id: string }[];
+  /** At most one revision per record. */
+  records: readonly BatchRecord[];
   contents: readonly { digest: string; kind: string; document: string; stored_at: string }[];
   events: readonly EventRow[];
   /** One row per stream. */
@@ -200,10 +200,15 @@ export interface BatchWrites {
   done: readonly string[];
 }
 
-export interface RecordHeadRow {
-  record_id: string;
-  revision_id: string;
-  content_digest: string;
+/** A record revision as a batch writes it: its row, and the content digest its prior revision ref names. */
+export interface BatchRecord extends RecordRow {
+  prior_digest: string | null;
+}
+
+/** What a batch's write did to records: the revisions it wrote, and the heads it moved (one per revision, unless a head moved under it). */
+export interface BatchWritten {
+  revisions: string[];
+  heads: number;
 }
 
 export interface BalanceChange {

@@ -2,8 +2,8 @@
  * Multi-row statements shared by both adapters (issue #24: one statement per
  * table, not per row). A dialect supplies only its placeholder.
  */
-import type { BalanceChange, BalanceRow, BatchWrites, NodeRow, WorkRow } from './ops.ts';
-import type { EntryRow, EventRow, HeadRow, RecordRow } from './ops.ts';
+import type { BalanceChange, BalanceRow, BatchRecord, BatchWrites, NodeRow, WorkRow } from './ops.ts';
+import type { EntryRow, EventRow, HeadRow } from './ops.ts';
 
 /** `p(n)` renders the n-th (1-based) placeholder. */
 export type Ph = (n: number) => string;
@@ -36,12 +36,6 @@ const cols = <T>(table: string, names: readonly (keyof T & string)[], suffix?: s
   ...(suffix ? { suffix } : {}),
 });
 
-export const RECORD_ROWS = cols<RecordRow>('records', ['record_id', 'revision_id', 'content_digest', 'schema_ref', 'prior_revision', 'document', 'stored_at']);
-export const RECORD_HEAD_ROWS = cols<{ record_id: string; revision_id: string }>(
-  'record_heads',
-  ['record_id', 'revision_id'],
-  ' ON CONFLICT (record_id) DO UPDATE SET revision_id = excluded.revision_id',
-);
 export const CONTENT_ROWS = cols<{ digest: string; kind: string; document: string; stored_at: string }>('content', ['digest', 'kind', 'document', 'stored_at'], ' ON CONFLICT (digest) DO NOTHING');
 export const EVENT_ROWS = cols<EventRow>('control_events', ['project_id', 'branch_id', 'position', 'event_id', 'event_type', 'idempotency_key', 'input_digest', 'event_digest', 'document']);
 export const HEAD_ROWS = cols<HeadRow>(
@@ -60,9 +54,16 @@ export interface Part {
   rows: number;
   sql: (p: Ph) => string;
   params: unknown[];
-  /** Its SQL ends in RETURNING: allInOneSql answers how many rows it changed (as `n`). */
-  counted?: true;
+  /**
+   * Its SQL ends in RETURNING and the caller needs what it returned: the
+   * revision ids written (`revisions`), or how many rows it changed (`heads`
+   * and `charges`, summed per kind). allInOneSql answers them as columns.
+   */
+  reports?: Report;
 }
+
+export type Report = 'revisions' | 'heads' | 'charges';
+
 
 const insertPart = <T>(shape: RowShape<T>, rows: readonly T[]): Part => ({
   key: shape.table,
@@ -81,11 +82,65 @@ const donePart = (effectIds: readonly string[]): Part => ({
   params: [...effectIds],
 });
 
+/**
+ * Where a queued revision `v` is its record's plain next revision (records/put.ts):
+ * a first revision of a record without a head, or a revision whose prior ref
+ * names the head exactly — its revision id and that revision's content digest.
+ * `c` names v's columns: record_id, prior revision id, prior content digest.
+ */
+const fitsSql = (c: { record: string; prior: string; digest: string }) =>
+  `CASE WHEN ${c.prior} IS NULL THEN NOT EXISTS (SELECT 1 FROM record_heads h WHERE h.record_id = ${c.record})
+   ELSE EXISTS (SELECT 1 FROM record_heads h JOIN records r ON r.revision_id = h.revision_id
+     WHERE h.record_id = ${c.record} AND h.revision_id = ${c.prior} AND r.content_digest = ${c.digest}) END`;
+
+const RECORD_COLS = ['record_id', 'revision_id', 'content_digest', 'schema_ref', 'prior_revision', 'document', 'stored_at'] as const;
+
+/**
+ * A batch's record revisions and their heads (issue #24: no head read before
+ * the write). Each revision is written only where it fits its head
+ * (fitsSql), and reported; then, in one statement, the head of each that
+ * fits (the same condition: the records written do not change it) is
+ * inserted (a first revision) or advanced only while the head row itself
+ * still names its prior (a first revision's prior is null: a head that
+ * exists is left alone). The head row is compared, not re-read in a
+ * subquery: PostgreSQL's ON CONFLICT judges the row as it is once a
+ * concurrent writer is done with it, a subquery keeps the statement's
+ * snapshot. So every revision written moves one head — unless another
+ * transaction moved it meanwhile, which the `heads` report shows short.
+ * Revisions that do not fit are left to the caller (TxBatch.flush: the
+ * single-row rules name the refusal).
+ */
+function recordParts(rows: readonly BatchRecord[]): Part[] {
+  if (rows.length === 0) return [];
+  return [
+    {
+      key: 'records',
+      rows: rows.length,
+      sql: (p) =>
+        `INSERT INTO records(${RECORD_COLS.join(', ')}) SELECT ${RECORD_COLS.map((_, i) => `v.column${i + 1}`).join(', ')}
+         FROM (VALUES ${valuesSql(rows.length, 8, p)}) AS v WHERE ${fitsSql({ record: 'v.column1', prior: 'v.column5', digest: 'v.column8' })} RETURNING revision_id`,
+      params: rows.flatMap((r) => [...RECORD_COLS.map((c) => r[c]), r.prior_digest]),
+      reports: 'revisions',
+    },
+    {
+      key: 'record_heads',
+      rows: rows.length,
+      sql: (p) =>
+        `WITH v(record_id, revision_id, prior, prior_digest) AS (VALUES ${valuesSql(rows.length, 4, p)})
+         INSERT INTO record_heads(record_id, revision_id) SELECT record_id, revision_id FROM v
+         WHERE ${fitsSql({ record: 'v.record_id', prior: 'v.prior', digest: 'v.prior_digest' })}
+         ON CONFLICT (record_id) DO UPDATE SET revision_id = excluded.revision_id
+         WHERE record_heads.revision_id = (SELECT prior FROM v WHERE v.record_id = excluded.record_id) RETURNING 1`,
+      params: rows.flatMap((r) => [r.record_id, r.revision_id, r.prior_revision, r.prior_digest]),
+      reports: 'heads',
+    },
+  ];
+}
+
 /** A batch's writes, table by table in the order they are written, leaving out empty tables. */
 export function batchParts(w: BatchWrites): Part[] {
   const parts = [
-    insertPart(RECORD_ROWS, w.records),
-    insertPart(RECORD_HEAD_ROWS, w.recordHeads),
+    ...recordParts(w.records),
     insertPart(CONTENT_ROWS, w.contents),
     insertPart(EVENT_ROWS, w.events),
     insertPart(HEAD_ROWS, w.heads),
@@ -107,6 +162,7 @@ export const MAX_PARAMS = 30_000;
  * Several statements as one: each a data-modifying WITH (PostgreSQL runs
  * every one of them to completion, on one snapshot; a foreign key between
  * them is checked at the end of the statement). Numbered from 1 across all.
+ * Its one row has a column per report kind of the parts (Part.reports).
  */
 export function allInOneSql(parts: readonly Part[], p: Ph): { sql: string; params: unknown[] } {
   const params: unknown[] = [];
@@ -115,8 +171,29 @@ export function allInOneSql(parts: readonly Part[], p: Ph): { sql: string; param
     params.push(...x.params);
     return `w${i} AS (${x.sql((n) => p(offset + n))})`;
   });
-  const counted = parts.findIndex((x) => x.counted);
-  return { sql: `WITH ${ctes.join(', ')} SELECT ${counted < 0 ? '1' : `(SELECT count(*) FROM w${counted})`} AS n`, params };
+  const columns = new Map<Report, string[]>();
+  parts.forEach((x, i) => {
+    if (!x.reports) return;
+    const of = x.reports === 'revisions' ? `(SELECT coalesce(array_agg(revision_id), '{}') FROM w${i})` : `(SELECT count(*) FROM w${i})`;
+    columns.set(x.reports, [...(columns.get(x.reports) ?? []), of]);
+  });
+  const select = [...columns].map(([k, of]) => `${of.join(' + ')} AS ${k}`);
+  return { sql: `WITH ${ctes.join(', ')} SELECT ${select.length === 0 ? '1 AS n' : select.join(', ')}`, params };
+}
+
+/** What a batch's statements reported, gathered by kind (Part.reports): revisions written, heads moved, balances charged. */
+export interface Reported {
+  revisions: string[];
+  heads: number;
+  charges: number;
+}
+
+export const noneReported = (): Reported => ({ revisions: [], heads: 0, charges: 0 });
+
+/** Adds one part's answer to `into`: the rows its RETURNING gave (revision ids, or one row per changed row). */
+export function gather(into: Reported, kind: Report | undefined, rows: readonly unknown[]): void {
+  if (kind === 'revisions') into.revisions.push(...rows.map((r) => (r as { revision_id: string }).revision_id));
+  else if (kind) into[kind] += rows.length;
 }
 
 /** Refuses two changes to one balance row in one statement (UPDATE … FROM would apply only one of them). */

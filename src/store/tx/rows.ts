@@ -93,7 +93,8 @@ export const ReservationRowSchema = z.object({
   settled_at: nullableText,
 });
 
-export const RecordHeadRowSchema = z.object({ record_id: text, revision_id: text, content_digest: Digest });
+/** What a batch write reports (ops.ts BatchWritten): the store's answer about rows it wrote, checked like any row. */
+export const BatchWrittenSchema = z.object({ revisions: z.array(text), heads: count });
 
 type Rows = z.ZodType;
 const one = (schema: Rows) => ({ schema, many: false });
@@ -112,7 +113,7 @@ const READS: Partial<Record<OpName, { schema: Rows; many: boolean }>> = {
   reservationsClaiming: many(ReservationRowSchema),
   reservation: one(ReservationRowSchema),
   resolveHeld: one(ReservationRowSchema),
-  recordHeads: many(RecordHeadRowSchema),
+  writeBatch: one(BatchWrittenSchema),
 };
 
 /** A row as its schema reads it; storage_error naming the table's op and the failing column, never a value. */
