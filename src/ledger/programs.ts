@@ -112,7 +112,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
     decision_ref: refOf(req.decision),
     replayed: false,
   };
-  yield* tx('insertReservation', {
+  batch.reserve({
     reservation_id: req.reservation_id,
     effect_id: req.effect_id,
     root_id: root.node_id,

@@ -18,6 +18,7 @@ import { randomIds } from '../../src/records/ids.ts';
 import { systemClock } from '../../src/records/time.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
+import { countSqlite, type SqlTally } from '../helpers/sqlite-tally.ts';
 import { actor, admission, agentScope, attemptScope, chain, decision, delegationScope, FAR, freshSpace, NOW, plannedTask, publishAgent } from '../store/support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-effects-'));
@@ -222,6 +223,9 @@ describe('records riding along a settlement (the batch)', () => {
       { type: 'permission_decision', body, issuedBy: actor, lifecycle: 'recorded', ...(over.prior ? { prior: refOf(over.prior), recordId: over.prior.record_id } : {}) },
       { ids: over.ids ?? randomIds, clock: systemClock },
     );
+  const INSERT_RECORDS = 'INSERT INTO records(record_id, revision_id, content_digest, schema_ref, prior_revision, document, stored_at)';
+  /** Executions of the statements whose text starts with `prefix`. */
+  const ran = (tally: SqlTally, prefix: string) => [...tally.byText].filter(([sql]) => sql.startsWith(prefix)).reduce((n, [, k]) => n + k, 0);
   const head = (store: SqliteStore, recordId: string) =>
     (store.handle.prepare('SELECT revision_id FROM record_heads WHERE record_id = ?').get(recordId) as { revision_id: string } | undefined)?.revision_id;
 
@@ -229,7 +233,15 @@ describe('records riding along a settlement (the batch)', () => {
     const { store, id } = await held();
     const r1 = note({ effect_id: 'eff_1', decision: 'allow' });
     const r2 = note({ effect_id: 'eff_1', decision: 'deny' }, { prior: r1 });
-    await store.ledger.settle({ reservation_id: id, outcome: { kind: 'unknown' }, at: NOW(), records: [r1, r2] });
+    const counting = countSqlite();
+    try {
+      await store.ledger.settle({ reservation_id: id, outcome: { kind: 'unknown' }, at: NOW(), records: [r1, r2] });
+    } finally {
+      counting.restore();
+    }
+    // r1 in the batch's insert; r2, its record's second revision here, alone by the single-row rules after it.
+    expect(ran(counting.tally, `${INSERT_RECORDS} SELECT`)).toBe(1);
+    expect(ran(counting.tally, `${INSERT_RECORDS} VALUES`)).toBe(1);
     expect(head(store, r1.record_id)).toBe(r2.revision_id);
     expect(await store.getRecord(r1.record_id)).toStrictEqual(r2);
     // The settlement replayed with its records: nothing new, nothing refused.
@@ -240,6 +252,32 @@ describe('records riding along a settlement (the batch)', () => {
     expect(head(store, r1.record_id)).toBe(r3.revision_id);
     expect(store.handle.prepare('SELECT kind, document FROM content WHERE digest = ?').get(input.digest)).toStrictEqual({ kind: 'task_input', document: input.document });
     expect(Number((store.handle.prepare('SELECT count(*) AS n FROM records WHERE record_id = ?').get(r1.record_id) as { n: number | bigint }).n)).toBe(3);
+    await store.close();
+  });
+
+  it('plain revisions are written by the batch alone: no head read first, no revision row by row', async () => {
+    const { store, id } = await held();
+    const a1 = note({ effect_id: 'eff_3', decision: 'allow' });
+    const b1 = note({ effect_id: 'eff_3', decision: 'deny' });
+    const a2 = note({ effect_id: 'eff_3', decision: 'allow, again' }, { prior: a1 });
+    const b2 = note({ effect_id: 'eff_3', decision: 'deny, again' }, { prior: b1 });
+    const counting = countSqlite();
+    try {
+      // Two first revisions, then their next revisions, each pair riding on one settlement.
+      await store.ledger.settle({ reservation_id: id, outcome: { kind: 'unknown' }, at: NOW(), records: [a1, b1] });
+      await store.ledger.settle({ reservation_id: id, outcome: { kind: 'unknown' }, at: NOW(), records: [a2, b2] });
+    } finally {
+      counting.restore();
+    }
+    const { tally } = counting;
+    expect(ran(tally, `${INSERT_RECORDS} SELECT`)).toBe(2);
+    expect(ran(tally, 'WITH v(record_id, revision_id, prior, prior_digest) AS (VALUES')).toBe(2);
+    // The single-row rules (records/put.ts) never ran: no revision or head read, no row inserted alone.
+    expect(ran(tally, 'SELECT * FROM records WHERE revision_id')).toBe(0);
+    expect(ran(tally, 'SELECT revision_id FROM record_heads')).toBe(0);
+    expect(ran(tally, `${INSERT_RECORDS} VALUES`)).toBe(0);
+    expect([head(store, a1.record_id), head(store, b1.record_id)]).toStrictEqual([a2.revision_id, b2.revision_id]);
+    expect(await store.getRecord(b1.record_id)).toStrictEqual(b2);
     await store.close();
   });
 

@@ -138,7 +138,6 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     reservationsClaiming: async (effectId, reservationId) =>
       (await client.query('SELECT * FROM ledger_reservations WHERE effect_id = $1 OR reservation_id = $2', [effectId, reservationId])).rows as ReservationRow[],
     reservation: (id, lock) => one<ReservationRow>(`SELECT * FROM ledger_reservations WHERE reservation_id = $1${lockSql(lock)}`, [id]),
-    insertReservation: (row) => insert('ledger_reservations', row),
     resolveReservation: (id, status, settlement, at) =>
       exec('UPDATE ledger_reservations SET status = $1, settlement = $2, settled_at = $3 WHERE reservation_id = $4', [status, settlement, at, id]),
     // READ COMMITTED: a concurrent resolution is waited for and the condition re-checked on the row it left.

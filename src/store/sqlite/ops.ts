@@ -52,12 +52,6 @@ export function sqliteOps(db: Db): TxOps {
     reservationByEffect: db.prepare<[string], ReservationRow>('SELECT * FROM ledger_reservations WHERE effect_id = ?'),
     reservationsClaiming: db.prepare<[string, string], ReservationRow>('SELECT * FROM ledger_reservations WHERE effect_id = ? OR reservation_id = ?'),
     reservation: db.prepare<[string], ReservationRow>('SELECT * FROM ledger_reservations WHERE reservation_id = ?'),
-    insertReservation: db.prepare(
-      `INSERT INTO ledger_reservations(reservation_id, effect_id, root_id, owner_namespace, chain, kind, amounts, charged, status,
-         request_digest, receipt, settlement, created_at, settled_at)
-       VALUES (@reservation_id, @effect_id, @root_id, @owner_namespace, @chain, @kind, @amounts, @charged, @status,
-         @request_digest, @receipt, @settlement, @created_at, @settled_at)`,
-    ),
     resolveReservation: db.prepare('UPDATE ledger_reservations SET status = ?, settlement = ?, settled_at = ? WHERE reservation_id = ?'),
     resolveHeld: db.prepare<[string, string, string | null, string], ReservationRow>(
       "UPDATE ledger_reservations SET status = ?, settlement = ?, settled_at = ? WHERE reservation_id = ? AND status = 'held' RETURNING *",
@@ -161,7 +155,6 @@ export function sqliteOps(db: Db): TxOps {
     reservationByEffect: (id) => q.reservationByEffect.get(id),
     reservationsClaiming: (effectId, reservationId) => q.reservationsClaiming.all(effectId, reservationId),
     reservation: (id) => q.reservation.get(id),
-    insertReservation: (row: ReservationRow) => void q.insertReservation.run(row),
     resolveReservation: (id, status, settlement, at) => void q.resolveReservation.run(status, settlement, at, id),
     resolveHeld: (id, status, settlement, at) => q.resolveHeld.get(status, settlement, at, id),
     insertEntry: (row: EntryRow) => void q.insertEntry.run(row),

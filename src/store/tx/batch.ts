@@ -26,7 +26,7 @@ import { invalidRequest } from '../../errors.ts';
 import { checkedDocument, contentRowOf, putRecord, recordRowOf } from '../../records/put.ts';
 import { ridersOf } from '../../records/detached.ts';
 import { rememberStored } from '../../records/decode.ts';
-import { tx, type BalanceChange, type BalanceRow, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type WorkRow } from './ops.ts';
+import { tx, type BalanceChange, type BalanceRow, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type ReservationRow, type WorkRow } from './ops.ts';
 
 export class TxBatch {
   /** Heads as they stand inside this transaction (null: the stream has no events yet). */
@@ -40,6 +40,7 @@ export class TxBatch {
   private readonly records: { record: Envelope; at: string }[] = [];
   private readonly events: EventRow[] = [];
   private readonly entries: EntryRow[] = [];
+  private readonly reservations: ReservationRow[] = [];
   /** What the journalled entries add to each balance row, one change per row, written at {@link flush}. */
   private readonly charges = new Map<string, BalanceChange>();
   private readonly work: WorkRow[] = [];
@@ -148,6 +149,16 @@ export class TxBatch {
     return out;
   }
 
+  /**
+   * Queues a new reservation, written at {@link flush} before the entries that
+   * name it (on PostgreSQL in the batch's one statement, issue #24). Nothing
+   * this batch does before then reads it: the retained count a charge makes
+   * stale is dropped by {@link journal}, and a count is never read after it.
+   */
+  reserve(row: ReservationRow): void {
+    this.reservations.push(row);
+  }
+
   /** Queues the work row of an admitted effect to be followed (work-sql.ts); it is written at {@link flush}. */
   follow(row: WorkRow): void {
     this.work.push(row);
@@ -248,7 +259,7 @@ export class TxBatch {
     // One row per stream: its head after the last event this batch appended.
     const heads = [...this.moved].map((k) => this.heads.get(k)!);
     this.moved.clear();
-    const written = yield* tx('writeBatch', { records, contents, events: this.events.splice(0), heads, entries: this.entries.splice(0), charges: this.takeCharges(), work: this.work.splice(0), done: this.done.splice(0) });
+    const written = yield* tx('writeBatch', { records, contents, events: this.events.splice(0), heads, reservations: this.reservations.splice(0), entries: this.entries.splice(0), charges: this.takeCharges(), work: this.work.splice(0), done: this.done.splice(0) });
     if (written.heads !== written.revisions.length) {
       // A head moved after this transaction's snapshot (PostgreSQL): what the single-row path says on finding it moved.
       throw invalidRequest('a new revision must name the current head as its prior revision', { conflict: 'head_moved' });

@@ -151,7 +151,6 @@ export interface TxOps {
   /** Reservations holding either id, in one statement: a replayed effect, or a reservation id already used. */
   reservationsClaiming(effectId: string, reservationId: string): ReservationRow[];
   reservation(reservationId: string, lock: Lock): ReservationRow | undefined;
-  insertReservation(row: ReservationRow): void;
   resolveReservation(reservationId: string, status: string, settlement: string, settledAt: string | null): void;
   /** Resolves a reservation only while it is `held`, in one statement; returns the changed row (undefined: not held, or absent). */
   resolveHeld(reservationId: string, status: string, settlement: string, settledAt: string | null): ReservationRow | undefined;
@@ -192,6 +191,8 @@ export interface BatchWrites {
   events: readonly EventRow[];
   /** One row per stream. */
   heads: readonly HeadRow[];
+  /** New reservations (admissions), written before the entries that name them. */
+  reservations: readonly ReservationRow[];
   entries: readonly EntryRow[];
   /** What the entries add to each balance row (one change per row; the rows exist before the batch is written). */
   charges: readonly BalanceChange[];

@@ -2,7 +2,7 @@
  * Multi-row statements shared by both adapters (issue #24: one statement per
  * table, not per row). A dialect supplies only its placeholder.
  */
-import type { BalanceChange, BalanceRow, BatchRecord, BatchWrites, NodeRow, WorkRow } from './ops.ts';
+import type { BalanceChange, BalanceRow, BatchRecord, BatchWrites, NodeRow, ReservationRow, WorkRow } from './ops.ts';
 import type { EntryRow, EventRow, HeadRow } from './ops.ts';
 
 /** `p(n)` renders the n-th (1-based) placeholder. */
@@ -44,6 +44,22 @@ export const HEAD_ROWS = cols<HeadRow>(
   ` ON CONFLICT (project_id, branch_id) DO UPDATE SET position = excluded.position, event_id = excluded.event_id,
      event_digest = excluded.event_digest, state = excluded.state`,
 );
+export const RESERVATION_ROWS = cols<ReservationRow>('ledger_reservations', [
+  'reservation_id',
+  'effect_id',
+  'root_id',
+  'owner_namespace',
+  'chain',
+  'kind',
+  'amounts',
+  'charged',
+  'status',
+  'request_digest',
+  'receipt',
+  'settlement',
+  'created_at',
+  'settled_at',
+]);
 export const ENTRY_ROWS = cols<EntryRow>('ledger_entries', ['reservation_id', 'node_id', 'dimension', 'd_consumed', 'd_reserved', 'reason', 'at']);
 export const NODE_ROWS = cols<NodeRow>('ledger_nodes', ['node_id', 'parent_id', 'preset_id', 'root_id', 'depth', 'space_id', 'owner_namespace', 'not_after', 'request_digest', 'issued_event', 'created_at']);
 export const BALANCE_ROWS = cols<BalanceRow>('ledger_balances', ['node_id', 'dimension', 'unit', 'ceiling', 'consumed', 'reserved']);
@@ -144,6 +160,7 @@ export function batchParts(w: BatchWrites): Part[] {
     insertPart(CONTENT_ROWS, w.contents),
     insertPart(EVENT_ROWS, w.events),
     insertPart(HEAD_ROWS, w.heads),
+    insertPart(RESERVATION_ROWS, w.reservations),
     insertPart(ENTRY_ROWS, w.entries),
     insertPart(WORK_ROWS, w.work.map((r) => ({ ...r, gateway_id: r.gateway_id ?? null }))),
     donePart(w.done),
