@@ -218,7 +218,7 @@ export const GROUPS = {
     mutate: ['src/ledger/rules.ts', 'src/ledger/amount.ts', 'src/ledger/programs.ts', 'src/ledger/open.ts', 'src/ledger/plan.ts', 'src/ledger/settle.ts', 'src/store/tx/batch.ts'],
     tests: ['test/ledger/**/*.test.ts', 'test/store/sqlite-ledger.test.ts'],
     break: 88,
-    measured: '88.77 % on 2026-12-05 (StrykerJS 9.6.1, incremental, concurrency 2: 5 min, after the batch writes its record revisions without reading their heads and the reservation rides in the batch, issue #24; the short-count refusal is PostgreSQL-only, classified)',
+    measured: '88.77 % on 2026-12-05 (StrykerJS 9.6.1, incremental, concurrency 2: 5 min, after the batch writes its record revisions without reading their heads on PostgreSQL and the reservation rides in the batch, issue #24; the short-count refusal is PostgreSQL-only, classified)',
     static: "no edge schema here: the ledger's schemas for what it reads back (src/ledger/stored.ts, src/store/tx/rows.ts) are outside the group, held by the row contract on both stores (test/store/support/row-contract.ts); the module-level code here is constant tables",
     classified: {
       // Re-keyed after the statement diet, after the plan moved out of the transaction, and again after the
@@ -283,15 +283,15 @@ export const GROUPS = {
       'src/store/tx/batch.ts:233:38': LEDGER_STORE_BALANCES,
       'src/store/tx/batch.ts:233:45': "equivalent: `balances` holds only the rows of nodes this transaction created (journal drops changed ones), so the check only sends other ids to the store read, which answers the same",
       'src/store/tx/batch.ts:234:11': LEDGER_STORE_BALANCES,
-      // The batch's record write (issue #24: no head read first). A record it leaves out takes the single-row rules,
+      // The batch's record write (issue #24: on PostgreSQL no head read first). A record it leaves out takes the single-row rules,
       // which refuse or write it exactly as the batch would have; test/ledger/ledger-effects.test.ts counts the
       // statements, so a mutant that sends a plain revision down that path is killed.
       'src/store/tx/batch.ts:253:48': "equivalent: a revision whose prior names another record never fits its head in the batch's INSERT (revision ids are unique), so it reaches the single-row rules either way, which refuse it",
-      'src/store/tx/batch.ts:263:9': "unobservable in SQLite: BEGIN IMMEDIATE serialises writers, so no head moves between a batch's record insert and its head upsert; the short count is PostgreSQL's (READ COMMITTED), held by test/store/pg-record-heads.test.ts outside this group",
-      'src/store/tx/batch.ts:263:53': "unobservable in SQLite: BEGIN IMMEDIATE serialises writers, so no head moves between a batch's record insert and its head upsert; the short count is PostgreSQL's (READ COMMITTED), held by test/store/pg-record-heads.test.ts outside this group",
-      'src/store/tx/batch.ts:265:28': "unobservable in SQLite: BEGIN IMMEDIATE serialises writers, so no head moves between a batch's record insert and its head upsert; the short count is PostgreSQL's (READ COMMITTED), held by test/store/pg-record-heads.test.ts outside this group",
-      'src/store/tx/batch.ts:265:95': "unobservable in SQLite: BEGIN IMMEDIATE serialises writers, so no head moves between a batch's record insert and its head upsert; the short count is PostgreSQL's (READ COMMITTED), held by test/store/pg-record-heads.test.ts outside this group",
-      'src/store/tx/batch.ts:265:107': "unobservable in SQLite: BEGIN IMMEDIATE serialises writers, so no head moves between a batch's record insert and its head upsert; the short count is PostgreSQL's (READ COMMITTED), held by test/store/pg-record-heads.test.ts outside this group",
+      'src/store/tx/batch.ts:263:9': "unobservable in SQLite: its adapter reads the heads under BEGIN IMMEDIATE and moves one per revision it writes, so its count is never short; a short count is PostgreSQL's (READ COMMITTED), held by test/store/pg-record-heads.test.ts outside this group",
+      'src/store/tx/batch.ts:263:53': "unobservable in SQLite: its adapter reads the heads under BEGIN IMMEDIATE and moves one per revision it writes, so its count is never short; a short count is PostgreSQL's (READ COMMITTED), held by test/store/pg-record-heads.test.ts outside this group",
+      'src/store/tx/batch.ts:265:28': "unobservable in SQLite: its adapter reads the heads under BEGIN IMMEDIATE and moves one per revision it writes, so its count is never short; a short count is PostgreSQL's (READ COMMITTED), held by test/store/pg-record-heads.test.ts outside this group",
+      'src/store/tx/batch.ts:265:95': "unobservable in SQLite: its adapter reads the heads under BEGIN IMMEDIATE and moves one per revision it writes, so its count is never short; a short count is PostgreSQL's (READ COMMITTED), held by test/store/pg-record-heads.test.ts outside this group",
+      'src/store/tx/batch.ts:265:107': "unobservable in SQLite: its adapter reads the heads under BEGIN IMMEDIATE and moves one per revision it writes, so its count is never short; a short count is PostgreSQL's (READ COMMITTED), held by test/store/pg-record-heads.test.ts outside this group",
       'src/store/tx/batch.ts:269:44': "equivalent: a revision the batch wrote is its record's batched one unless the same revision was queued twice, and then the single-row rules answer 'exists' for the copy",
       'src/store/tx/batch.ts:38:41': "equivalent: a string in `created` has no node_id or root_id, so no filter or some() matches it, and writeNodes slices only the unwritten tail",
       'src/store/tx/batch.ts:47:37': "equivalent: ends the follow-up of effect id 'Stryker was here', which no effect has (DELETE matches no work row)",

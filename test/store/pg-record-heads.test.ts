@@ -1,9 +1,11 @@
 /**
- * A batch writes its record revisions without reading their heads first
- * (src/store/tx/rows-sql.ts recordParts, issue #24). On PostgreSQL, READ
- * COMMITTED, another writer can move a head after the batch's statement took
- * its snapshot: the revision then fits the head it saw, and only the head's
- * own update, waiting for that writer, finds its prior gone. This holds the
+ * On PostgreSQL a batch writes its record revisions without reading their
+ * heads first (src/store/tx/rows-sql.ts recordParts, issue #24): the insert
+ * writes a revision only where it fits its head, and a revision that does not
+ * is left to the single-row rules, which refuse it by name. READ COMMITTED
+ * also lets another writer move a head after the batch's statement took its
+ * snapshot: the revision then fits the head it saw, and only the head's own
+ * update, waiting for that writer, finds its prior gone. One test holds the
  * other writer's transaction open at exactly that point and checks that the
  * batch is refused `head_moved` and leaves no fork — two revisions naming one
  * prior, the second one the head.
@@ -41,12 +43,54 @@ describe.skipIf(!PG_URL)('postgres: a record head moved under a batch', () => {
     await db?.drop();
   });
 
-  it('a revision written on a head another transaction moves before it commits is refused head_moved, and no fork is left', async () => {
+  const held = async () => {
     const space = freshSpace();
     await publishAgent(store, space);
     const c = await chain(store, space);
     const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf, { units: 1n });
     await store.ledger.admit(req);
+    return req;
+  };
+  const headOf = async (recordId: string) => (await other.query<{ revision_id: string }>('SELECT revision_id FROM record_heads WHERE record_id = $1', [recordId])).rows[0]?.revision_id;
+
+  it('plain revisions are written; one that does not name the head exactly is refused by the single-row rules, by name', async () => {
+    const req = await held();
+    const settle = (records: Envelope[]) => store.ledger.settle({ reservation_id: req.reservation_id, outcome: { kind: 'unknown' }, at: NOW(), records });
+    const r1 = note({ effect_id: req.effect_id, decision: 'allow' });
+    const r2 = note({ effect_id: req.effect_id, decision: 'deny' }, r1);
+    await settle([r1]);
+    await settle([r2]);
+    expect(await headOf(r1.record_id)).toBe(r2.revision_id);
+    const refused = async (record: Envelope) => {
+      const err = await expectCodeAsync(settle([record]), 'invalid_request');
+      expect(await headOf(r1.record_id)).toBe(r2.revision_id);
+      return [err.message, err.details];
+    };
+    const base = { type: 'permission_decision' as const, body: { effect_id: req.effect_id, decision: 'x' }, issuedBy: actor, lifecycle: 'recorded' as const, recordId: r1.record_id };
+    const deps = { ids: randomIds, clock: systemClock };
+    // A fork from the old head; the head's digest under another revision id; the head's revision id with another digest.
+    expect(await refused(note({ effect_id: req.effect_id, decision: 'fork' }, r1))).toStrictEqual(['a new revision must name the current head as its prior revision', { record_id: r1.record_id, conflict: 'head_moved' }]);
+    const wrongRev = sealRecord({ ...base, prior: { ...refOf(r2), revision_id: r1.revision_id } }, deps);
+    expect(await refused(wrongRev)).toStrictEqual(['a new revision must name the current head as its prior revision', { record_id: r1.record_id, conflict: 'head_moved' }]);
+    const wrongDigest = sealRecord({ ...base, prior: { ...refOf(r2), content_digest: r1.content_digest } }, deps);
+    expect(await refused(wrongDigest)).toStrictEqual(['prior revision digest does not match the current head', { record_id: r1.record_id }]);
+    // A first revision of a record that has one; a new record naming a prior that never existed.
+    let firstId = true;
+    const sameId = { next: (prefix: string) => (firstId ? ((firstId = false), r1.record_id) : randomIds.next(prefix)) };
+    const noPrior = sealRecord({ type: 'permission_decision', body: { effect_id: req.effect_id, decision: 'again' }, issuedBy: actor, lifecycle: 'recorded' }, { ids: sameId as typeof randomIds, clock: systemClock });
+    expect(noPrior.record_id).toBe(r1.record_id);
+    expect(await refused(noPrior)).toStrictEqual(['a new revision must name the current head as its prior revision', { record_id: r1.record_id, conflict: 'head_moved' }]);
+    const orphan = sealRecord({ ...base, recordId: 'dec_never', prior: { object_id: 'dec_never', revision_id: 'rev_never', content_digest: r1.content_digest } }, deps);
+    const err = await expectCodeAsync(settle([orphan]), 'invalid_request');
+    expect([err.message, err.details]).toStrictEqual(['prior revision is unknown', { record_id: 'dec_never' }]);
+    expect(await headOf('dec_never')).toBeUndefined();
+    // A replay of the head: nothing new, nothing refused.
+    await settle([r2]);
+    expect((await other.query('SELECT 1 FROM records WHERE record_id = $1', [r1.record_id])).rowCount).toBe(2);
+  });
+
+  it('a revision written on a head another transaction moves before it commits is refused head_moved, and no fork is left', async () => {
+    const req = await held();
     const r1 = note({ effect_id: req.effect_id, decision: 'allow' });
     expect(await store.putRecord(r1)).toBe('inserted');
 
@@ -76,8 +120,7 @@ describe.skipIf(!PG_URL)('postgres: a record head moved under a batch', () => {
 
     const err = await expectCodeAsync(settling, 'invalid_request');
     expect(err.details).toStrictEqual({ conflict: 'head_moved' });
-    const heads = await other.query<{ revision_id: string }>('SELECT revision_id FROM record_heads WHERE record_id = $1', [r1.record_id]);
-    expect(heads.rows.map((r) => r.revision_id)).toStrictEqual([theirs.revision_id]);
+    expect(await headOf(r1.record_id)).toBe(theirs.revision_id);
     const revisions = await other.query<{ revision_id: string }>('SELECT revision_id FROM records WHERE record_id = $1 ORDER BY seq', [r1.record_id]);
     expect(revisions.rows.map((r) => r.revision_id)).toStrictEqual([r1.revision_id, theirs.revision_id]);
     // Nothing of the settlement stayed: the reservation is still held.

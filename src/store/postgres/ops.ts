@@ -10,7 +10,7 @@ import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { capacityOf, pruneThenCapacitySql, retainedSql } from '../capacity.ts';
 import type { BalanceChange, BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../tx/ops.ts';
-import { allInOneSql, assertOnePerBalance, batchParts, gather, MAX_PARAMS, noneReported, nodeParts, type Part, type Reported } from '../tx/rows-sql.ts';
+import { allInOneSql, assertOnePerBalance, batchParts, gather, MAX_PARAMS, noneReported, nodeParts, recordParts, type Part, type Reported } from '../tx/rows-sql.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
@@ -75,7 +75,7 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     // The charges ride in the batch's one statement: a CTE sees the rows as they were before it, which is
     // enough, as the batch never writes the balance rows it charges (TxBatch.flush writes its nodes first).
     writeBatch: async (w) => {
-      const parts = batchParts(w);
+      const parts = batchParts(w, recordParts(w.records));
       const { revisions, heads, charges } = await insertParts(w.charges.length === 0 ? parts : [...parts, chargePart(w.charges)]);
       if (charges !== w.charges.length) throw new Error('a balance row is missing');
       return { revisions, heads };

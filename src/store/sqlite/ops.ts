@@ -4,8 +4,8 @@
  * whole database and reads inside it are already serialised.
  */
 import type { StreamId } from '../../control/scope.ts';
-import type { BalanceRow, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, RootCapacity, TxOps } from '../tx/ops.ts';
-import { assertOnePerBalance, batchParts, gather, noneReported, nodeParts, valuesSql, type Part, type Reported } from '../tx/rows-sql.ts';
+import type { BalanceRow, BatchRecord, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, RootCapacity, TxOps } from '../tx/ops.ts';
+import { assertOnePerBalance, batchParts, checkedRecordParts, fitsHead, gather, noneReported, nodeParts, valuesSql, type Part, type Reported } from '../tx/rows-sql.ts';
 import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
@@ -99,6 +99,16 @@ export function sqliteOps(db: Db): TxOps {
       : (prepared('heads', streams.length, () =>
           `SELECT h.* FROM (VALUES ${valuesSql(streams.length, 2, q1)}) s JOIN control_heads h ON h.project_id = s.column1 AND h.branch_id = s.column2 ORDER BY h.project_id, h.branch_id`,
         ).all(...streams.flatMap((x) => [x.project_id, x.branch_id])) as HeadRow[]).map((row) => ({ ...row, position: Number(row.position) }));
+  /** The revisions that fit their heads, read in one statement (BEGIN IMMEDIATE keeps them so until the write). */
+  const fitting = (rows: readonly BatchRecord[]): BatchRecord[] => {
+    if (rows.length === 0) return [];
+    const heads = prepared('recordHeads', rows.length, () =>
+      `SELECT h.record_id, h.revision_id, r.content_digest FROM (VALUES ${valuesSql(rows.length, 1, q1)}) s
+       JOIN record_heads h ON h.record_id = s.column1 JOIN records r ON r.revision_id = h.revision_id`,
+    ).all(...rows.map((r) => r.record_id)) as { record_id: string; revision_id: string; content_digest: string }[];
+    const byRecord = new Map(heads.map((h) => [h.record_id, h]));
+    return rows.filter((r) => fitsHead(r, byRecord.get(r.record_id)));
+  };
   const addToBalances: TxOps['addToBalances'] = (deltas) => {
     if (deltas.length === 0) return;
     assertOnePerBalance(deltas);
@@ -118,9 +128,10 @@ export function sqliteOps(db: Db): TxOps {
           })),
     streamHeads: (streams) => streamHeads(streams),
     writeBatch: (w) => {
-      const { revisions, heads } = insertParts(batchParts(w));
+      const records = fitting(w.records);
+      insertParts(batchParts(w, checkedRecordParts(records)));
       addToBalances(w.charges);
-      return { revisions, heads };
+      return { revisions: records.map((r) => r.revision_id), heads: records.length };
     },
     insertNodes: (nodes, balances) => void insertParts(nodeParts(nodes, balances)),
     addToBalances,

@@ -164,8 +164,9 @@ export interface TxOps {
    * (rows-sql.ts batchParts); on PostgreSQL all of it in one statement, each
    * table's write a data-modifying WITH (one round trip, issue #24). A
    * record revision is written, with its head, only where it is its record's
-   * plain next revision (rows-sql.ts recordParts): the check rides in the
-   * write, no head is read before it.
+   * plain next revision: on PostgreSQL the check rides in the write, no head
+   * is read before it (rows-sql.ts recordParts); SQLite reads the heads in one
+   * statement first (checkedRecordParts says why).
    */
   writeBatch(writes: BatchWrites): BatchWritten;
   /** New budget nodes (parents before children: the rows' order is kept), then their balances; on PostgreSQL in one statement. */

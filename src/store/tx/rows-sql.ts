@@ -3,7 +3,7 @@
  * table, not per row). A dialect supplies only its placeholder.
  */
 import type { BalanceChange, BalanceRow, BatchRecord, BatchWrites, NodeRow, ReservationRow, WorkRow } from './ops.ts';
-import type { EntryRow, EventRow, HeadRow } from './ops.ts';
+import type { EntryRow, EventRow, HeadRow, RecordRow } from './ops.ts';
 
 /** `p(n)` renders the n-th (1-based) placeholder. */
 export type Ph = (n: number) => string;
@@ -111,9 +111,13 @@ const fitsSql = (c: { record: string; prior: string; digest: string }) =>
 
 const RECORD_COLS = ['record_id', 'revision_id', 'content_digest', 'schema_ref', 'prior_revision', 'document', 'stored_at'] as const;
 
+/** fitsSql in memory, against the record's head as read (undefined: the record has none). */
+export const fitsHead = (row: BatchRecord, head: { revision_id: string; content_digest: string } | undefined): boolean =>
+  head === undefined ? row.prior_revision === null : row.prior_revision === head.revision_id && row.prior_digest === head.content_digest;
+
 /**
- * A batch's record revisions and their heads (issue #24: no head read before
- * the write). Each revision is written only where it fits its head
+ * A batch's record revisions and their heads with no head read before the
+ * write (issue #24: PostgreSQL, where a read is a round trip). Each revision is written only where it fits its head
  * (fitsSql), and reported; then, in one statement, the head of each that
  * fits (the same condition: the records written do not change it) is
  * inserted (a first revision) or advanced only while the head row itself
@@ -126,7 +130,7 @@ const RECORD_COLS = ['record_id', 'revision_id', 'content_digest', 'schema_ref',
  * Revisions that do not fit are left to the caller (TxBatch.flush: the
  * single-row rules name the refusal).
  */
-function recordParts(rows: readonly BatchRecord[]): Part[] {
+export function recordParts(rows: readonly BatchRecord[]): Part[] {
   if (rows.length === 0) return [];
   return [
     {
@@ -153,10 +157,25 @@ function recordParts(rows: readonly BatchRecord[]): Part[] {
   ];
 }
 
-/** A batch's writes, table by table in the order they are written, leaving out empty tables. */
-export function batchParts(w: BatchWrites): Part[] {
+/**
+ * Revisions a caller found to fit their heads (fitsHead, under a lock that
+ * keeps them so), and their heads: plain multi-row writes. SQLite's form: an
+ * INSERT … SELECT carries each document through the statement once more than
+ * INSERT … VALUES does, which cost more than the head read it saves (issue #24
+ * note), and its single writer keeps what it read exact.
+ */
+export const checkedRecordParts = (rows: readonly BatchRecord[]): Part[] => [
+  insertPart(RECORD_ROWS, rows),
+  insertPart(RECORD_HEAD_ROWS, rows.map((r) => ({ record_id: r.record_id, revision_id: r.revision_id }))),
+];
+
+const RECORD_ROWS = cols<RecordRow>('records', [...RECORD_COLS]);
+const RECORD_HEAD_ROWS = cols<{ record_id: string; revision_id: string }>('record_heads', ['record_id', 'revision_id'], ' ON CONFLICT (record_id) DO UPDATE SET revision_id = excluded.revision_id');
+
+/** A batch's writes, table by table in the order they are written, leaving out empty tables; `records`: recordParts or checkedRecordParts. */
+export function batchParts(w: BatchWrites, records: readonly Part[]): Part[] {
   const parts = [
-    ...recordParts(w.records),
+    ...records,
     insertPart(CONTENT_ROWS, w.contents),
     insertPart(EVENT_ROWS, w.events),
     insertPart(HEAD_ROWS, w.heads),
