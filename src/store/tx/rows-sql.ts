@@ -80,7 +80,6 @@ export interface Part {
 
 export type Report = 'revisions' | 'heads' | 'charges';
 
-
 const insertPart = <T>(shape: RowShape<T>, rows: readonly T[]): Part => ({
   key: shape.table,
   rows: rows.length,
@@ -117,8 +116,9 @@ export const fitsHead = (row: BatchRecord, head: { revision_id: string; content_
 
 /**
  * A batch's record revisions and their heads with no head read before the
- * write (issue #24: PostgreSQL, where a read is a round trip). Each revision is written only where it fits its head
- * (fitsSql), and reported; then, in one statement, the head of each that
+ * write (issue #24; PostgreSQL's form, where a read is a round trip). Each
+ * revision is written only where it fits its head (fitsSql), and reported;
+ * then, in one statement, the head of each that
  * fits (the same condition: the records written do not change it) is
  * inserted (a first revision) or advanced only while the head row itself
  * still names its prior (a first revision's prior is null: a head that
