@@ -282,6 +282,21 @@ describe('records riding along a settlement (the batch)', () => {
     await store.close();
   });
 
+  it('a head whose stored digest is damaged is storage_error where the batch reads it, naming the column, and nothing is written', async () => {
+    const { store, id } = await held();
+    const r1 = note({ effect_id: 'eff_4', decision: 'allow' });
+    await store.ledger.settle({ reservation_id: id, outcome: { kind: 'unknown' }, at: NOW(), records: [r1] });
+    // Edited outside Baton, past the immutability trigger.
+    store.handle.exec('DROP TRIGGER records_immutable_u');
+    store.handle.prepare("UPDATE records SET content_digest = 'sha256:damaged' WHERE revision_id = ?").run(r1.revision_id);
+    const r2 = note({ effect_id: 'eff_4', decision: 'deny' }, { prior: r1 });
+    const err = await expectCodeAsync(store.ledger.settle({ reservation_id: id, outcome: { kind: 'unknown' }, at: NOW(), records: [r2] }), 'storage_error');
+    expect(err.details).toMatchObject({ read: 'recordHeads', column: 'content_digest' });
+    expect(JSON.stringify(err.details)).not.toContain('damaged');
+    expect(head(store, r1.record_id)).toBe(r1.revision_id);
+    await store.close();
+  });
+
   it('a revision that does not name the current head exactly takes the single-row rules and is refused by them', async () => {
     const { store, id } = await held();
     const r1 = note({ effect_id: 'eff_2', decision: 'allow' });

@@ -7,6 +7,7 @@ import type { StreamId } from '../../control/scope.ts';
 import type { BalanceRow, BatchRecord, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, RootCapacity, TxOps } from '../tx/ops.ts';
 import { assertOnePerBalance, batchParts, checkedRecordParts, fitsHead, gather, noneReported, nodeParts, valuesSql, type Part, type Reported } from '../tx/rows-sql.ts';
 import type Database from 'better-sqlite3';
+import { checkedRow, RecordHeadRowSchema } from '../tx/rows.ts';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { capacityOf, pruneLiveRootsSql, retainedSql, rootCapacitySql } from '../capacity.ts';
@@ -105,8 +106,8 @@ export function sqliteOps(db: Db): TxOps {
     const heads = prepared('recordHeads', rows.length, () =>
       `SELECT h.record_id, h.revision_id, r.content_digest FROM (VALUES ${valuesSql(rows.length, 1, q1)}) s
        JOIN record_heads h ON h.record_id = s.column1 JOIN records r ON r.revision_id = h.revision_id`,
-    ).all(...rows.map((r) => r.record_id)) as { record_id: string; revision_id: string; content_digest: string }[];
-    const byRecord = new Map(heads.map((h) => [h.record_id, h]));
+    ).all(...rows.map((r) => r.record_id));
+    const byRecord = new Map(heads.map((h) => checkedRow(RecordHeadRowSchema, h, 'recordHeads')).map((h) => [h.record_id, h]));
     return rows.filter((r) => fitsHead(r, byRecord.get(r.record_id)));
   };
   const addToBalances: TxOps['addToBalances'] = (deltas) => {

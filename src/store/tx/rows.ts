@@ -93,6 +93,9 @@ export const ReservationRowSchema = z.object({
   settled_at: nullableText,
 });
 
+/** A record's head as SQLite's batch write reads it (sqlite/ops.ts), with its revision's content digest. */
+export const RecordHeadRowSchema = z.object({ record_id: text, revision_id: text, content_digest: Digest });
+
 /** What a batch write reports (ops.ts BatchWritten): the store's answer about rows it wrote, checked like any row. */
 export const BatchWrittenSchema = z.object({ revisions: z.array(text), heads: count });
 
