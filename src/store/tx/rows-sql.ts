@@ -72,8 +72,9 @@ export interface Part {
   params: unknown[];
   /**
    * Its SQL ends in RETURNING and the caller needs what it returned: the
-   * revision ids written (`revisions`), or how many rows it changed (`heads`
-   * and `charges`, summed per kind). allInOneSql answers them as columns.
+   * revision ids written (`revisions`), or how many rows it changed (`heads`,
+   * `charges`). At most one part of a statement reports each kind;
+   * allInOneSql answers each as a column.
    */
   reports?: Report;
 }
@@ -207,13 +208,9 @@ export function allInOneSql(parts: readonly Part[], p: Ph): { sql: string; param
     params.push(...x.params);
     return `w${i} AS (${x.sql((n) => p(offset + n))})`;
   });
-  const columns = new Map<Report, string[]>();
-  parts.forEach((x, i) => {
-    if (!x.reports) return;
-    const of = x.reports === 'revisions' ? `(SELECT coalesce(array_agg(revision_id), '{}') FROM w${i})` : `(SELECT count(*) FROM w${i})`;
-    columns.set(x.reports, [...(columns.get(x.reports) ?? []), of]);
-  });
-  const select = [...columns].map(([k, of]) => `${of.join(' + ')} AS ${k}`);
+  const select = parts.flatMap((x, i) =>
+    !x.reports ? [] : [`(SELECT ${x.reports === 'revisions' ? "coalesce(array_agg(revision_id), '{}')" : 'count(*)'} FROM w${i}) AS ${x.reports}`],
+  );
   return { sql: `WITH ${ctes.join(', ')} SELECT ${select.length === 0 ? '1 AS n' : select.join(', ')}`, params };
 }
 
