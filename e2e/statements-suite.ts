@@ -20,9 +20,9 @@ import { Keyring } from '../src/keys/keyring.ts';
 import { RemoteClient } from '../src/gateway/remote.ts';
 import type { Store } from '../src/store/port.ts';
 import { spawnAgent, type SpawnedAgent } from './harness/process.ts';
-import type { SqlTally } from '../test/helpers/sqlite-tally.ts';
+import type { SqlTally } from '../test/helpers/sql-tally.ts';
 
-/** Statements counted by a store's driver wrapper (test/helpers/sqlite-tally.ts for SQLite). */
+/** Statements counted by a store's driver wrapper (test/helpers/sql-tally.ts for SQLite). */
 export type { SqlTally };
 
 export interface StatementsSetup {

@@ -2,21 +2,16 @@ import pg from 'pg';
 import { afterAll, describe } from 'vitest';
 import { PgStore } from '../src/store/postgres/store.ts';
 import { freshSchema, PG_URL } from '../test/store/support/pg.ts';
+import { sqlTally } from '../test/helpers/sql-tally.ts';
 import { statementsSuite, type SqlTally } from './statements-suite.ts';
 
 /** Wraps pg's Client.query (this worker only) to count each statement sent. */
 function countingPg(): SqlTally {
-  const tally: SqlTally = { statements: 0, writeTransactions: 0, byText: new Map(), reset: () => ((tally.statements = 0), (tally.writeTransactions = 0), tally.byText.clear()) };
+  const { tally, note } = sqlTally('BEGIN');
   const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
   const orig = proto.query;
   proto.query = function (this: unknown, ...args: unknown[]) {
-    const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? '');
-    const sql = text.replace(/\s+/g, ' ').trim();
-    if (sql === 'BEGIN') tally.writeTransactions++;
-    else if (!/^(COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/.test(sql)) {
-      tally.statements++;
-      tally.byText.set(sql.slice(0, 100), (tally.byText.get(sql.slice(0, 100)) ?? 0) + 1);
-    }
+    note(typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? ''));
     return orig.apply(this, args);
   };
   return tally;

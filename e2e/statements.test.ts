@@ -1,5 +1,5 @@
 import { SqliteStore } from '../src/store/sqlite/store.ts';
-import { countSqlite } from '../test/helpers/sqlite-tally.ts';
+import { countSqlite } from '../test/helpers/sql-tally.ts';
 import { statementsSuite } from './statements-suite.ts';
 
 statementsSuite('sqlite', async () => ({

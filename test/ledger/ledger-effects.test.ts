@@ -18,7 +18,7 @@ import { randomIds } from '../../src/records/ids.ts';
 import { systemClock } from '../../src/records/time.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
-import { countSqlite, type SqlTally } from '../helpers/sqlite-tally.ts';
+import { countSqlite, type SqlTally } from '../helpers/sql-tally.ts';
 import { actor, admission, agentScope, attemptScope, chain, decision, delegationScope, FAR, freshSpace, NOW, plannedTask, publishAgent } from '../store/support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-effects-'));

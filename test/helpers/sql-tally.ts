@@ -1,0 +1,46 @@
+/**
+ * Counts SQL statements by normalised text (issue #24: statements are
+ * counted, never timed). Write transactions are counted apart; the other
+ * transaction bookends, and the group commit's switch of the connection's
+ * sync level around each batch (group-commit.ts), are not statements of the
+ * work itself.
+ */
+import Database from 'better-sqlite3';
+
+export interface SqlTally {
+  statements: number;
+  writeTransactions: number;
+  /** Executions by the statement's text, whitespace collapsed. */
+  byText: Map<string, number>;
+  reset(): void;
+}
+
+/** An empty tally, and how one statement sent is counted in it (`begin`: the store's text that opens a write transaction). */
+export function sqlTally(begin: string): { tally: SqlTally; note(text: string): void } {
+  const tally: SqlTally = { statements: 0, writeTransactions: 0, byText: new Map(), reset: () => ((tally.statements = 0), (tally.writeTransactions = 0), tally.byText.clear()) };
+  const note = (text: string) => {
+    const sql = text.replace(/\s+/g, ' ').trim();
+    if (sql === begin) tally.writeTransactions++;
+    else if (!/^(COMMIT|ROLLBACK|SAVEPOINT|RELEASE|ROLLBACK TO)\b|^PRAGMA synchronous =/.test(sql)) {
+      tally.statements++;
+      tally.byText.set(sql, (tally.byText.get(sql) ?? 0) + 1);
+    }
+  };
+  return { tally, note };
+}
+
+/** Counts what better-sqlite3 executes in this worker until `restore()`. */
+export function countSqlite(): { tally: SqlTally; restore(): void } {
+  const { tally, note } = sqlTally('BEGIN IMMEDIATE');
+  const proto = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+  const originals = new Map<string, (...a: unknown[]) => unknown>();
+  for (const m of ['run', 'get', 'all', 'iterate']) {
+    const orig = proto[m]!;
+    originals.set(m, orig);
+    proto[m] = function (this: { source: string }, ...args: unknown[]) {
+      note(this.source);
+      return orig.apply(this, args);
+    };
+  }
+  return { tally, restore: () => originals.forEach((fn, m) => (proto[m] = fn)) };
+}
