@@ -17,10 +17,10 @@ import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import { ownEventInput } from '../control/append.ts';
 import { TxBatch } from '../store/tx/batch.ts';
-import { tx, type NodeRow, type Program } from '../store/tx/ops.ts';
+import { tx, type NodeRow, type Program, type ReservationRow } from '../store/tx/ops.ts';
 import { delegationScope, nodeIn, openNode, retainedIn } from './open.ts';
 import { applyAndJournal, deltaJson, rideAlong, stringAmounts } from './settle.ts';
-import { storedJson, StoredReceipt } from './stored.ts';
+import { storedJson, StoredAmounts, StoredChain, StoredReceipt } from './stored.ts';
 
 export { nodeOf, openBudget } from './open.ts';
 export { narrow, reservationOf, settle } from './settle.ts';
@@ -39,6 +39,25 @@ function admissionDigest(req: AdmissionRequest): string {
     records: (req.records ?? []).map((r) => r.content_digest),
     follow: req.follow?.attempt_id ?? null,
   });
+}
+
+/**
+ * The receipt of an admission replayed: its row's columns, its stored
+ * decision ref (stored.ts StoredReceipt), and the fence set of the request
+ * replaying it, which is the admitted one (the request digests are equal).
+ */
+function replayedReceipt(row: ReservationRow, req: AdmissionRequest): AdmissionReceipt {
+  return {
+    effect_id: row.effect_id,
+    reservation_id: row.reservation_id,
+    chain: storedJson(StoredChain, row.chain, 'chain'),
+    kind: row.kind as AdmissionReceipt['kind'],
+    amounts: storedJson(StoredAmounts, row.amounts, 'amounts'),
+    status: row.status as AdmissionReceipt['status'],
+    fence_set: req.fence_set,
+    decision_ref: storedJson(StoredReceipt, row.receipt, 'receipt').decision_ref,
+    replayed: true,
+  };
 }
 
 /** Walks from the leaf to the root through trusted rows (this transaction's own first); returns root first. */
@@ -69,7 +88,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
   const prior = claimed.find((r) => r.effect_id === req.effect_id);
   if (prior) {
     if (prior.request_digest !== digest) throw invalidRequest('effect id reused with different content', { effect_id: req.effect_id });
-    return { ...storedJson(StoredReceipt, prior.receipt, 'receipt'), status: prior.status as AdmissionReceipt['status'], replayed: true };
+    return replayedReceipt(prior, req);
   }
   if (claimed.length > 0) throw invalidRequest('reservation id already used', { reservation_id: req.reservation_id });
 
@@ -123,7 +142,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
     charged: JSON.stringify(deltas.map(deltaJson)),
     status,
     request_digest: digest,
-    receipt: JSON.stringify(receipt),
+    receipt: JSON.stringify({ decision_ref: receipt.decision_ref }),
     settlement: null,
     created_at: req.at,
     settled_at: null,

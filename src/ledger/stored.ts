@@ -13,7 +13,6 @@ import { ControlBoundaryRef } from '../control/fence.ts';
 import { storageError } from '../errors.ts';
 import { RevisionRef } from '../records/revision-ref.ts';
 import type { BalanceDelta } from './rules.ts';
-import type { AdmissionReceipt } from './types.ts';
 
 /** A decimal integer as the ledger writes amounts and deltas (bigint.toString()). */
 const Integer = z.string().regex(/^(0|-?[1-9]\d{0,18})$/);
@@ -26,17 +25,16 @@ export const StoredChain = z.array(z.string()).min(1);
 export const StoredAmounts = z.record(z.string(), Integer);
 const StoredDelta = z.object({ node_id: z.string(), dimension: z.string(), consumed: Integer, reserved: Integer });
 export const StoredCharges = z.array(StoredDelta);
-export const StoredReceipt = z.object({
-  effect_id: z.string(),
-  reservation_id: z.string(),
-  chain: StoredChain,
-  kind: StoredKind,
-  amounts: StoredAmounts,
-  status: StoredStatus,
-  fence_set: z.array(Boundary),
-  decision_ref: z.object(RevisionRef.shape),
-  replayed: z.boolean(),
-}) satisfies z.ZodType<AdmissionReceipt>;
+/**
+ * What a reservation row's `receipt` column holds: the one member of the
+ * admission receipt that no other column holds and the request does not fix,
+ * its decision ref (issue #24: the whole receipt repeated the chain, amounts
+ * and fence set, about 1.4 KB of the costliest row a call writes and rewrites).
+ * A replay rebuilds the receipt from the columns and its own request, whose
+ * digest equals the stored one (ledger/programs.ts replayedReceipt). Rows
+ * written before hold the whole receipt; read leniently, they read the same.
+ */
+export const StoredReceipt = z.object({ decision_ref: z.object(RevisionRef.shape) });
 
 /** The value `text` holds in a ledger row's `column`, as `schema` reads it. */
 export function storedJson<T>(schema: z.ZodType<T>, text: string, column: string): T {

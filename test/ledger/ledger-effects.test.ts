@@ -64,6 +64,26 @@ describe('the journal', () => {
   });
 });
 
+describe('the reservation row', () => {
+  it('keeps of the admission receipt only its decision ref: the rest is in its columns or fixed by the request (issue #24)', async () => {
+    const store = open();
+    const space = freshSpace();
+    await publishAgent(store, space);
+    const c = await chain(store, space);
+    const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf, { units: 2n });
+    const receipt = await store.ledger.admit(req);
+    const row = store.handle.prepare('SELECT chain, amounts, kind, status, receipt FROM ledger_reservations WHERE reservation_id = ?').get(req.reservation_id) as Record<string, string>;
+    expect(JSON.parse(row.receipt!)).toStrictEqual({ decision_ref: receipt.decision_ref });
+    expect({ chain: JSON.parse(row.chain!), amounts: JSON.parse(row.amounts!), kind: row.kind, status: row.status }).toStrictEqual({
+      chain: receipt.chain,
+      amounts: receipt.amounts,
+      kind: receipt.kind,
+      status: receipt.status,
+    });
+    await store.close();
+  });
+});
+
 describe('unknown, again', () => {
   it('a second unknown with other evidence changes nothing: the first settlement stays recorded', async () => {
     const { store, id } = await held();

@@ -82,6 +82,18 @@ export function rowContract(name: string, make: () => Promise<Store>, tamper: (s
       await store.close();
     });
 
+    it('a replayed admission rebuilds its receipt from the row and its own request, also from a row an earlier build wrote with the whole receipt', async () => {
+      const { store, req } = await world();
+      const first = await store.ledger.admit(req);
+      expect(first.fence_set.length).toBeGreaterThan(0);
+      expect(await store.ledger.admit(req)).toStrictEqual({ ...first, replayed: true });
+      // Before issue #24's slim row the column held the whole receipt: such rows replay, and settle, the same.
+      await tamper(`UPDATE ledger_reservations SET receipt = '${JSON.stringify(first)}' WHERE reservation_id = '${req.reservation_id}'`);
+      expect(await store.ledger.admit(req)).toStrictEqual({ ...first, replayed: true });
+      expect((await store.ledger.reservation(req.reservation_id))?.decision_ref).toStrictEqual(first.decision_ref);
+      await store.close();
+    });
+
     it('a replayed admission whose stored receipt was edited is storage_error, not the edited receipt', async () => {
       const { store, req } = await world();
       const first = await store.ledger.admit(req);
