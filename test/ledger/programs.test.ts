@@ -14,6 +14,7 @@ import { refOf } from '../../src/records/envelope.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
+import { countSqlite, type SqlTally } from '../helpers/sql-tally.ts';
 import { actor, admission, chain, decision, delegationScope, FAR, freshSpace, NOW, publishAgent } from '../store/support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-programs-'));
@@ -286,14 +287,43 @@ describe('chainOf: the stored lineage admission walks', () => {
     await store.close();
   });
 
-  it('a chain exactly maxDepth deep admits', async () => {
+  it('a chain exactly maxDepth deep admits, read in one statement however deep (issue #24)', async () => {
     const store = open({ maxDepth: 2 });
     const space = freshSpace();
     await publishAgent(store, space);
     const c = await chain(store, space);
-    await expect(store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf))).resolves.toMatchObject({ chain: [c.root, c.child, c.leaf] });
+    const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
+    const counting = countSqlite();
+    try {
+      await expect(store.ledger.admit(req)).resolves.toMatchObject({ chain: [c.root, c.child, c.leaf] });
+    } finally {
+      counting.restore();
+    }
+    expect(walks(counting.tally)).toStrictEqual({ lineage: 1, node: 0 });
     await store.close();
   });
+
+  it('a loop is told from an allowed chain by one statement too: it reads one node more than any allowed chain holds', async () => {
+    const store = open({ maxDepth: 2 });
+    const space = freshSpace();
+    await publishAgent(store, space);
+    insertNode(store, 'dlg_loop', 'dlg_loop', 1);
+    const req = await admission(store, space, [], 'dlg_loop');
+    const counting = countSqlite();
+    try {
+      expect(await refusal(store.ledger.admit(req))).toStrictEqual(['delegation lineage is too long', {}]);
+    } finally {
+      counting.restore();
+    }
+    expect(walks(counting.tally)).toStrictEqual({ lineage: 1, node: 0 });
+    await store.close();
+  });
+
+  /** How the admission read its chain: recursive walks, and single-node reads. */
+  function walks(tally: SqlTally): { lineage: number; node: number } {
+    const ran = (prefix: string) => [...tally.byText].filter(([sql]) => sql.startsWith(prefix)).reduce((n, [, k]) => n + k, 0);
+    return { lineage: ran('WITH RECURSIVE up('), node: ran('SELECT * FROM ledger_nodes WHERE node_id = ?') };
+  }
 
   function insertNode(store: SqliteStore, id: string, parent: string, depth: number): void {
     store.handle

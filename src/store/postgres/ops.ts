@@ -10,7 +10,7 @@ import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { capacityOf, pruneThenCapacitySql, retainedSql } from '../capacity.ts';
 import type { BalanceChange, BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../tx/ops.ts';
-import { allInOneSql, assertOnePerBalance, batchParts, gather, MAX_PARAMS, noneReported, nodeParts, recordParts, type Part, type Reported } from '../tx/rows-sql.ts';
+import { allInOneSql, assertOnePerBalance, batchParts, gather, lineageSql, MAX_PARAMS, noneReported, nodeParts, recordParts, type Part, type Reported } from '../tx/rows-sql.ts';
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
@@ -104,6 +104,9 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
         [row.project_id, row.branch_id, row.scope_kind, row.position, row.event_id, row.event_digest, row.state],
       ),
 
+    // The locks of the nodes returned (FOR SHARE OF n), not of the walk's own reads.
+    lineage: async (id, max, lock) =>
+      ((await client.query(lineageSql((i) => `$${i}`, lock === 'none' ? '' : `${lockSql(lock)} OF n`), [id, max])).rows as NodeRow[]).map((row) => ({ ...row, depth: Number(row.depth) })),
     node: async (id, lock) => {
       const row = await one<NodeRow>(`SELECT * FROM ledger_nodes WHERE node_id = $1${lockSql(lock)}`, [id]);
       return row && { ...row, depth: Number(row.depth) };

@@ -5,7 +5,7 @@
  */
 import type { StreamId } from '../../control/scope.ts';
 import type { BalanceRow, BatchRecord, EntryRow, EventRow, HeadRow, NodeRow, RecordRow, ReservationRow, RootCapacity, TxOps } from '../tx/ops.ts';
-import { assertOnePerBalance, batchParts, checkedRecordParts, fitsHead, gather, noneReported, nodeParts, valuesSql, type Part, type Reported } from '../tx/rows-sql.ts';
+import { assertOnePerBalance, batchParts, checkedRecordParts, fitsHead, gather, lineageSql, noneReported, nodeParts, valuesSql, type Part, type Reported } from '../tx/rows-sql.ts';
 import type Database from 'better-sqlite3';
 import { checkedRow, RecordHeadRowSchema } from '../tx/rows.ts';
 import type { Db } from './database.ts';
@@ -41,6 +41,7 @@ export function sqliteOps(db: Db): TxOps {
          event_digest = excluded.event_digest, state = excluded.state`,
     ),
     node: db.prepare<[string], NodeRow>('SELECT * FROM ledger_nodes WHERE node_id = ?'),
+    lineage: db.prepare<[string, number], NodeRow>(lineageSql(() => '?', '')),
     countDescendants: db.prepare<[string], { n: bigint }>('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = ? AND parent_id IS NOT NULL'),
     rootCapacity: db.prepare<[{ ns: string; at: string }], Counts>(rootCapacitySql((name) => `@${name}`, false, 'counter')),
     presetRootCapacity: db.prepare<[{ ns: string; at: string; preset: string; since: string }], Counts>(rootCapacitySql((name) => `@${name}`, true, 'counter')),
@@ -152,6 +153,7 @@ export function sqliteOps(db: Db): TxOps {
       const row = q.node.get(id);
       return row && { ...row, depth: Number(row.depth) };
     },
+    lineage: (id, max) => q.lineage.all(id, max).map((row) => ({ ...row, depth: Number(row.depth) })),
     countDescendants: (root) => n(q.countDescendants.get(root)),
     rootCapacity: (ns, at, before, preset) => (q.pruneLiveRoots.run({ ns, at: before }), capacityOf(preset ? q.presetRootCapacity.get({ ns, at, preset: preset.preset_id, since: preset.since }) : q.rootCapacity.get({ ns, at }))),
     countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),

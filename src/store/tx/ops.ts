@@ -127,6 +127,8 @@ export interface TxOps {
   node(nodeId: string, lock: Lock): NodeRow | undefined;
   /** Several nodes in one statement (absent ones left out). */
   nodes(nodeIds: readonly string[], lock: Lock): NodeRow[];
+  /** A node and its ancestors, the node first, at most `max`, in one statement; stops where a parent is absent (rows-sql.ts lineageSql). */
+  lineage(nodeId: string, max: number, lock: Lock): NodeRow[];
   countDescendants(rootId: string): number;
   countRetained(ownerNamespace: string, at: string): number;
   /**

@@ -64,6 +64,19 @@ export const ENTRY_ROWS = cols<EntryRow>('ledger_entries', ['reservation_id', 'n
 export const NODE_ROWS = cols<NodeRow>('ledger_nodes', ['node_id', 'parent_id', 'preset_id', 'root_id', 'depth', 'space_id', 'owner_namespace', 'not_after', 'request_digest', 'issued_event', 'created_at']);
 export const BALANCE_ROWS = cols<BalanceRow>('ledger_balances', ['node_id', 'dimension', 'unit', 'ceiling', 'consumed', 'reserved']);
 
+/**
+ * A node and its ancestors up `parent_id`, the node first, at most `max` of
+ * them, in one statement (issue #24: a chain was read one node per statement).
+ * A walk stops early where a parent is absent. `lock` is the dialect's row
+ * lock clause for the nodes returned ('' where writers are serial).
+ */
+export const lineageSql = (p: Ph, lock: string): string =>
+  `WITH RECURSIVE up(node_id, parent_id, hop) AS (
+     SELECT node_id, parent_id, 1 FROM ledger_nodes WHERE node_id = ${p(1)}
+     UNION ALL
+     SELECT n.node_id, n.parent_id, up.hop + 1 FROM up JOIN ledger_nodes n ON n.node_id = up.parent_id WHERE up.hop < ${p(2)})
+   SELECT n.* FROM up JOIN ledger_nodes n ON n.node_id = up.node_id ORDER BY up.hop${lock}`;
+
 /** One statement of a batch write: `sql` numbers its placeholders from p(1); `key` and `rows` name its shape (prepared once per shape). */
 export interface Part {
   key: string;

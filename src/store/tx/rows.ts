@@ -111,6 +111,7 @@ const READS: Partial<Record<OpName, { schema: Rows; many: boolean }>> = {
   eventByIdempotency: one(EventRowSchema),
   node: one(NodeRowSchema),
   nodes: many(NodeRowSchema),
+  lineage: many(NodeRowSchema),
   balances: many(BalanceRowSchema),
   reservationByEffect: one(ReservationRowSchema),
   reservationsClaiming: many(ReservationRowSchema),
