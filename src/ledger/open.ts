@@ -16,7 +16,7 @@ import { checkAmount } from './amount.ts';
 import { delegationScope, issuedEventInput } from './plan.ts';
 import { checkChildCeilings } from './rules.ts';
 import { storedBoundary } from './stored.ts';
-import { LEDGER_LIMITS, type BudgetNode, type LedgerLimits, type OpenBudgetRequest, type PresetIssuance } from './types.ts';
+import { LEDGER_LIMITS, LIVE_ROOT_PRUNE_MARGIN_S, type BudgetNode, type LedgerLimits, type OpenBudgetRequest, type PresetIssuance } from './types.ts';
 
 export { delegationScope } from './plan.ts';
 
@@ -50,13 +50,8 @@ function checkPreset(preset: PresetIssuance, capacity: RootCapacity): void {
   }
 }
 
-/**
- * Never-reserved roots that expired this long before `at` leave the live-root
- * table (capacity.ts pruneLiveRootsSql). The margin keeps a process whose
- * clock runs a little behind counting a root exactly as the rule says.
- */
-const LIVE_ROOT_PRUNE_MARGIN_MS = 60_000;
-const liveRootPruneHorizon = (at: string): string => new Date(Date.parse(at) - LIVE_ROOT_PRUNE_MARGIN_MS).toISOString();
+/** Never-reserved roots that expired a margin before `at` leave the live-root table (store/capacity.ts pruneLiveRootsSql). */
+const liveRootPruneHorizon = (at: string): string => new Date(Date.parse(at) - LIVE_ROOT_PRUNE_MARGIN_S * 1000).toISOString();
 
 function openDigest(req: OpenBudgetRequest): string {
   // The announcer, time, issuing preset and the plan's event are not part of what the node *is*: a

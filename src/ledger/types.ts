@@ -25,6 +25,14 @@ export const LEDGER_LIMITS: Readonly<LedgerLimits> = Object.freeze({
 });
 
 /**
+ * How long after it expired a never-reserved root leaves the live-root table
+ * (store/capacity.ts pruneLiveRootsSql; the horizon is the issuing time less
+ * this): the margin keeps a process whose clock runs a little behind counting
+ * a root exactly as the rule says.
+ */
+export const LIVE_ROOT_PRUNE_MARGIN_S = 60;
+
+/**
  * Registers one delegation's budget node. Atomic with storing the contract
  * record and appending rw003.delegation.issued to its stream (ADR-0014: a
  * delegation record and its budget commit together).

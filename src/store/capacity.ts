@@ -5,6 +5,7 @@
  * unresolved reservations). Settled history is kept — nothing is erased —
  * but it does not crowd out new work; unresolved reservations always do.
  */
+import { LIVE_ROOT_PRUNE_MARGIN_S } from '../ledger/types.ts';
 import type { RootCapacity } from './tx/ops.ts';
 
 const TERMINAL = "('revoked','expired','retired','superseded')";
@@ -109,6 +110,20 @@ export const liveRootTriggersSql = (dialect: 'sqlite' | 'postgres'): string => {
  */
 export const pruneLiveRootsSql = (p: Placeholder) =>
   `DELETE FROM ledger_live_roots WHERE owner_namespace = ${p('ns')} AND not_after <= ${p('at')} AND unresolved = 0`;
+
+/**
+ * SQLite migration 18 (issue #24): the prune runs in the statement that
+ * inserts a root, from that root's own issuing time, instead of as a
+ * statement of its own before the capacity count. Where it runs changes no
+ * count: a pruned row is expired and has nothing unresolved, and the rule
+ * counts neither (activeFrom, retainedSql). PostgreSQL keeps it inside the
+ * capacity statement (pruneThenCapacitySql), already one round trip.
+ */
+export const PRUNE_ON_ISSUE_SQLITE = `
+  CREATE TRIGGER ledger_live_root_prune_on_issue AFTER INSERT ON ledger_nodes WHEN NEW.parent_id IS NULL BEGIN
+    ${pruneLiveRootsSql((name) => (name === 'ns' ? 'NEW.owner_namespace' : `strftime('%Y-%m-%dT%H:%M:%fZ', NEW.created_at, '-${LIVE_ROOT_PRUNE_MARGIN_S} seconds')`))};
+  END;
+`;
 
 /**
  * A root is active while it is unexpired, not terminal and live — and,

@@ -4,7 +4,7 @@
  * integer is read back as a BigInt (see database.ts). Each migration's DDL is
  * written once for both dialects (core-sql.ts, push-sql.ts, meta.ts, work-sql.ts).
  */
-import { CAPACITY_INDEXES, DROP_NAMESPACE_INDEX_SQLITE, DROP_UNREAD_INDEXES, liveRootsTableSql, liveRootTriggersSql, UNRESOLVED_COUNTER_SQLITE } from '../capacity.ts';
+import { CAPACITY_INDEXES, DROP_NAMESPACE_INDEX_SQLITE, DROP_UNREAD_INDEXES, liveRootsTableSql, liveRootTriggersSql, PRUNE_ON_ISSUE_SQLITE, UNRESOLVED_COUNTER_SQLITE } from '../capacity.ts';
 import { controlLedgerTablesSql, SQLITE_DDL, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
@@ -33,4 +33,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 15, sql: DROP_UNREAD_INDEXES },
   { version: 16, sql: UNRESOLVED_COUNTER_SQLITE },
   { version: 17, sql: DROP_NAMESPACE_INDEX_SQLITE },
+  { version: 18, sql: PRUNE_ON_ISSUE_SQLITE },
 ];

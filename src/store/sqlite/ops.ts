@@ -10,7 +10,7 @@ import type Database from 'better-sqlite3';
 import { checkedRow, RecordHeadRowSchema } from '../tx/rows.ts';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
-import { capacityOf, pruneLiveRootsSql, retainedSql, rootCapacitySql } from '../capacity.ts';
+import { capacityOf, retainedSql, rootCapacitySql } from '../capacity.ts';
 
 type Counts = { [K in keyof RootCapacity]?: bigint };
 
@@ -46,7 +46,6 @@ export function sqliteOps(db: Db): TxOps {
     rootCapacity: db.prepare<[{ ns: string; at: string }], Counts>(rootCapacitySql((name) => `@${name}`, false, 'counter')),
     presetRootCapacity: db.prepare<[{ ns: string; at: string; preset: string; since: string }], Counts>(rootCapacitySql((name) => `@${name}`, true, 'counter')),
     countRetained: db.prepare<[{ ns: string; at: string }], { n: bigint }>(retainedSql((name) => `@${name}`, 'counter')),
-    pruneLiveRoots: db.prepare<[{ ns: string; at: string }]>(pruneLiveRootsSql((name) => `@${name}`)),
     addToBalance: db.prepare(
       'UPDATE ledger_balances SET consumed = consumed + ?, reserved = reserved + ? WHERE node_id = ? AND dimension = ?',
     ),
@@ -155,7 +154,8 @@ export function sqliteOps(db: Db): TxOps {
     },
     lineage: (id, max) => q.lineage.all(id, max).map((row) => ({ ...row, depth: Number(row.depth) })),
     countDescendants: (root) => n(q.countDescendants.get(root)),
-    rootCapacity: (ns, at, before, preset) => (q.pruneLiveRoots.run({ ns, at: before }), capacityOf(preset ? q.presetRootCapacity.get({ ns, at, preset: preset.preset_id, since: preset.since }) : q.rootCapacity.get({ ns, at }))),
+    // The prune is the root's insert trigger's (capacity.ts PRUNE_ON_ISSUE_SQLITE): `before` is PostgreSQL's.
+    rootCapacity: (ns, at, _before, preset) => capacityOf(preset ? q.presetRootCapacity.get({ ns, at, preset: preset.preset_id, since: preset.since }) : q.rootCapacity.get({ ns, at })),
     countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),
     // BEGIN IMMEDIATE already makes every writer serial.
     serialWriters: () => true,

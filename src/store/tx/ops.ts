@@ -142,7 +142,7 @@ export interface TxOps {
    * A new root's ADR-0014 capacity (capacity.ts rootCapacitySql): the active roots and retained records
    * of its namespace and, for a preset root, the preset's active roots and its roots issued after `since` — after
    * forgetting the namespace's never-reserved roots that expired by `pruneBefore` (pruneLiveRootsSql),
-   * which no count includes. One statement on PostgreSQL, two on SQLite.
+   * which no count includes. One statement: on SQLite the prune is the root's insert trigger's (capacity.ts PRUNE_ON_ISSUE_SQLITE).
    */
   rootCapacity(ownerNamespace: string, at: string, pruneBefore: string, preset?: { preset_id: string; since: string }): RootCapacity;
   balances(nodeIds: readonly string[], lock: Lock): BalanceRow[];
