@@ -31,4 +31,7 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   { version: 16, sql: 'SELECT 1' },
   // SQLite's migration 17 drops ledger_reservations_live, unread there since its counter; the walk here reads it.
   { version: 17, sql: 'SELECT 1' },
+  // SQLite's migration 18 prunes live roots in the root's insert trigger (capacity.ts PRUNE_ON_ISSUE_SQLITE); here the
+  // prune rides in the capacity statement, already one round trip (pruneThenCapacitySql).
+  { version: 18, sql: 'SELECT 1' },
 ];
