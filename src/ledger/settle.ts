@@ -23,11 +23,10 @@ export const deltaJson = (d: BalanceDelta) => ({ node_id: d.node_id, dimension: 
 
 /**
  * Journals balance deltas (ledger_entries) and charges them to their rows,
- * both written with the batch; the nodes this transaction opened are written
- * first, so the rows charged exist before the batch's statement.
+ * both written with the batch: a node this transaction opened has its rows
+ * inserted charged, a stored one has them updated (TxBatch.journal).
  */
 export function* applyAndJournal(batch: TxBatch, reservationId: string, deltas: readonly BalanceDelta[], reason: string, at: string): Program<void> {
-  yield* batch.writeNodes();
   batch.journal(deltas.map((d) => ({ reservation_id: reservationId, node_id: d.node_id, dimension: d.dimension, d_consumed: d.consumed, d_reserved: d.reserved, reason, at })));
 }
 

@@ -183,6 +183,93 @@ describe('a task admission over an existing root', () => {
   });
 });
 
+describe('the balances of nodes a task admission opens', () => {
+  const balance = (store: SqliteStore, node: string) =>
+    store.handle.prepare("SELECT consumed, reserved FROM ledger_balances WHERE node_id = ? AND dimension = 'units'").get(node) as { consumed: bigint; reserved: bigint };
+  const balanceUpdates = (tally: SqlTally) => [...tally.byText].filter(([sql]) => sql.startsWith('UPDATE ledger_balances')).reduce((n, [, k]) => n + k, 0);
+
+  it('are inserted charged, never updated after: the charge is journalled all the same (issue #24)', async () => {
+    const store = open();
+    const space = freshSpace();
+    await publishAgent(store, space);
+    // One instant for the nodes and the admission, as the gateway plans a turn: the admission's retained count is
+    // then the capacity statement's, and nothing reads the nodes before the batch writes them.
+    const at = NOW();
+    const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at };
+    const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: units(5n), preset: { preset_id: 'standard', max_active_roots: 8, max_per_minute: 100 } };
+    const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: units(2n) };
+    const scopes = [agentScope(space)];
+    const effect = randomIds.next('eff');
+    const req = await plannedTask(store, [rootReq, childReq], [...(await store.control.fenceSet(scopes))], (completed) => ({
+      effect_id: effect,
+      reservation_id: randomIds.next('res'),
+      node_id: childReq.node_id,
+      kind: 'reserve',
+      amounts: { units: 2n },
+      fence_set: completed,
+      scopes,
+      decision: decision(effect),
+      attempt_scope: attemptScope(space, randomIds.next('att')),
+      actor_ref: actor,
+      at,
+    }));
+    const counting = countSqlite();
+    try {
+      await expect(store.ledger.admitTask(req)).resolves.toMatchObject({ status: 'held', chain: [rootReq.node_id, childReq.node_id] });
+    } finally {
+      counting.restore();
+    }
+    expect(balanceUpdates(counting.tally)).toBe(0);
+    expect([balance(store, rootReq.node_id), balance(store, childReq.node_id)]).toStrictEqual([
+      { consumed: 0n, reserved: 2n },
+      { consumed: 0n, reserved: 2n },
+    ]);
+    expect(entries(store, req.admission.reservation_id).map((e) => [e.reason, e.node_id, Number(e.d_reserved)])).toStrictEqual([
+      ['admit', rootReq.node_id, 2],
+      ['admit', childReq.node_id, 2],
+    ]);
+    await store.close();
+  });
+
+  it('under a stored root: the new child is inserted charged, the stored root updated', async () => {
+    const store = open();
+    const space = freshSpace();
+    await publishAgent(store, space);
+    const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW() };
+    const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: units(5n) };
+    await store.ledger.openBudget(rootReq);
+    const scopes = [agentScope(space)];
+    const fence = [...(await store.control.fenceSet([...scopes, delegationScope(space, rootReq.node_id)]))];
+    const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: units(2n) };
+    const effect = randomIds.next('eff');
+    const req = await plannedTask(store, [rootReq, childReq], fence, (completed) => ({
+      effect_id: effect,
+      reservation_id: randomIds.next('res'),
+      node_id: childReq.node_id,
+      kind: 'reserve',
+      amounts: { units: 2n },
+      fence_set: completed,
+      scopes,
+      decision: decision(effect),
+      attempt_scope: attemptScope(space, randomIds.next('att')),
+      actor_ref: actor,
+      at: NOW(),
+    }));
+    const counting = countSqlite();
+    try {
+      await store.ledger.admitTask(req);
+    } finally {
+      counting.restore();
+    }
+    expect(balanceUpdates(counting.tally)).toBe(1);
+    expect([balance(store, rootReq.node_id), balance(store, childReq.node_id)]).toStrictEqual([
+      { consumed: 0n, reserved: 2n },
+      { consumed: 0n, reserved: 2n },
+    ]);
+    await store.close();
+  });
+});
+
 describe('a task admission at the retained-records limit', () => {
   it('a node it opens is refused for what is wrong with it first; the retained count is the admission\'s, after every open', async () => {
     const store = open({ maxRetainedRecords: 1 });

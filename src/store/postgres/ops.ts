@@ -73,7 +73,7 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
             )
           ).rows as HeadRow[]).map((row) => ({ ...row, position: Number(row.position) })),
     // The charges ride in the batch's one statement: a CTE sees the rows as they were before it, which is
-    // enough, as the batch never writes the balance rows it charges (TxBatch.flush writes its nodes first).
+    // enough, as they charge stored rows only (the rows of nodes the batch inserts go in charged, TxBatch.journal).
     writeBatch: async (w) => {
       const parts = batchParts(w, recordParts(w.records));
       const { revisions, heads, charges } = await insertParts(w.charges.length === 0 ? parts : [...parts, chargePart(w.charges)]);

@@ -37,6 +37,8 @@ export class TxBatch {
   /** Nodes this transaction created, in the order opened; those not yet written are `unwritten`. */
   private readonly created: NodeRow[] = [];
   private unwritten = 0;
+  /** The balance rows of the unwritten nodes as they will be inserted: what this batch charged them already added (journal). */
+  private readonly toInsert = new Map<string, BalanceRow[]>();
   private readonly records: { record: Envelope; at: string }[] = [];
   private readonly events: EventRow[] = [];
   private readonly entries: EntryRow[] = [];
@@ -120,15 +122,23 @@ export class TxBatch {
 
   /**
    * Journals balance changes and charges them to their rows, both written at
-   * {@link flush} (on PostgreSQL in its one statement, issue #24). What this
-   * batch knew of those rows is dropped; {@link storedBalances} writes the
-   * charges before it reads.
+   * {@link flush} (on PostgreSQL in its one statement, issue #24). A row of a
+   * node this batch opened and has not written yet is inserted charged; a
+   * stored one is updated. What this batch knew of those rows is dropped;
+   * {@link storedBalances} writes the charges before it reads.
    */
   journal(rows: readonly EntryRow[]): void {
     // A charge comes with a reservation written or resolved, which a retained count sees: the noted one is stale.
     this.retained = undefined;
     for (const r of rows) {
       this.balances.delete(r.node_id);
+      const unwritten = this.toInsert.get(r.node_id);
+      const at = unwritten?.findIndex((b) => b.dimension === r.dimension) ?? -1;
+      if (at >= 0) {
+        const b = unwritten![at]!;
+        unwritten![at] = { ...b, consumed: b.consumed + r.d_consumed, reserved: b.reserved + r.d_reserved };
+        continue;
+      }
       const key = `${r.node_id}\u0000${r.dimension}`;
       const prior = this.charges.get(key);
       this.charges.set(key, { node_id: r.node_id, dimension: r.dimension, consumed: (prior?.consumed ?? 0n) + r.d_consumed, reserved: (prior?.reserved ?? 0n) + r.d_reserved });
@@ -169,12 +179,22 @@ export class TxBatch {
     this.done.push(effectId);
   }
 
-  /** Queues a node this transaction opens, with its balances; both are written by {@link writeNodes}. */
+  /** Queues a node this transaction opens, with its balances; both are written by {@link writeNodes}, or with the batch at {@link flush}. */
   open(row: NodeRow, balances: BalanceRow[]): void {
     this.nodes.set(row.node_id, row);
     this.balances.set(row.node_id, balances);
+    this.toInsert.set(row.node_id, [...balances]);
     this.created.push(row);
     this.unwritten++;
+  }
+
+  /** The nodes opened since they were last written, and their balance rows as they will be inserted; none unwritten after. */
+  private takeUnwritten(): { nodes: NodeRow[]; balances: BalanceRow[] } {
+    const nodes = this.created.slice(this.created.length - this.unwritten);
+    this.unwritten = 0;
+    const balances = nodes.flatMap((r) => this.toInsert.get(r.node_id) ?? []);
+    for (const r of nodes) this.toInsert.delete(r.node_id);
+    return { nodes, balances };
   }
 
   /**
@@ -186,9 +206,8 @@ export class TxBatch {
    */
   *writeNodes(): Program<void> {
     if (this.unwritten === 0) return;
-    const rows = this.created.slice(this.created.length - this.unwritten);
-    this.unwritten = 0;
-    yield* tx('insertNodes', rows, rows.flatMap((r) => this.balances.get(r.node_id) ?? []));
+    const { nodes, balances } = this.takeUnwritten();
+    yield* tx('insertNodes', nodes, balances);
   }
 
   /** Keeps the retained count of `ns` at `at` a capacity statement read, every node this batch opened so far written. */
@@ -245,7 +264,8 @@ export class TxBatch {
    * path after it, whose rules decide and name the refusal.
    */
   *flush(): Program<void> {
-    yield* this.writeNodes();
+    // The nodes still unwritten go first in the batch's own write (on PostgreSQL its one statement), their rows charged.
+    const { nodes, balances } = this.takeUnwritten();
     const queued = this.records.splice(0).map(({ record, at }) => ({ record, at, document: checkedDocument(record) }));
     const batched = new Map<string, (typeof queued)[number]>();
     for (const q of queued) {
@@ -259,7 +279,7 @@ export class TxBatch {
     // One row per stream: its head after the last event this batch appended.
     const heads = [...this.moved].map((k) => this.heads.get(k)!);
     this.moved.clear();
-    const written = yield* tx('writeBatch', { records, contents, events: this.events.splice(0), heads, reservations: this.reservations.splice(0), entries: this.entries.splice(0), charges: this.takeCharges(), work: this.work.splice(0), done: this.done.splice(0) });
+    const written = yield* tx('writeBatch', { nodes, balances, records, contents, events: this.events.splice(0), heads, reservations: this.reservations.splice(0), entries: this.entries.splice(0), charges: this.takeCharges(), work: this.work.splice(0), done: this.done.splice(0) });
     if (written.heads !== written.revisions.length) {
       // A head moved after this transaction's snapshot (PostgreSQL): what the single-row path says on finding it moved.
       throw invalidRequest('a new revision must name the current head as its prior revision', { conflict: 'head_moved' });

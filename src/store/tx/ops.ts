@@ -188,6 +188,9 @@ export interface RootCapacity {
 
 /** The rows a batch writes at its end (src/store/tx/batch.ts flush). */
 export interface BatchWrites {
+  /** Budget nodes the batch opened and has not written (parents before children), then their balances, charged already: written first. */
+  nodes: readonly NodeRow[];
+  balances: readonly BalanceRow[];
   /** At most one revision per record. */
   records: readonly BatchRecord[];
   contents: readonly { digest: string; kind: string; document: string; stored_at: string }[];
@@ -197,7 +200,7 @@ export interface BatchWrites {
   /** New reservations (admissions), written before the entries that name them. */
   reservations: readonly ReservationRow[];
   entries: readonly EntryRow[];
-  /** What the entries add to each balance row (one change per row; the rows exist before the batch is written). */
+  /** What the entries add to each stored balance row (one change per row; the rows exist before the batch is written). */
   charges: readonly BalanceChange[];
   /** Effects admitted to be followed (their work rows), and effects whose follow-up ends. */
   work: readonly WorkRow[];

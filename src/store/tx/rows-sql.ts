@@ -189,6 +189,7 @@ const RECORD_HEAD_ROWS = cols<{ record_id: string; revision_id: string }>('recor
 /** A batch's writes, table by table in the order they are written, leaving out empty tables; `records`: recordParts or checkedRecordParts. */
 export function batchParts(w: BatchWrites, records: readonly Part[]): Part[] {
   const parts = [
+    ...nodeParts(w.nodes, w.balances),
     ...records,
     insertPart(CONTENT_ROWS, w.contents),
     insertPart(EVENT_ROWS, w.events),
