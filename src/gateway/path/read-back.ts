@@ -10,7 +10,6 @@ import { streamOf, type ControlScopeRef } from '../../control/scope.ts';
 import type { ReadBack } from '../../attempts/outcome.ts';
 import { fingerprint, TaskView } from '../../attempts/task-view.ts';
 import type { StoredTaskView } from '../../attempts/record.ts';
-import { canonicalText } from '../../records/canonical.ts';
 import { RECORD_LIMITS } from '../../records/limits.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
 import type { Store } from '../../store/port.ts';
@@ -49,8 +48,14 @@ export async function remoteFenceCurrent(deps: Pick<PathDeps, 'federation'>, tur
 /** Room the stored view may take in an attempt record (RECORD_LIMITS leaves the rest to the envelope and body). */
 const VIEW_BUDGET_BYTES = RECORD_LIMITS.maxRecordBytes - 16 * 1024;
 
-/** UTF-8 length of the view's canonical bytes, without encoding a copy of them (canonicalText refuses lone surrogates, so the two agree). */
-const viewBytes = (view: object): number => Buffer.byteLength(canonicalText(view), 'utf8');
+/**
+ * UTF-8 length of the view's canonical bytes. JSON.stringify writes the same
+ * members, numbers and escapes in another key order, so the same length, for
+ * any value JCS can write — and the view is read strictly (no lone surrogate)
+ * and is canonicalised when its attempt is sealed, which refuses the rest.
+ * Natively, not by a second canonical walk (issue #24).
+ */
+const viewBytes = (view: object): number => Buffer.byteLength(JSON.stringify(view), 'utf8');
 
 /**
  * The remote task as Baton keeps it for its own task view: status,

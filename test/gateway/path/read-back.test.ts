@@ -4,6 +4,7 @@
  * Baton attached, and — when its canonical bytes would not fit an attempt
  * record — history dropped first, then artifacts.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { storedView } from '../../../src/gateway/path/read-back.ts';
 import { CONTRACT_EXTENSION } from '../../../src/gateway/present.ts';
@@ -37,6 +38,14 @@ describe('storedView', () => {
     expect(JSON.stringify(whole).length).toBeLessThan(BUDGET);
     expect(size(whole)).toBeGreaterThan(BUDGET);
     expect(storedView(whole)).toEqual({ status, truncated: 'history' });
+  });
+
+  it('measures a view by its canonical bytes: JSON.stringify writes as many for any JSON value (issue #24 measures it so)', () => {
+    const text = fc.string({ unit: 'grapheme' });
+    const json = fc.letrec<{ value: unknown }>((tie) => ({
+      value: fc.oneof({ depthSize: 'small' }, fc.constant(null), fc.boolean(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), text, fc.array(tie('value')), fc.dictionary(text, tie('value'))),
+    })).value;
+    fc.assert(fc.property(json, (v) => Buffer.byteLength(JSON.stringify(v), 'utf8') === size(v)), { numRuns: 500 });
   });
 
   it('keeps a view of exactly the budget, and cuts one byte more', () => {
