@@ -71,7 +71,7 @@ function* chainOf(batch: TxBatch, leafId: string, maxDepth: number): Program<Nod
   while (id !== null) {
     const known = batch.nodes.get(id);
     // A chain of more than maxDepth + 1 nodes is longer than any allowed: one more is all it takes to tell.
-    const rows: NodeRow[] = known !== undefined ? (known ? [known] : []) : yield* tx('lineage', id, maxDepth + 2 - chain.length, 'share');
+    const rows: NodeRow[] = known ? [known] : yield* tx('lineage', id, maxDepth + 2 - chain.length, 'share');
     if (rows.length === 0) throw invalidRequest(chain.length === 0 ? 'delegation is unknown' : 'delegation lineage is broken', { node_id: id });
     for (const row of rows) {
       // `chain` holds the nodes below this one.

@@ -196,8 +196,10 @@ describe('the balances of nodes a task admission opens', () => {
     // then the capacity statement's, and nothing reads the nodes before the batch writes them.
     const at = NOW();
     const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at };
-    const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: units(5n), preset: { preset_id: 'standard', max_active_roots: 8, max_per_minute: 100 } };
-    const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: units(2n) };
+    // Two dimensions, charged on the second only: each charge lands on its own row.
+    const dims = (n: bigint) => [{ name: 'tokens', unit: 'token', ceiling: n * 100n }, ...units(n)];
+    const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: dims(5n), preset: { preset_id: 'standard', max_active_roots: 8, max_per_minute: 100 } };
+    const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: dims(2n) };
     const scopes = [agentScope(space)];
     const effect = randomIds.next('eff');
     const req = await plannedTask(store, [rootReq, childReq], [...(await store.control.fenceSet(scopes))], (completed) => ({
@@ -223,6 +225,11 @@ describe('the balances of nodes a task admission opens', () => {
     expect([balance(store, rootReq.node_id), balance(store, childReq.node_id)]).toStrictEqual([
       { consumed: 0n, reserved: 2n },
       { consumed: 0n, reserved: 2n },
+    ]);
+    const tokens = (node: string) => store.handle.prepare("SELECT consumed, reserved FROM ledger_balances WHERE node_id = ? AND dimension = 'tokens'").get(node);
+    expect([tokens(rootReq.node_id), tokens(childReq.node_id)]).toStrictEqual([
+      { consumed: 0n, reserved: 0n },
+      { consumed: 0n, reserved: 0n },
     ]);
     expect(entries(store, req.admission.reservation_id).map((e) => [e.reason, e.node_id, Number(e.d_reserved)])).toStrictEqual([
       ['admit', rootReq.node_id, 2],

@@ -94,6 +94,17 @@ export function rowContract(name: string, make: () => Promise<Store>, tamper: (s
       await store.close();
     });
 
+    it.each([
+      { column: 'chain', text: '{}' },
+      { column: 'amounts', text: '{"units":"one"}' },
+    ])('a replayed admission whose stored $column was edited is storage_error naming it, not a receipt built from it', async ({ column, text }) => {
+      const { store, req } = await world();
+      await store.ledger.admit(req);
+      await tamper(`UPDATE ledger_reservations SET ${column} = '${text}' WHERE reservation_id = '${req.reservation_id}'`);
+      expect((await expectCodeAsync(store.ledger.admit(req), 'storage_error')).details).toMatchObject({ column });
+      await store.close();
+    });
+
     it('a replayed admission whose stored receipt was edited is storage_error, not the edited receipt', async () => {
       const { store, req } = await world();
       const first = await store.ledger.admit(req);
