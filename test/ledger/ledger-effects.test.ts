@@ -196,7 +196,7 @@ describe('the balances of nodes a task admission opens', () => {
     // then the capacity statement's, and nothing reads the nodes before the batch writes them.
     const at = NOW();
     const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at };
-    // Two dimensions, charged on the second only: each charge lands on its own row.
+    // Two dimensions, both charged: each charge lands on its own row.
     const dims = (n: bigint) => [{ name: 'tokens', unit: 'token', ceiling: n * 100n }, ...units(n)];
     const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: dims(5n), preset: { preset_id: 'standard', max_active_roots: 8, max_per_minute: 100 } };
     const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: dims(2n) };
@@ -207,7 +207,7 @@ describe('the balances of nodes a task admission opens', () => {
       reservation_id: randomIds.next('res'),
       node_id: childReq.node_id,
       kind: 'reserve',
-      amounts: { units: 2n },
+      amounts: { units: 2n, tokens: 30n },
       fence_set: completed,
       scopes,
       decision: decision(effect),
@@ -228,13 +228,18 @@ describe('the balances of nodes a task admission opens', () => {
     ]);
     const tokens = (node: string) => store.handle.prepare("SELECT consumed, reserved FROM ledger_balances WHERE node_id = ? AND dimension = 'tokens'").get(node);
     expect([tokens(rootReq.node_id), tokens(childReq.node_id)]).toStrictEqual([
-      { consumed: 0n, reserved: 0n },
-      { consumed: 0n, reserved: 0n },
+      { consumed: 0n, reserved: 30n },
+      { consumed: 0n, reserved: 30n },
     ]);
-    expect(entries(store, req.admission.reservation_id).map((e) => [e.reason, e.node_id, Number(e.d_reserved)])).toStrictEqual([
-      ['admit', rootReq.node_id, 2],
-      ['admit', childReq.node_id, 2],
-    ]);
+    const journalled = entries(store, req.admission.reservation_id).map((e) => [e.reason, e.node_id, e.dimension, Number(e.d_reserved)]);
+    expect(journalled.sort()).toStrictEqual(
+      [
+        ['admit', rootReq.node_id, 'units', 2],
+        ['admit', rootReq.node_id, 'tokens', 30],
+        ['admit', childReq.node_id, 'units', 2],
+        ['admit', childReq.node_id, 'tokens', 30],
+      ].sort(),
+    );
     await store.close();
   });
 
