@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fenceSetOf } from '../../src/control/fence.ts';
-import { LEDGER_LIMITS, type LedgerLimits } from '../../src/ledger/types.ts';
+import { LEDGER_LIMITS, type LedgerLimits, type TaskAdmissionRequest } from '../../src/ledger/types.ts';
 import { detachedOf, ride } from '../../src/records/detached.ts';
 import { refOf, sealRecord, type Envelope } from '../../src/records/envelope.ts';
 import { randomIds } from '../../src/records/ids.ts';
@@ -19,7 +19,7 @@ import { systemClock } from '../../src/records/time.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
 import { countSqlite, type SqlTally } from '../helpers/sql-tally.ts';
-import { actor, admission, agentScope, attemptScope, chain, decision, delegationScope, FAR, freshSpace, NOW, plannedTask, publishAgent } from '../store/support/fixtures.ts';
+import { actor, admission, agentScope, chain, delegationScope, FAR, freshSpace, NOW, publishAgent, taskAdmission } from '../store/support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-effects-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -36,6 +36,19 @@ async function held(limits: Partial<LedgerLimits> = {}) {
   const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf, { units: 2n });
   await store.ledger.admit(req);
   return { store, space, c, id: req.reservation_id };
+}
+
+/** A store with a published agent and a stored root of 5 units, the fence on the agent and the root; `child` builds a child of it. */
+async function storedRoot(limits: Partial<LedgerLimits> = {}) {
+  const store = open(limits);
+  const space = freshSpace();
+  await publishAgent(store, space);
+  const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW() };
+  const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: units(5n) };
+  await store.ledger.openBudget(rootReq);
+  const fence = [...(await store.control.fenceSet([agentScope(space), delegationScope(space, rootReq.node_id)]))];
+  const child = (ceiling: bigint) => ({ ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: units(ceiling) });
+  return { store, space, rootReq, fence, child };
 }
 
 const entries = (store: SqliteStore, id: string) =>
@@ -145,31 +158,10 @@ describe('fences over a stream with no events yet', () => {
 
 describe('a task admission over an existing root', () => {
   it('the existing root is fenced by the caller\'s boundary, not completed from the transaction; a stale one refuses and leaves no child', async () => {
-    const store = open();
-    const space = freshSpace();
-    await publishAgent(store, space);
-    const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW() };
-    const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: units(5n) };
-    await store.ledger.openBudget(rootReq);
-    const scopes = [agentScope(space)];
-    const fence = [...(await store.control.fenceSet([...scopes, delegationScope(space, rootReq.node_id)]))];
+    const { store, space, rootReq, fence, child } = await storedRoot();
     const task = (fence_set: typeof fence) => {
-      const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: units(2n) };
-      const effect = randomIds.next('eff');
-      const run = plannedTask(store, [rootReq, childReq], fence_set, (completed) => ({
-          effect_id: effect,
-          reservation_id: randomIds.next('res'),
-          node_id: childReq.node_id,
-          kind: 'reserve',
-          amounts: { units: 1n },
-          fence_set: completed,
-          scopes,
-          decision: decision(effect),
-          attempt_scope: attemptScope(space, randomIds.next('att')),
-          actor_ref: actor,
-          at: NOW(),
-        })).then((r) => store.ledger.admitTask(r));
-      return { child: childReq.node_id, run };
+      const childReq = child(2n);
+      return { child: childReq.node_id, run: taskAdmission(store, space, [rootReq, childReq], fence_set, childReq.node_id).then((r) => store.ledger.admitTask(r)) };
     };
     const rootBranch = `delegation:${rootReq.node_id}`;
     const stale = fence.map((b) => (b.branch_id === rootBranch ? { ...b, event_digest: `sha256:${'0'.repeat(64)}` } : b));
@@ -184,9 +176,18 @@ describe('a task admission over an existing root', () => {
 });
 
 describe('the balances of nodes a task admission opens', () => {
-  const balance = (store: SqliteStore, node: string) =>
-    store.handle.prepare("SELECT consumed, reserved FROM ledger_balances WHERE node_id = ? AND dimension = 'units'").get(node) as { consumed: bigint; reserved: bigint };
-  const balanceUpdates = (tally: SqlTally) => [...tally.byText].filter(([sql]) => sql.startsWith('UPDATE ledger_balances')).reduce((n, [, k]) => n + k, 0);
+  const balance = (store: SqliteStore, node: string, dimension = 'units') =>
+    store.handle.prepare('SELECT consumed, reserved FROM ledger_balances WHERE node_id = ? AND dimension = ?').get(node, dimension) as { consumed: bigint; reserved: bigint };
+  /** Admits `req`; its receipt, and how many balance UPDATEs it ran. */
+  async function admitCounting(store: SqliteStore, req: TaskAdmissionRequest) {
+    const counting = countSqlite();
+    try {
+      const receipt = await store.ledger.admitTask(req);
+      return { receipt, updates: [...counting.tally.byText].filter(([sql]) => sql.startsWith('UPDATE ledger_balances')).reduce((n, [, k]) => n + k, 0) };
+    } finally {
+      counting.restore();
+    }
+  }
 
   it('are inserted charged, never updated after: the charge is journalled all the same (issue #24)', async () => {
     const store = open();
@@ -200,34 +201,15 @@ describe('the balances of nodes a task admission opens', () => {
     const dims = (n: bigint) => [{ name: 'tokens', unit: 'token', ceiling: n * 100n }, ...units(n)];
     const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: dims(5n), preset: { preset_id: 'standard', max_active_roots: 8, max_per_minute: 100 } };
     const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: dims(2n) };
-    const scopes = [agentScope(space)];
-    const effect = randomIds.next('eff');
-    const req = await plannedTask(store, [rootReq, childReq], [...(await store.control.fenceSet(scopes))], (completed) => ({
-      effect_id: effect,
-      reservation_id: randomIds.next('res'),
-      node_id: childReq.node_id,
-      kind: 'reserve',
-      amounts: { units: 2n, tokens: 30n },
-      fence_set: completed,
-      scopes,
-      decision: decision(effect),
-      attempt_scope: attemptScope(space, randomIds.next('att')),
-      actor_ref: actor,
-      at,
-    }));
-    const counting = countSqlite();
-    try {
-      await expect(store.ledger.admitTask(req)).resolves.toMatchObject({ status: 'held', chain: [rootReq.node_id, childReq.node_id] });
-    } finally {
-      counting.restore();
-    }
-    expect(balanceUpdates(counting.tally)).toBe(0);
-    expect([balance(store, rootReq.node_id), balance(store, childReq.node_id)]).toStrictEqual([
+    const fence = [...(await store.control.fenceSet([agentScope(space)]))];
+    const req = await taskAdmission(store, space, [rootReq, childReq], fence, childReq.node_id, { amounts: { units: 2n, tokens: 30n }, at });
+    const { receipt, updates } = await admitCounting(store, req);
+    expect(receipt).toMatchObject({ status: 'held', chain: [rootReq.node_id, childReq.node_id] });
+    expect(updates).toBe(0);
+    const nodes = [rootReq.node_id, childReq.node_id];
+    expect([...nodes.map((n) => balance(store, n)), ...nodes.map((n) => balance(store, n, 'tokens'))]).toStrictEqual([
       { consumed: 0n, reserved: 2n },
       { consumed: 0n, reserved: 2n },
-    ]);
-    const tokens = (node: string) => store.handle.prepare("SELECT consumed, reserved FROM ledger_balances WHERE node_id = ? AND dimension = 'tokens'").get(node);
-    expect([tokens(rootReq.node_id), tokens(childReq.node_id)]).toStrictEqual([
       { consumed: 0n, reserved: 30n },
       { consumed: 0n, reserved: 30n },
     ]);
@@ -244,70 +226,22 @@ describe('the balances of nodes a task admission opens', () => {
   });
 
   it('under a stored root: the new child is inserted charged, the stored root updated', async () => {
-    const store = open();
-    const space = freshSpace();
-    await publishAgent(store, space);
-    const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW() };
-    const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: units(5n) };
-    await store.ledger.openBudget(rootReq);
-    const scopes = [agentScope(space)];
-    const fence = [...(await store.control.fenceSet([...scopes, delegationScope(space, rootReq.node_id)]))];
-    const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: units(2n) };
-    const effect = randomIds.next('eff');
-    const req = await plannedTask(store, [rootReq, childReq], fence, (completed) => ({
-      effect_id: effect,
-      reservation_id: randomIds.next('res'),
-      node_id: childReq.node_id,
-      kind: 'reserve',
-      amounts: { units: 2n },
-      fence_set: completed,
-      scopes,
-      decision: decision(effect),
-      attempt_scope: attemptScope(space, randomIds.next('att')),
-      actor_ref: actor,
-      at: NOW(),
-    }));
-    const counting = countSqlite();
-    try {
-      await store.ledger.admitTask(req);
-    } finally {
-      counting.restore();
-    }
-    expect(balanceUpdates(counting.tally)).toBe(1);
-    expect([balance(store, rootReq.node_id), balance(store, childReq.node_id)]).toStrictEqual([
-      { consumed: 0n, reserved: 2n },
-      { consumed: 0n, reserved: 2n },
-    ]);
+    const { store, space, rootReq, fence, child } = await storedRoot();
+    const childReq = child(2n);
+    const req = await taskAdmission(store, space, [rootReq, childReq], fence, childReq.node_id, { amounts: { units: 2n } });
+    // The stored root's row is charged by the one UPDATE; the child's goes in charged.
+    expect((await admitCounting(store, req)).updates).toBe(1);
+    expect([rootReq.node_id, childReq.node_id].map((n) => balance(store, n).reserved)).toStrictEqual([2n, 2n]);
     await store.close();
   });
 });
 
 describe('a task admission at the retained-records limit', () => {
   it('a node it opens is refused for what is wrong with it first; the retained count is the admission\'s, after every open', async () => {
-    const store = open({ maxRetainedRecords: 1 });
-    const space = freshSpace();
-    await publishAgent(store, space);
-    const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW() };
-    const rootReq = { ...base, node_id: randomIds.next('dlg'), not_after: FAR, dimensions: units(5n) };
-    await store.ledger.openBudget(rootReq);
-    const scopes = [agentScope(space)];
-    const fence = [...(await store.control.fenceSet([...scopes, delegationScope(space, rootReq.node_id)]))];
+    const { store, space, rootReq, fence, child } = await storedRoot({ maxRetainedRecords: 1 });
     const task = (ceiling: bigint) => {
-      const childReq = { ...base, node_id: randomIds.next('dlg'), parent_id: rootReq.node_id, not_after: FAR, dimensions: units(ceiling) };
-      const effect = randomIds.next('eff');
-      return plannedTask(store, [rootReq, childReq], fence, (completed) => ({
-          effect_id: effect,
-          reservation_id: randomIds.next('res'),
-          node_id: childReq.node_id,
-          kind: 'reserve',
-          amounts: { units: 1n },
-          fence_set: completed,
-          scopes,
-          decision: decision(effect),
-          attempt_scope: attemptScope(space, randomIds.next('att')),
-          actor_ref: actor,
-          at: NOW(),
-        })).then((r) => store.ledger.admitTask(r));
+      const childReq = child(ceiling);
+      return taskAdmission(store, space, [rootReq, childReq], fence, childReq.node_id).then((r) => store.ledger.admitTask(r));
     };
     expect((await expectCodeAsync(task(6n), 'deny')).details).toStrictEqual({ failures: [{ dimension: 'units', reason: 'wider_than_parent' }] });
     const full = await expectCodeAsync(task(2n), 'limit_exceeded');

@@ -15,7 +15,7 @@ import { LEDGER_LIMITS, type LedgerLimits, type OpenBudgetRequest } from '../../
 import { randomIds } from '../../src/records/ids.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
-import { actor, agentScope, attemptScope, decision, FAR, freshSpace, NOW, plannedTask, publishAgent } from '../store/support/fixtures.ts';
+import { actor, agentScope, FAR, freshSpace, NOW, publishAgent, taskAdmission } from '../store/support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-opens-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,22 +30,8 @@ async function world(limits: Partial<LedgerLimits>) {
   const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), not_after: FAR };
   /** One admission transaction opening `budgets`, reserving `amount` on `leaf`. */
   const task = async (budgets: OpenBudgetRequest[], leaf: string, amount = 1n, at = NOW(), kind: 'reserve' | 'consume' = 'reserve') => {
-    const scopes = [agentScope(space)];
-    const fence = [...(await store.control.fenceSet(scopes))];
-    const effect = randomIds.next('eff');
-    return plannedTask(store, budgets, fence, (completed) => ({
-        effect_id: effect,
-        reservation_id: randomIds.next('res'),
-        node_id: leaf,
-        kind,
-        amounts: { units: amount },
-        fence_set: completed,
-        scopes,
-        decision: decision(effect),
-        attempt_scope: attemptScope(space, randomIds.next('att')),
-        actor_ref: actor,
-        at,
-      })).then((r) => store.ledger.admitTask(r));
+    const fence = [...(await store.control.fenceSet([agentScope(space)]))];
+    return taskAdmission(store, space, budgets, fence, leaf, { amounts: { units: amount }, at, kind }).then((r) => store.ledger.admitTask(r));
   };
   const root = (ceiling = 5n): OpenBudgetRequest => ({ ...base, node_id: randomIds.next('dlg'), dimensions: units(ceiling) });
   const child = (parent: string, ceiling = 2n): OpenBudgetRequest => ({ ...base, node_id: randomIds.next('dlg'), parent_id: parent, dimensions: units(ceiling) });

@@ -89,6 +89,34 @@ export async function plannedTask(store: Store, budgets: OpenBudgetRequest[], fe
   return { budgets: plan.budgets, admission: build(plan.fence_set) };
 }
 
+/** How {@link taskAdmission} admits: `units: 1` reserved at the present instant unless told. */
+export interface TaskAdmissionOptions {
+  effect?: string;
+  amounts?: Record<string, bigint>;
+  kind?: 'reserve' | 'consume';
+  at?: string;
+  follow?: AdmissionRequest['follow'];
+}
+
+/** A task admission on `leaf` under the space's agent scope, planned over `fence` with {@link plannedTask}. */
+export function taskAdmission(store: Store, space: string, budgets: OpenBudgetRequest[], fence: ControlBoundaryRef[], leaf: string, opts: TaskAdmissionOptions = {}): Promise<TaskAdmissionRequest> {
+  const effect = opts.effect ?? randomIds.next('eff');
+  return plannedTask(store, budgets, fence, (completed) => ({
+    effect_id: effect,
+    reservation_id: randomIds.next('res'),
+    node_id: leaf,
+    kind: opts.kind ?? 'reserve',
+    amounts: opts.amounts ?? { units: 1n },
+    fence_set: completed,
+    scopes: [agentScope(space)],
+    decision: decision(effect),
+    attempt_scope: attemptScope(space, randomIds.next('att')),
+    actor_ref: actor,
+    at: opts.at ?? NOW(),
+    ...(opts.follow ? { follow: opts.follow } : {}),
+  }));
+}
+
 /**
  * A new root issued from `preset` and its first admission, in one
  * transaction (ledger.admitTask): what the gateway does for every new task.
@@ -104,20 +132,9 @@ export function presetTask(store: Store, space: string, preset: PresetIssuance, 
     run: async () => {
       const pre = [...(await store.control.fenceSet(scopes))];
       const fence = opts.staleFence ? pre.map((b) => ({ ...b, position: b.position + 1 })) : pre;
-      return plannedTask(store, [{ space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), node_id: root, not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: opts.units ?? 5n }], preset }], fence, (completed) => ({
-          effect_id: effect,
-          reservation_id: randomIds.next('res'),
-          node_id: root,
-          kind: 'reserve',
-          amounts: { units: 1n },
-          fence_set: completed,
-          scopes,
-          decision: decision(effect),
-          attempt_scope: attemptScope(space, randomIds.next('att')),
-          actor_ref: actor,
-          at: NOW(),
-          follow: { attempt_id: randomIds.next('att'), lease_owner: 'node_test', lease_until: NOW(), deadline: FAR, ...(opts.gateway ? { gateway_id: opts.gateway } : {}) },
-        })).then((r) => store.ledger.admitTask(r));
+      const budget = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), node_id: root, not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: opts.units ?? 5n }], preset };
+      const follow = { attempt_id: randomIds.next('att'), lease_owner: 'node_test', lease_until: NOW(), deadline: FAR, ...(opts.gateway ? { gateway_id: opts.gateway } : {}) };
+      return taskAdmission(store, space, [budget], fence, root, { effect, follow }).then((r) => store.ledger.admitTask(r));
     },
   };
 }
