@@ -65,7 +65,7 @@ function openDigest(req: OpenBudgetRequest): string {
 }
 
 /** A node by id: one this transaction created, else the stored row. */
-export function* nodeIn(batch: TxBatch, id: string, lock: 'none' | 'share' | 'update'): Program<NodeRow | undefined> {
+function* nodeIn(batch: TxBatch, id: string, lock: 'none' | 'share' | 'update'): Program<NodeRow | undefined> {
   const known = batch.nodes.get(id);
   if (known !== undefined) return known ?? undefined;
   return yield* tx('node', id, lock);

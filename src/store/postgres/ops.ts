@@ -12,6 +12,9 @@ import { capacityOf, pruneThenCapacitySql, retainedSql } from '../capacity.ts';
 import type { BalanceChange, BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../tx/ops.ts';
 import { allInOneSql, assertOnePerBalance, batchParts, gather, lineageSql, MAX_PARAMS, noneReported, nodeParts, recordParts, type Part, type Reported } from '../tx/rows-sql.ts';
 
+/** A node row as read: its depth a number (pg answers a BIGINT as text). */
+const nodeRow = (row: NodeRow): NodeRow => ({ ...row, depth: Number(row.depth) });
+
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
 export function pgOps(client: pg.PoolClient): AsyncTxOps {
@@ -60,7 +63,7 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     nodes: async (ids, lock) =>
       ids.length === 0
         ? []
-        : ((await client.query(`SELECT * FROM ledger_nodes WHERE node_id = ANY($1) ORDER BY node_id${lockSql(lock)}`, [[...ids]])).rows as NodeRow[]).map((row) => ({ ...row, depth: Number(row.depth) })),
+        : ((await client.query(`SELECT * FROM ledger_nodes WHERE node_id = ANY($1) ORDER BY node_id${lockSql(lock)}`, [[...ids]])).rows as NodeRow[]).map(nodeRow),
     // Sorted, so concurrent transactions lock heads in one order (no deadlock).
     streamHeads: async (streams, lock) =>
       streams.length === 0
@@ -106,10 +109,10 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
 
     // The locks of the nodes returned (FOR SHARE OF n), not of the walk's own reads.
     lineage: async (id, max, lock) =>
-      ((await client.query(lineageSql((i) => `$${i}`, lock === 'none' ? '' : `${lockSql(lock)} OF n`), [id, max])).rows as NodeRow[]).map((row) => ({ ...row, depth: Number(row.depth) })),
+      ((await client.query(lineageSql((i) => `$${i}`, lock === 'none' ? '' : `${lockSql(lock)} OF n`), [id, max])).rows as NodeRow[]).map(nodeRow),
     node: async (id, lock) => {
       const row = await one<NodeRow>(`SELECT * FROM ledger_nodes WHERE node_id = $1${lockSql(lock)}`, [id]);
-      return row && { ...row, depth: Number(row.depth) };
+      return row && nodeRow(row);
     },
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
     rootCapacity: async (ns, at, before, preset) => {

@@ -14,6 +14,9 @@ import { capacityOf, retainedSql, rootCapacitySql } from '../capacity.ts';
 
 type Counts = { [K in keyof RootCapacity]?: bigint };
 
+/** A node row as read: its depth a number (better-sqlite3 answers BigInt). */
+const nodeRow = (row: NodeRow): NodeRow => ({ ...row, depth: Number(row.depth) });
+
 export function sqliteOps(db: Db): TxOps {
   const q = {
     recordByRevision: db.prepare<[string], RecordRow>('SELECT * FROM records WHERE revision_id = ?'),
@@ -123,10 +126,7 @@ export function sqliteOps(db: Db): TxOps {
     nodes: (ids) =>
       ids.length === 0
         ? []
-        : (prepared('nodes', ids.length, () => `SELECT * FROM ledger_nodes WHERE node_id IN (${ids.map(() => '?').join(', ')})`).all(...ids) as NodeRow[]).map((row) => ({
-            ...row,
-            depth: Number(row.depth),
-          })),
+        : (prepared('nodes', ids.length, () => `SELECT * FROM ledger_nodes WHERE node_id IN (${ids.map(() => '?').join(', ')})`).all(...ids) as NodeRow[]).map(nodeRow),
     streamHeads: (streams) => streamHeads(streams),
     writeBatch: (w) => {
       const records = fitting(w.records);
@@ -150,9 +150,9 @@ export function sqliteOps(db: Db): TxOps {
     upsertHead: (row: HeadRow) => void q.upsertHead.run(row),
     node: (id) => {
       const row = q.node.get(id);
-      return row && { ...row, depth: Number(row.depth) };
+      return row && nodeRow(row);
     },
-    lineage: (id, max) => q.lineage.all(id, max).map((row) => ({ ...row, depth: Number(row.depth) })),
+    lineage: (id, max) => q.lineage.all(id, max).map(nodeRow),
     countDescendants: (root) => n(q.countDescendants.get(root)),
     // The prune is the root's insert trigger's (capacity.ts PRUNE_ON_ISSUE_SQLITE): `before` is PostgreSQL's.
     rootCapacity: (ns, at, _before, preset) => capacityOf(preset ? q.presetRootCapacity.get({ ns, at, preset: preset.preset_id, since: preset.since }) : q.rootCapacity.get({ ns, at })),

@@ -34,10 +34,9 @@ export class TxBatch {
   /** Nodes this transaction read or created (null: absent), and the balances of those it created, as they stand. */
   readonly nodes = new Map<string, NodeRow | null>();
   readonly balances = new Map<string, BalanceRow[]>();
-  /** Nodes this transaction created, in the order opened; those not yet written are `unwritten`. */
+  /** Nodes this transaction created, in the order opened; the last `toInsert.size` of them are not written yet. */
   private readonly created: NodeRow[] = [];
-  private unwritten = 0;
-  /** The balance rows of the unwritten nodes as they will be inserted: what this batch charged them already added (journal). */
+  /** The balance rows of the nodes not written yet, by node, as they will be inserted: what this batch charged them already added (journal). */
   private readonly toInsert = new Map<string, BalanceRow[]>();
   private readonly records: { record: Envelope; at: string }[] = [];
   private readonly events: EventRow[] = [];
@@ -185,13 +184,11 @@ export class TxBatch {
     this.balances.set(row.node_id, balances);
     this.toInsert.set(row.node_id, [...balances]);
     this.created.push(row);
-    this.unwritten++;
   }
 
   /** The nodes opened since they were last written, and their balance rows as they will be inserted; none unwritten after. */
   private takeUnwritten(): { nodes: NodeRow[]; balances: BalanceRow[] } {
-    const nodes = this.created.slice(this.created.length - this.unwritten);
-    this.unwritten = 0;
+    const nodes = this.created.slice(this.created.length - this.toInsert.size);
     const balances = nodes.flatMap((r) => this.toInsert.get(r.node_id) ?? []);
     for (const r of nodes) this.toInsert.delete(r.node_id);
     return { nodes, balances };
@@ -205,7 +202,7 @@ export class TxBatch {
    * node (capacity.ts liveRootTriggersSql).
    */
   *writeNodes(): Program<void> {
-    if (this.unwritten === 0) return;
+    if (this.toInsert.size === 0) return;
     const { nodes, balances } = this.takeUnwritten();
     yield* tx('insertNodes', nodes, balances);
   }
