@@ -29,7 +29,7 @@ for (const m of ['sign', 'verify', 'digest', 'importKey']) {
   };
 }
 const nodeCrypto = createRequire(import.meta.url)('node:crypto') as Record<string, (...a: unknown[]) => unknown>;
-for (const m of ['createHash', 'sign', 'verify']) {
+for (const m of ['createHash', 'hash', 'sign', 'verify']) {
   const orig = nodeCrypto[m]!;
   nodeCrypto[m] = (...args: unknown[]) => (note(`node:crypto.${m}`, 0), orig(...args));
 }

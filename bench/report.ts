@@ -289,7 +289,7 @@ export function renderMarkdown(r: Results): string {
     out.push(
       `One in-process gateway composed exactly as \`src/main.ts\` does, over a store wrapped to count and time calls, ${a.requests} sequential requests after warm-up (${f(a.wallMsPerRequest, 1)} ms wall each, slower than the uninstrumented process). ` +
         `Per delegated SendMessage: **${a.writeTransactionsPerRequest} durable write transactions** (each its own BEGIN IMMEDIATE … COMMIT with a WAL fsync), ${a.storeReadsPerRequest} store reads, ` +
-        `**${n('node:crypto.sign') + n('webcrypto.sign')} ES256 signatures and ${n('node:crypto.verify') + n('webcrypto.verify')} verifications**, ${n('node:crypto.createHash')} sha256 digests, and ${Object.entries(a.agentCalls).map(([k, v]) => `${v} ${k}`).join(' + ')} to the agent.`,
+        `**${n('node:crypto.sign') + n('webcrypto.sign')} ES256 signatures and ${n('node:crypto.verify') + n('webcrypto.verify')} verifications**, ${n('node:crypto.createHash') + n('node:crypto.hash')} sha256 digests, and ${Object.entries(a.agentCalls).map(([k, v]) => `${v} ${k}`).join(' + ')} to the agent.`,
       '',
     );
     out.push(header(['Call', 'per request', 'ms per request', 'kind']));
@@ -443,7 +443,7 @@ function reading(r: Results): string[] {
         .map((c) => `${c.perRequest}× \`${c.call.replace('store.', '')}\``)
         .join(', ')}. At this disk's bare floor of ${f(floor, 0)} commits/s that is ≥ ${f((w * 1000) / floor, 1)} ms of blocked commit per request, a ceiling of ≈ ${f(floor / w, 0)} req/s for the process before any other work; the profile books it as \`sqliteTransaction\` self time.`,
       `- **${n('node:crypto.sign') + n('webcrypto.sign')} ES256 signatures and ${n('node:crypto.verify') + n('webcrypto.verify')} verifications per request** (synchronous node:crypto; the accounting counts calls, their time shows in the profile).`,
-      `- **${n('node:crypto.createHash')} sha256 digests over JCS-canonicalised JSON per request**, plus ${a.storeReadsPerRequest} store reads (${n('store.getRecord')} getRecord, ${n('store.control.head')} head): see the profile for what canonicalisation, parsing and validation still cost after the caches of issue #15.`,
+      `- **${n('node:crypto.createHash') + n('node:crypto.hash')} sha256 digests over JCS-canonicalised JSON per request**, plus ${a.storeReadsPerRequest} store reads (${n('store.getRecord')} getRecord, ${n('store.control.head')} head): see the profile for what canonicalisation, parsing and validation still cost after the caches of issue #15.`,
       `- ${Object.entries(a.agentCalls).map(([k, v]) => `${v} ${k}`).join(' + ')} to the agent per request, the same two round trips the read-back pass-through makes.`,
     );
   }

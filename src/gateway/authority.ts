@@ -25,7 +25,7 @@ import type { Envelope } from '../records/envelope.ts';
 import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import { sameRevision, type ActorRef, type RevisionRef } from '../records/revision-ref.ts';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseJwks, type KeySet } from '../cards/jwks.ts';
 import { utc, type Clock } from '../records/time.ts';
@@ -316,7 +316,7 @@ function inSpaceOf(contracts: readonly DelegationContract[], op?: OperationReque
 
 /** The one child id for (upstream leaf revision, this gateway, delegatee card): `dlg_` + 26 base32 chars of a digest. */
 function importedChildId(leaf: DelegationContract, self: string, card: string): string {
-  const h = createHash('sha256').update(`${leaf.record_id}\u0000${leaf.revision_id}\u0000${leaf.content_digest}\u0000${self}\u0000${card}`).digest();
+  const h = hash('sha256', `${leaf.record_id}\u0000${leaf.revision_id}\u0000${leaf.content_digest}\u0000${self}\u0000${card}`, 'buffer');
   const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
   let bits = 0;
   let value = 0;

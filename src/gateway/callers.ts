@@ -5,7 +5,7 @@
  * caller claims in a request body never does.
  */
 import { callerActorRef } from '../contracts/identities.ts';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash as sha256Once, timingSafeEqual } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { z } from 'zod';
 import { EnvCredential } from './credential.ts';
@@ -119,7 +119,7 @@ export function createCallerAuthenticator(callers: readonly CallerConfig[], jwt?
       const auth = header(headers, 'authorization');
       const bearer = auth?.match(/^Bearer\s+(\S+)$/i)?.[1];
       if (apiKey !== undefined || (bearer && !bearer.includes('.'))) {
-        const presented = createHash('sha256').update(apiKey ?? bearer!).digest();
+        const presented = sha256Once('sha256', apiKey ?? bearer!, 'buffer');
         // Compare against every key in constant time so timing tells nothing.
         let found: CallerConfig | undefined;
         for (const { c, hash } of byKey) if (timingSafeEqual(hash, presented)) found ??= c;

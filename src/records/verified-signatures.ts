@@ -15,7 +15,7 @@
  * A signature Baton has just made itself is entered at signing: it verifies
  * by construction (the public half of the key that made it).
  */
-import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, hash, type KeyObject } from 'node:crypto';
 import { Lru } from './lru.ts';
 
 /** Bound on remembered signatures. */
@@ -30,14 +30,14 @@ function thumbprintOf(key: KeyObject): string {
   let t = thumbprints.get(key);
   if (t === undefined) {
     const pub = key.type === 'private' ? createPublicKey(key) : key;
-    t = createHash('sha256').update(pub.export({ type: 'spki', format: 'der' })).digest('base64url');
+    t = hash('sha256', pub.export({ type: 'spki', format: 'der' }), 'base64url');
     thumbprints.set(key, t);
   }
   return t;
 }
 
 function entryOf(input: Buffer, signature: Buffer, key: KeyObject): string {
-  const h = createHash('sha256').update(input).digest('base64url');
+  const h = hash('sha256', input, 'base64url');
   return `${h}.${signature.toString('base64url')}.${thumbprintOf(key)}`;
 }
 
