@@ -35,7 +35,8 @@ export const Config = z.strictObject({
   store: z
     .discriminatedUnion('kind', [
       z.strictObject({ kind: z.literal('sqlite'), path: z.string().optional() }),
-      z.strictObject({ kind: z.literal('postgres'), url: z.string().min(1) }),
+      // preparedStatements: off only behind a pooler that cannot keep them (src/store/postgres/prepared.ts).
+      z.strictObject({ kind: z.literal('postgres'), url: z.string().min(1), preparedStatements: z.boolean().optional() }),
     ])
     .default({ kind: 'sqlite' }),
   /** Remote card verification (RW-003 §4, A2A §8.4). */

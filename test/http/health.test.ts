@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -45,6 +45,19 @@ describe('configuration', () => {
       store: { kind: 'postgres', url: 'postgres://127.0.0.1/test' },
     });
     expect(() => loadConfig({ env: { BATON_PORT: '99999', BATON_LOG_LEVEL: 'loud' } })).toThrow(/port[\s\S]*logLevel/);
+  });
+
+  it('takes a PostgreSQL store with prepared statements turned off, and nothing but a boolean for it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-cfg-'));
+    try {
+      const file = join(dir, 'baton.json');
+      writeFileSync(file, JSON.stringify({ store: { kind: 'postgres', url: 'postgres://127.0.0.1/test', preparedStatements: false } }));
+      expect(loadConfig({ file, env: {} }).store).toStrictEqual({ kind: 'postgres', url: 'postgres://127.0.0.1/test', preparedStatements: false });
+      writeFileSync(file, JSON.stringify({ store: { kind: 'postgres', url: 'postgres://127.0.0.1/test', preparedStatements: 'no' } }));
+      expect(() => loadConfig({ file, env: {} })).toThrow(/store\.preparedStatements/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

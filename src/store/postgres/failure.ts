@@ -55,3 +55,12 @@ export function wrapPgError(err: unknown, extra: Record<string, unknown> = {}): 
   if (connectionLost(err)) return unavailable(code === '3D000' ? 'database does not exist' : 'database is unreachable', { reason: code || 'connection', ...extra }, err);
   return storageError('database operation failed', { reason: code || 'unknown', ...extra }, err);
 }
+
+/**
+ * A prepared statement whose result columns changed since it was prepared
+ * (a newer node altered a table): the server refuses it, nothing ran, and the
+ * same text sent unnamed succeeds (prepared.ts).
+ */
+export function stalePlan(err: unknown): boolean {
+  return codeOf(err) === '0A000' && /cached plan must not change result type/i.test(String((err as Error | undefined)?.message ?? ''));
+}

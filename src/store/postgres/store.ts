@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { invalidRequest, storageError, unavailable } from '../../errors.ts';
-import { CONFLICT_CODES, codeOf, connectionLost, sessionEndedBeforeApplying, worthReconnecting, wrapPgError as wrap } from './failure.ts';
+import { CONFLICT_CODES, codeOf, connectionLost, sessionEndedBeforeApplying, stalePlan, worthReconnecting, wrapPgError as wrap } from './failure.ts';
+import { namingClient, StatementNames } from './prepared.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
 import { randomIds, type IdSource } from '../../records/ids.ts';
@@ -38,6 +39,8 @@ export interface PgStoreOptions {
   limits?: LedgerLimits;
   /** Pool size per process. */
   max?: number;
+  /** Parameterised statements prepared once per connection (prepared.ts); off behind a pooler that cannot keep them. Default on. */
+  preparedStatements?: boolean;
 }
 
 export class PgStore implements Store {
@@ -100,6 +103,7 @@ export class PgStore implements Store {
       connectionString: url,
       max: opts.max ?? 10,
       connectionTimeoutMillis: 5_000,
+      ...(opts.preparedStatements === false ? {} : { Client: namingClient(new StatementNames()) }),
       // int8 as BigInt: budgets never pass through a lossy number.
       types: { getTypeParser: (oid: number, format?: string) => (oid === 20 ? BigInt : pg.types.getTypeParser(oid, format as 'text')) } as pg.CustomTypesConfig,
     });
@@ -223,7 +227,8 @@ export class PgStore implements Store {
           await delay(50 * reconnects + Math.random() * 50);
           continue;
         }
-        if (!lost && CONFLICT_CODES.has(codeOf(err)) && attempt < MAX_ATTEMPTS) {
+        // A stale prepared statement ran nothing; its text goes unnamed now (prepared.ts), so the program runs again.
+        if (!lost && (CONFLICT_CODES.has(codeOf(err)) || stalePlan(err)) && attempt < MAX_ATTEMPTS) {
           await delay(Math.random() * 5 * attempt);
           continue;
         }
@@ -276,12 +281,19 @@ export class PgStore implements Store {
 
   /** One statement on the pool, run again on a fresh connection (bounded, with backoff) while `retryable` says so. */
   private async statement<T>(sql: string, params: unknown[], retryable: (err: unknown) => boolean): Promise<T[]> {
-    for (let reconnects = 0; ; reconnects++) {
+    let staleRetried = false;
+    for (let reconnects = 0; ; ) {
       try {
         return (await this.pool.query(sql, params)).rows as T[];
       } catch (err) {
+        // A stale prepared statement ran nothing, and its text goes unnamed now (prepared.ts): once more, at once.
+        if (stalePlan(err) && !staleRetried) {
+          staleRetried = true;
+          continue;
+        }
         if (!retryable(err) || reconnects >= MAX_RECONNECTS) throw wrap(err);
-        await delay(50 * (reconnects + 1) + Math.random() * 50);
+        reconnects++;
+        await delay(50 * reconnects + Math.random() * 50);
       }
     }
   }
