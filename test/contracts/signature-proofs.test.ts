@@ -7,6 +7,7 @@
  * object and key material takes the full path.
  */
 import { createHash, generateKeyPairSync } from 'node:crypto';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DelegationContract } from '../../src/contracts/model.ts';
 import { sealContract, verifyRecordSignatures } from '../../src/contracts/signing.ts';
@@ -16,9 +17,12 @@ import { forgetVerifiedSignatures, verifiedSignatureStats } from '../../src/reco
 import { expectCodeAsync } from '../helpers/errors.ts';
 import { actors, childRequest, world } from './fixtures.ts';
 
-/** sha256 digests computed in this worker while counting (every createHash(...).digest()). */
+/** sha256 digests computed in this worker while counting: every createHash(...).digest() and every one-shot hash(). */
 const hashProto = Object.getPrototypeOf(createHash('sha256')) as { digest: (...a: unknown[]) => unknown };
 const realDigest = hashProto.digest;
+// The one-shot form is a module export: replaced on node:crypto itself, then synced into every ESM import of it.
+const nodeCrypto = createRequire(import.meta.url)('node:crypto') as { hash: (...a: unknown[]) => unknown };
+const realHash = nodeCrypto.hash;
 let digests = 0;
 beforeEach(() => {
   forgetVerifiedSignatures();
@@ -27,9 +31,13 @@ beforeEach(() => {
     digests++;
     return realDigest.apply(this, a);
   };
+  nodeCrypto.hash = (...a: unknown[]) => (digests++, realHash(...a));
+  syncBuiltinESMExports();
 });
 afterEach(() => {
   hashProto.digest = realDigest;
+  nodeCrypto.hash = realHash;
+  syncBuiltinESMExports();
 });
 
 describe('signature proofs remembered on a sealed record', () => {
