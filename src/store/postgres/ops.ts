@@ -12,8 +12,8 @@ import { capacityOf, pruneThenCapacitySql, retainedSql } from '../capacity.ts';
 import type { BalanceChange, BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../tx/ops.ts';
 import { allInOneSql, assertOnePerBalance, batchParts, gather, lineageSql, MAX_PARAMS, noneReported, nodeParts, recordParts, type Part, type Reported } from '../tx/rows-sql.ts';
 
-/** A node row as read: its depth a number (pg answers a BIGINT as text). */
-const nodeRow = (row: NodeRow): NodeRow => ({ ...row, depth: Number(row.depth) });
+// int8 comes back as BigInt (store.ts type parser): every row read here reaches its program through its zod
+// schema (tx/rows.ts checkedResult), which reads positions and depths as numbers.
 
 const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
 
@@ -63,7 +63,7 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     nodes: async (ids, lock) =>
       ids.length === 0
         ? []
-        : ((await client.query(`SELECT * FROM ledger_nodes WHERE node_id = ANY($1) ORDER BY node_id${lockSql(lock)}`, [[...ids]])).rows as NodeRow[]).map(nodeRow),
+        : ((await client.query(`SELECT * FROM ledger_nodes WHERE node_id = ANY($1) ORDER BY node_id${lockSql(lock)}`, [[...ids]])).rows as NodeRow[]),
     // Sorted, so concurrent transactions lock heads in one order (no deadlock).
     streamHeads: async (streams, lock) =>
       streams.length === 0
@@ -74,7 +74,7 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
                ON h.project_id = s.project_id AND h.branch_id = s.branch_id ORDER BY h.project_id, h.branch_id${lockSql(lock)}${lock === 'none' ? '' : ' OF h'}`,
               [streams.map((x) => x.project_id), streams.map((x) => x.branch_id)],
             )
-          ).rows as HeadRow[]).map((row) => ({ ...row, position: Number(row.position) })),
+          ).rows as HeadRow[]),
     // The charges ride in the batch's one statement: a CTE sees the rows as they were before it, which is
     // enough, as they charge stored rows only (the rows of nodes the batch inserts go in charged, TxBatch.journal).
     writeBatch: async (w) => {
@@ -92,10 +92,7 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     setRecordHead: (id, rev) =>
       exec('INSERT INTO record_heads(record_id, revision_id) VALUES ($1, $2) ON CONFLICT (record_id) DO UPDATE SET revision_id = excluded.revision_id', [id, rev]),
 
-    streamHead: async (s: StreamId, lock) => {
-      const row = await one<HeadRow>(`SELECT * FROM control_heads WHERE project_id = $1 AND branch_id = $2${lockSql(lock)}`, [s.project_id, s.branch_id]);
-      return row && { ...row, position: Number(row.position) };
-    },
+    streamHead: (s: StreamId, lock) => one<HeadRow>(`SELECT * FROM control_heads WHERE project_id = $1 AND branch_id = $2${lockSql(lock)}`, [s.project_id, s.branch_id]),
     eventByIdempotency: (s, key) =>
       one('SELECT * FROM control_events WHERE project_id = $1 AND branch_id = $2 AND idempotency_key = $3', [s.project_id, s.branch_id, key]),
     insertEvent: (row) => insert('control_events', row),
@@ -109,11 +106,8 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
 
     // The locks of the nodes returned (FOR SHARE OF n), not of the walk's own reads.
     lineage: async (id, max, lock) =>
-      ((await client.query(lineageSql((i) => `$${i}`, lock === 'none' ? '' : `${lockSql(lock)} OF n`), [id, max])).rows as NodeRow[]).map(nodeRow),
-    node: async (id, lock) => {
-      const row = await one<NodeRow>(`SELECT * FROM ledger_nodes WHERE node_id = $1${lockSql(lock)}`, [id]);
-      return row && nodeRow(row);
-    },
+      (await client.query(lineageSql((i) => `$${i}`, lock === 'none' ? '' : `${lockSql(lock)} OF n`), [id, max])).rows as NodeRow[],
+    node: (id, lock) => one<NodeRow>(`SELECT * FROM ledger_nodes WHERE node_id = $1${lockSql(lock)}`, [id]),
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
     rootCapacity: async (ns, at, before, preset) => {
       const values = { ns, at, before, preset: preset?.preset_id, since: preset?.since };

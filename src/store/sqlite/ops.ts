@@ -14,8 +14,8 @@ import { capacityOf, retainedSql, rootCapacitySql } from '../capacity.ts';
 
 type Counts = { [K in keyof RootCapacity]?: bigint };
 
-/** A node row as read: its depth a number (better-sqlite3 answers BigInt). */
-const nodeRow = (row: NodeRow): NodeRow => ({ ...row, depth: Number(row.depth) });
+// Integers come back as BigInt (database.ts safeIntegers): every row read here reaches a program or a store
+// read through its zod schema (tx/rows.ts, compose.ts), which reads positions and depths as numbers.
 
 export function sqliteOps(db: Db): TxOps {
   const q = {
@@ -102,7 +102,7 @@ export function sqliteOps(db: Db): TxOps {
       ? []
       : (prepared('heads', streams.length, () =>
           `SELECT h.* FROM (VALUES ${valuesSql(streams.length, 2, q1)}) s JOIN control_heads h ON h.project_id = s.column1 AND h.branch_id = s.column2 ORDER BY h.project_id, h.branch_id`,
-        ).all(...streams.flatMap((x) => [x.project_id, x.branch_id])) as HeadRow[]).map((row) => ({ ...row, position: Number(row.position) }));
+        ).all(...streams.flatMap((x) => [x.project_id, x.branch_id])) as HeadRow[]);
   /** The revisions that fit their heads, read in one statement (BEGIN IMMEDIATE keeps them so until the write). */
   const fitting = (rows: readonly BatchRecord[]): BatchRecord[] => {
     if (rows.length === 0) return [];
@@ -126,7 +126,7 @@ export function sqliteOps(db: Db): TxOps {
     nodes: (ids) =>
       ids.length === 0
         ? []
-        : (prepared('nodes', ids.length, () => `SELECT * FROM ledger_nodes WHERE node_id IN (${ids.map(() => '?').join(', ')})`).all(...ids) as NodeRow[]).map(nodeRow),
+        : (prepared('nodes', ids.length, () => `SELECT * FROM ledger_nodes WHERE node_id IN (${ids.map(() => '?').join(', ')})`).all(...ids) as NodeRow[]),
     streamHeads: (streams) => streamHeads(streams),
     writeBatch: (w) => {
       const records = fitting(w.records);
@@ -141,18 +141,12 @@ export function sqliteOps(db: Db): TxOps {
     insertRecord: (row) => void q.insertRecord.run(row),
     insertContent: (row) => void q.insertContent.run(row.digest, row.kind, row.document, row.stored_at),
     setRecordHead: (id, rev) => void q.setRecordHead.run(id, rev),
-    streamHead: (s: StreamId) => {
-      const row = q.streamHead.get(s.project_id, s.branch_id);
-      return row && { ...row, position: Number(row.position) };
-    },
+    streamHead: (s: StreamId) => q.streamHead.get(s.project_id, s.branch_id),
     eventByIdempotency: (s, key) => q.eventByIdem.get(s.project_id, s.branch_id, key),
     insertEvent: (row: EventRow) => void q.insertEvent.run(row),
     upsertHead: (row: HeadRow) => void q.upsertHead.run(row),
-    node: (id) => {
-      const row = q.node.get(id);
-      return row && nodeRow(row);
-    },
-    lineage: (id, max) => q.lineage.all(id, max).map(nodeRow),
+    node: (id) => q.node.get(id),
+    lineage: (id, max) => q.lineage.all(id, max),
     countDescendants: (root) => n(q.countDescendants.get(root)),
     // The prune is the root's insert trigger's (capacity.ts PRUNE_ON_ISSUE_SQLITE): `before` is PostgreSQL's.
     rootCapacity: (ns, at, _before, preset) => capacityOf(preset ? q.presetRootCapacity.get({ ns, at, preset: preset.preset_id, since: preset.since }) : q.rootCapacity.get({ ns, at })),
