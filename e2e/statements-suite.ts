@@ -34,16 +34,18 @@ export interface StatementsSetup {
 
 /**
  * Statements per delegated call, per store, exactly as many as one call
- * issues today, and write transactions. PostgreSQL meets issue #24's 20: each
- * transaction's writes are one statement (the balance charges and the record
- * heads' checks included: no record head is read before a revision is written), the
- * live-root rows follow from triggers, and the retained count rides on the
- * root's capacity statement. SQLite writes one statement per table; there a
- * statement costs microseconds, not a round trip (issue #24 note), and 20
- * would need the writes fanned out from one JSON-carrying statement, which
- * measured slower.
+ * issues today, and write transactions; issue #24 asks for at most 20. On
+ * PostgreSQL each transaction's writes are one statement (the balance charges
+ * and the record heads' checks included: no record head is read before a
+ * revision is written). On SQLite, which has no data-modifying WITH, a write
+ * is one statement per table, and a derived row rides on the statement of
+ * the row it derives from: a record's head on the record, a stream's head on
+ * its event, a balance's charge on its entry (sqlite/appends.ts), the end of
+ * a follow-up on the reservation's resolution (work-sql.ts). On both, the
+ * live-root rows follow from triggers, and a new root's capacity statement
+ * also counts the admission's claims and the retained records.
  */
-export const MAX_STATEMENTS = { sqlite: 29, postgres: 14 } as const;
+export const MAX_STATEMENTS = { sqlite: 20, postgres: 13 } as const;
 export const WRITE_TRANSACTIONS = 2;
 const CALLS = 5;
 const KEY = 'statements-test-key-not-a-secret';

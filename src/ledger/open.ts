@@ -152,8 +152,11 @@ function* placeRoot(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits
   if (req.preset) yield* tx('lockPreset', req.preset.preset_id);
   // Every count in one statement (issue #24), read after the preset's lock, with the prune of the namespace's live roots.
   const since = new Date(Date.parse(req.at) - 60_000).toISOString();
-  const capacity = yield* tx('rootCapacity', req.owner_namespace, req.at, liveRootPruneHorizon(req.at), req.preset ? { preset_id: req.preset.preset_id, since } : undefined);
+  // The admission's claims ride along (admitTask): its own read of them is then one statement saved.
+  const claims = batch.claimsToCount();
+  const capacity = yield* tx('rootCapacity', req.owner_namespace, req.at, liveRootPruneHorizon(req.at), req.preset ? { preset_id: req.preset.preset_id, since } : undefined, claims);
   batch.noteRetained(req.owner_namespace, req.at, capacity.retained);
+  if (claims) batch.noteClaimed(capacity.claimed);
   if (capacity.active_roots >= limits.maxActiveRoots) {
     throw limitExceeded('owner namespace has the maximum number of active roots', { max: limits.maxActiveRoots });
   }

@@ -92,7 +92,8 @@ export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimit
 
 function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): Program<AdmissionReceipt> {
   const digest = admissionDigest(req);
-  const claimed = yield* tx('reservationsClaiming', req.effect_id, req.reservation_id);
+  // Read unless a new root's capacity statement already found neither id held (admitTask).
+  const claimed = batch.claimsFree(req) ? [] : yield* tx('reservationsClaiming', req.effect_id, req.reservation_id);
   const prior = claimed.find((r) => r.effect_id === req.effect_id);
   if (prior) {
     if (prior.request_digest !== digest) throw invalidRequest('effect id reused with different content', { effect_id: req.effect_id });
@@ -197,6 +198,7 @@ export function* admitTask(req: TaskAdmissionRequest, ids: IdSource, limits: Led
     const fence = (yield* tx('serialWriters')) ? admission.fence_set : [];
     yield* batch.load([...fresh.map((b) => streamOf(delegationScope(b.space_id, b.node_id))), streamOf(admission.attempt_scope), ...fence], 'update');
   }
+  batch.expectClaims(admission);
   // The retained-records count is the admission's below: within one transaction it only grows.
   for (const b of req.budgets) yield* openNode(b, batch, limits, false);
   const receipt = yield* admitIn(batch, admission, limits);

@@ -48,20 +48,22 @@ export function reservationOf(row: ReservationRow, chain?: string[]): Reservatio
 
 export function* settle(req: SettlementRequest, ids: IdSource): Program<Reservation> {
   const batch = new TxBatch(ids);
-  const result = yield* settleOnly(req, batch);
+  const { result, leftHeld } = yield* settleOnly(req, batch);
   // Where writers are serial nothing is locked: a verdict's fenced heads are read with the heads its audit
   // events append to, in one statement (issue #24).
   if (req.fences && (yield* tx('serialWriters'))) {
     yield* batch.load([...streamsToRead(req.fences.fence_set, req.fences.scopes), ...(req.events ?? []).map((e) => streamOf(e.control_scope_ref))], 'update');
   }
   yield* rideAlong(batch, req.records, req.events, req.at);
-  if (req.ends_follow) batch.endFollow(req.ends_follow);
+  // A reservation that left `held` here ended its effect's follow-up in the same statement (work-sql.ts workEndsOnResolveSql).
+  if (req.ends_follow && !(leftHeld && req.ends_follow === result.effect_id)) batch.endFollow(req.ends_follow);
   yield* batch.flush();
   if (req.fences) yield* fencesHold(batch, req.fences);
   return result;
 }
 
-function* settleOnly(req: SettlementRequest, batch: TxBatch): Program<Reservation> {
+/** The reservation as settled, and whether this settlement moved it out of `held`. */
+function* settleOnly(req: SettlementRequest, batch: TxBatch): Program<{ result: Reservation; leftHeld: boolean }> {
   const settlement = JSON.stringify({
     outcome: req.outcome.kind,
     actual: req.outcome.kind === 'measured' ? stringAmounts(Object.fromEntries(req.outcome.actual)) : undefined,
@@ -71,19 +73,20 @@ function* settleOnly(req: SettlementRequest, batch: TxBatch): Program<Reservatio
   // row it returns is the one it locked and changed. Anything else is read and decided below.
   const held = nextReservationStatus('held', req.outcome);
   const resolved = yield* tx('resolveHeld', req.reservation_id, held, settlement, held === 'unknown' ? null : req.at);
-  if (resolved) return yield* settled(req, batch, resolved);
+  if (resolved) return { result: yield* settled(req, batch, resolved), leftHeld: true };
   if (req.held_only) throw invalidRequest('reservation is no longer held', { reservation_id: req.reservation_id, conflict: 'not_held' });
   const row = yield* tx('reservation', req.reservation_id, 'update');
   if (!row) throw invalidRequest('reservation is unknown', { reservation_id: req.reservation_id });
   // Resolve-once: the same settlement again is a no-op, a different one an error.
-  if (row.settlement !== null && row.status !== 'unknown' && row.settlement === settlement) return reservationOf(row);
+  if (row.settlement !== null && row.status !== 'unknown' && row.settlement === settlement) return { result: reservationOf(row), leftHeld: false };
   if (row.status === 'unknown' && req.outcome.kind !== 'unknown' && !req.evidence) {
     throw invalidRequest('leaving unknown requires reconciliation evidence', { reservation_id: req.reservation_id });
   }
-  if (row.status === 'unknown' && req.outcome.kind === 'unknown') return reservationOf(row);
+  if (row.status === 'unknown' && req.outcome.kind === 'unknown') return { result: reservationOf(row), leftHeld: false };
   const status = nextReservationStatus(row.status as Reservation['status'], req.outcome);
   yield* tx('resolveReservation', req.reservation_id, status, settlement, status === 'unknown' ? null : req.at);
-  return yield* settled(req, batch, { ...row, status, settlement, settled_at: status === 'unknown' ? null : req.at });
+  const result = yield* settled(req, batch, { ...row, status, settlement, settled_at: status === 'unknown' ? null : req.at });
+  return { result, leftHeld: row.status === 'held' && status !== 'held' };
 }
 
 /**

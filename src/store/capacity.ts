@@ -234,7 +234,7 @@ export const presetIssuedSinceSql = (p: PresetPlaceholder) =>
   `SELECT count(*) AS n FROM ledger_nodes WHERE preset_id = ${p('preset')} AND parent_id IS NULL AND created_at > ${p('since')}`;
 
 /** `p(name)` renders a placeholder for the combined capacity statement (`before`: the prune horizon). */
-export type RootCapacityPlaceholder = (name: 'ns' | 'at' | 'preset' | 'since' | 'before') => string;
+export type RootCapacityPlaceholder = (name: 'ns' | 'at' | 'preset' | 'since' | 'before' | 'effect' | 'reservation') => string;
 
 /**
  * A new root's capacity in one statement (issue #24: one statement, not one
@@ -242,9 +242,10 @@ export type RootCapacityPlaceholder = (name: 'ns' | 'at' | 'preset' | 'since' | 
  * when it is issued from a preset, that preset's active roots and its roots
  * issued after `since` — each the rule above, unchanged.
  */
-export const rootCapacitySql = (p: RootCapacityPlaceholder, withPreset: boolean, unresolved: Unresolved = 'rows') =>
+export const rootCapacitySql = (p: RootCapacityPlaceholder, withPreset: boolean, unresolved: Unresolved = 'rows', withClaims = false) =>
   `SELECT (${activeRootsSql(p)}) AS active_roots, (${retainedSql(p, unresolved)}) AS retained` +
-  (withPreset ? `, (${presetActiveRootsSql(p)}) AS preset_active, (${presetIssuedSinceSql(p)}) AS preset_issued` : '');
+  (withPreset ? `, (${presetActiveRootsSql(p)}) AS preset_active, (${presetIssuedSinceSql(p)}) AS preset_issued` : '') +
+  (withClaims ? `, (SELECT count(*) FROM ledger_reservations WHERE effect_id = ${p('effect')} OR reservation_id = ${p('reservation')}) AS claimed` : '');
 
 /**
  * PostgreSQL: the prune (pruneLiveRootsSql, horizon `before`) and the counts
@@ -253,8 +254,8 @@ export const rootCapacitySql = (p: RootCapacityPlaceholder, withPreset: boolean,
  * count: a pruned row is expired and has nothing unresolved, and the rule
  * counts neither (activeFrom).
  */
-export const pruneThenCapacitySql = (p: RootCapacityPlaceholder, withPreset: boolean) =>
-  `WITH pruned AS (${pruneLiveRootsSql((name) => p(name === 'at' ? 'before' : name))}) ${rootCapacitySql(p, withPreset)}`;
+export const pruneThenCapacitySql = (p: RootCapacityPlaceholder, withPreset: boolean, withClaims: boolean) =>
+  `WITH pruned AS (${pruneLiveRootsSql((name) => p(name === 'at' ? 'before' : name))}) ${rootCapacitySql(p, withPreset, 'rows', withClaims)}`;
 
 /** The counts of one rootCapacitySql row, whatever integer type the driver returns (the preset ones 0 without a preset). */
 export const capacityOf = (row: { [K in keyof RootCapacity]?: unknown } | undefined): RootCapacity => ({
@@ -262,4 +263,5 @@ export const capacityOf = (row: { [K in keyof RootCapacity]?: unknown } | undefi
   retained: Number(row?.retained ?? 0),
   preset_active: Number(row?.preset_active ?? 0),
   preset_issued: Number(row?.preset_issued ?? 0),
+  claimed: Number(row?.claimed ?? 0),
 });

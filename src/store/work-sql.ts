@@ -47,6 +47,21 @@ export const workRemoteTaskSql = 'ALTER TABLE attempt_work ADD COLUMN remote_tas
  */
 export const workGatewaySql = 'ALTER TABLE attempt_work ADD COLUMN gateway_id TEXT;';
 
+/**
+ * Migration 20 (issue #24): an effect's follow-up ends when its reservation
+ * leaves `held` (a verdict, or durable uncertainty: the reconciler takes
+ * over), in the statement that resolves it — the verdict's own DELETE was a
+ * statement of its own on SQLite. A settlement that resolves from another
+ * status still ends it explicitly (ledger/settle.ts).
+ */
+export const workEndsOnResolveSql = (dialect: 'sqlite' | 'postgres'): string => {
+  const when = "OLD.status = 'held' AND NEW.status <> 'held'";
+  const body = 'DELETE FROM attempt_work WHERE effect_id = NEW.effect_id';
+  if (dialect === 'sqlite') return `CREATE TRIGGER attempt_work_ends_on_resolve AFTER UPDATE OF status ON ledger_reservations WHEN ${when} BEGIN ${body}; END;`;
+  return `CREATE FUNCTION attempt_work_ends_on_resolve() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN ${body}; RETURN NULL; END $fn$;
+  CREATE TRIGGER attempt_work_ends_on_resolve AFTER UPDATE OF status ON ledger_reservations FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION attempt_work_ends_on_resolve();`;
+};
+
 const COLUMNS = 'effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at, remote_task_id, gateway_id';
 const rowOf = (r: WorkRow): WorkRow => ({ ...r, tries: Number(r.tries) });
 const clamp = (limit: number) => Math.min(Math.max(Math.trunc(limit) || 1, 1), 1000);

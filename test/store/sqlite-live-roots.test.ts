@@ -47,7 +47,8 @@ describe('sqlite: live roots', () => {
       await settle(ids[1]!, 'unknown'); // still unresolved
       expect(counter()).toBe(4n);
       // The store as schema 15 left it: no counter, no triggers, the namespace index still there (migration 17 drops it).
-      store.handle.exec(`DROP TRIGGER ledger_live_root_prune_on_issue; DROP TRIGGER ledger_unresolved_on_insert; DROP TRIGGER ledger_unresolved_on_update; DROP TRIGGER ledger_unresolved_on_delete;
+      store.handle.exec(`DROP VIEW record_appends; DROP VIEW control_appends; DROP VIEW ledger_journal; DROP TRIGGER attempt_work_ends_on_resolve;
+        DROP TRIGGER ledger_live_root_prune_on_issue; DROP TRIGGER ledger_unresolved_on_insert; DROP TRIGGER ledger_unresolved_on_update; DROP TRIGGER ledger_unresolved_on_delete;
         DROP TABLE ledger_unresolved_counts; CREATE INDEX ledger_reservations_live ON ledger_reservations(owner_namespace, status);
         DELETE FROM schema_migrations WHERE version >= 16;`);
       await store.close();

@@ -78,7 +78,7 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
     // The charges ride in the batch's one statement: a CTE sees the rows as they were before it, which is
     // enough, as they charge stored rows only (the rows of nodes the batch inserts go in charged, TxBatch.journal).
     writeBatch: async (w) => {
-      const parts = batchParts(w, recordParts(w.records));
+      const parts = batchParts(w, { records: recordParts(w.records) });
       const { revisions, heads, charges } = await insertParts(w.charges.length === 0 ? parts : [...parts, chargePart(w.charges)]);
       if (charges !== w.charges.length) throw new Error('a balance row is missing');
       return { revisions, heads };
@@ -109,10 +109,10 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       (await client.query(lineageSql((i) => `$${i}`, lock === 'none' ? '' : `${lockSql(lock)} OF n`), [id, max])).rows as NodeRow[],
     node: (id, lock) => one<NodeRow>(`SELECT * FROM ledger_nodes WHERE node_id = $1${lockSql(lock)}`, [id]),
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
-    rootCapacity: async (ns, at, before, preset) => {
-      const values = { ns, at, before, preset: preset?.preset_id, since: preset?.since };
+    rootCapacity: async (ns, at, before, preset, claims) => {
+      const values = { ns, at, before, preset: preset?.preset_id, since: preset?.since, effect: claims?.effect_id, reservation: claims?.reservation_id };
       const names: (keyof typeof values)[] = [];
-      const sql = pruneThenCapacitySql((name) => `$${names.indexOf(name) + 1 || names.push(name)}`, preset !== undefined);
+      const sql = pruneThenCapacitySql((name) => `$${names.indexOf(name) + 1 || names.push(name)}`, preset !== undefined, claims !== undefined);
       return capacityOf(await one(sql, names.map((n) => values[n])));
     },
     countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),

@@ -8,7 +8,7 @@ import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootsTableSql, liveRootTrigg
 import { controlLedgerTablesSql, PG_DDL, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
-import { workGatewaySql, workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
+import { workEndsOnResolveSql, workGatewaySql, workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
 import { contentTablesSql } from '../content-sql.ts';
 
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
@@ -34,4 +34,7 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   // SQLite's migration 18 prunes live roots in the root's insert trigger (capacity.ts PRUNE_ON_ISSUE_SQLITE); here the
   // prune rides in the capacity statement, already one round trip (pruneThenCapacitySql).
   { version: 18, sql: 'SELECT 1' },
+  // SQLite's migration 19 adds the views a batch appends through (sqlite/appends.ts); here a batch is one statement already.
+  { version: 19, sql: 'SELECT 1' },
+  { version: 20, sql: workEndsOnResolveSql('postgres') },
 ];

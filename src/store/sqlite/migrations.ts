@@ -8,8 +8,9 @@ import { CAPACITY_INDEXES, DROP_NAMESPACE_INDEX_SQLITE, DROP_UNREAD_INDEXES, liv
 import { controlLedgerTablesSql, SQLITE_DDL, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
-import { workGatewaySql, workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
+import { workEndsOnResolveSql, workGatewaySql, workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
 import { contentTablesSql } from '../content-sql.ts';
+import { APPEND_VIEWS_SQLITE } from './appends.ts';
 
 export interface Migration {
   version: number;
@@ -34,4 +35,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 16, sql: UNRESOLVED_COUNTER_SQLITE },
   { version: 17, sql: DROP_NAMESPACE_INDEX_SQLITE },
   { version: 18, sql: PRUNE_ON_ISSUE_SQLITE },
+  { version: 19, sql: APPEND_VIEWS_SQLITE },
+  { version: 20, sql: workEndsOnResolveSql('sqlite') },
 ];

@@ -11,6 +11,7 @@ import { checkedRow, RecordHeadRowSchema } from '../tx/rows.ts';
 import type { Db } from './database.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
 import { capacityOf, retainedSql, rootCapacitySql } from '../capacity.ts';
+import { controlAppends, journalAppends, recordAppends, TRIGGER_REFUSAL } from './appends.ts';
 
 type Counts = { [K in keyof RootCapacity]?: bigint };
 
@@ -46,8 +47,6 @@ export function sqliteOps(db: Db): TxOps {
     node: db.prepare<[string], NodeRow>('SELECT * FROM ledger_nodes WHERE node_id = ?'),
     lineage: db.prepare<[string, number], NodeRow>(lineageSql(() => '?', '')),
     countDescendants: db.prepare<[string], { n: bigint }>('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = ? AND parent_id IS NOT NULL'),
-    rootCapacity: db.prepare<[{ ns: string; at: string }], Counts>(rootCapacitySql((name) => `@${name}`, false, 'counter')),
-    presetRootCapacity: db.prepare<[{ ns: string; at: string; preset: string; since: string }], Counts>(rootCapacitySql((name) => `@${name}`, true, 'counter')),
     countRetained: db.prepare<[{ ns: string; at: string }], { n: bigint }>(retainedSql((name) => `@${name}`, 'counter')),
     addToBalance: db.prepare(
       'UPDATE ledger_balances SET consumed = consumed + ?, reserved = reserved + ? WHERE node_id = ? AND dimension = ?',
@@ -66,6 +65,14 @@ export function sqliteOps(db: Db): TxOps {
     ),
   };
   const n = (row: { n: bigint } | undefined) => Number(row?.n ?? 0n);
+  // The capacity statement in its four forms (with or without a preset, with or without claims), each prepared once.
+  const capacities = new Map<string, Database.Statement<[Record<string, string>], Counts>>();
+  const capacity = (withPreset: boolean, withClaims: boolean) => {
+    const key = `${withPreset}:${withClaims}`;
+    let stmt = capacities.get(key);
+    if (!stmt) capacities.set(key, (stmt = db.prepare<[Record<string, string>], Counts>(rootCapacitySql((name) => `@${name}`, withPreset, 'counter', withClaims))));
+    return stmt;
+  };
   // One statement per list length (a chain has at most 17 nodes), prepared once.
   const balancesFor = new Map<number, Database.Statement<string[], BalanceRow>>();
   const balances = (ids: readonly string[]): BalanceRow[] => {
@@ -113,6 +120,24 @@ export function sqliteOps(db: Db): TxOps {
     const byRecord = new Map(heads.map((h) => checkedRow(RecordHeadRowSchema, h, 'recordHeads')).map((h) => [h.record_id, h]));
     return rows.filter((r) => fitsHead(r, byRecord.get(r.record_id)));
   };
+  /**
+   * Writes the revisions that fit their heads and returns their ids: all of
+   * them in one statement, or — when one does not fit and the view refuses
+   * the statement — those the heads, read first, say fit (the rest are left
+   * to the single-row rules, TxBatch.flush).
+   */
+  const appendRecords = (rows: readonly BatchRecord[]): string[] => {
+    if (rows.length === 0) return [];
+    try {
+      insertParts([recordAppends(rows)]);
+      return rows.map((r) => r.revision_id);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== TRIGGER_REFUSAL) throw err;
+    }
+    const fit = fitting(rows);
+    if (fit.length > 0) insertParts(checkedRecordParts(fit));
+    return fit.map((r) => r.revision_id);
+  };
   const addToBalances: TxOps['addToBalances'] = (deltas) => {
     if (deltas.length === 0) return;
     assertOnePerBalance(deltas);
@@ -128,11 +153,14 @@ export function sqliteOps(db: Db): TxOps {
         ? []
         : (prepared('nodes', ids.length, () => `SELECT * FROM ledger_nodes WHERE node_id IN (${ids.map(() => '?').join(', ')})`).all(...ids) as NodeRow[]),
     streamHeads: (streams) => streamHeads(streams),
+    // The revisions first, through their view (appends.ts), as no other row of a batch names them; then the
+    // rest, events with their heads and entries with their charges through theirs.
     writeBatch: (w) => {
-      const records = fitting(w.records);
-      insertParts(batchParts(w, checkedRecordParts(records)));
-      addToBalances(w.charges);
-      return { revisions: records.map((r) => r.revision_id), heads: records.length };
+      const revisions = appendRecords(w.records);
+      const journal = journalAppends(w.entries, w.charges);
+      insertParts(batchParts(w, { records: [], control: controlAppends(w.events, w.heads), journal: journal.parts }));
+      addToBalances(journal.apart);
+      return { revisions, heads: revisions.length };
     },
     insertNodes: (nodes, balances) => void insertParts(nodeParts(nodes, balances)),
     addToBalances,
@@ -149,7 +177,10 @@ export function sqliteOps(db: Db): TxOps {
     lineage: (id, max) => q.lineage.all(id, max),
     countDescendants: (root) => n(q.countDescendants.get(root)),
     // The prune is the root's insert trigger's (capacity.ts PRUNE_ON_ISSUE_SQLITE): `before` is PostgreSQL's.
-    rootCapacity: (ns, at, _before, preset) => capacityOf(preset ? q.presetRootCapacity.get({ ns, at, preset: preset.preset_id, since: preset.since }) : q.rootCapacity.get({ ns, at })),
+    rootCapacity: (ns, at, _before, preset, claims) =>
+      capacityOf(
+        capacity(preset !== undefined, claims !== undefined).get({ ns, at, ...(preset && { preset: preset.preset_id, since: preset.since }), ...(claims && { effect: claims.effect_id, reservation: claims.reservation_id }) }),
+      ),
     countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),
     // BEGIN IMMEDIATE already makes every writer serial.
     serialWriters: () => true,

@@ -26,7 +26,7 @@ import { invalidRequest } from '../../errors.ts';
 import { checkedDocument, contentRowOf, putRecord, recordRowOf } from '../../records/put.ts';
 import { ridersOf } from '../../records/detached.ts';
 import { rememberStored } from '../../records/decode.ts';
-import { tx, type BalanceChange, type BalanceRow, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type ReservationRow, type WorkRow } from './ops.ts';
+import { tx, type BalanceChange, type Claims, type BalanceRow, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type ReservationRow, type WorkRow } from './ops.ts';
 
 export class TxBatch {
   /** Heads as they stand inside this transaction (null: the stream has no events yet). */
@@ -48,6 +48,8 @@ export class TxBatch {
   private readonly done: string[] = [];
   /** The retained count a capacity statement read (rootCapacity), and how many nodes this batch had opened then. */
   private retained?: { ns: string; at: string; n: number; opened: number };
+  /** The ids this transaction's admission claims (admitTask) and, once a capacity statement counted them, whether none is held. */
+  private claims?: Claims & { free?: boolean };
   /** Streams this batch appended to (their heads are written at flush). */
   private readonly moved = new Set<string>();
 
@@ -205,6 +207,32 @@ export class TxBatch {
     if (this.toInsert.size === 0) return;
     const { nodes, balances } = this.takeUnwritten();
     yield* tx('insertNodes', nodes, balances);
+  }
+
+  /** Names the ids this transaction's admission will claim, for a new root's capacity statement to count (ledger/open.ts placeRoot). */
+  expectClaims(claims: Claims): void {
+    this.claims = { effect_id: claims.effect_id, reservation_id: claims.reservation_id };
+  }
+
+  /** The claims a capacity statement is to count: those expected and not counted yet. */
+  claimsToCount(): Claims | undefined {
+    const c = this.claims;
+    return c && c.free === undefined ? { effect_id: c.effect_id, reservation_id: c.reservation_id } : undefined;
+  }
+
+  /** Keeps what a capacity statement counted of the claims (claimsToCount). */
+  noteClaimed(n: number): void {
+    if (this.claims) this.claims.free = n === 0;
+  }
+
+  /**
+   * True when a capacity statement of this transaction found no reservation
+   * holding either id: none can hold one since, as this batch writes its
+   * reservations only at flush (on PostgreSQL a concurrent one fails the
+   * insert, and the transaction runs again from its start).
+   */
+  claimsFree(claims: Claims): boolean {
+    return this.claims?.free === true && this.claims.effect_id === claims.effect_id && this.claims.reservation_id === claims.reservation_id;
   }
 
   /** Keeps the retained count of `ns` at `at` a capacity statement read, every node this batch opened so far written. */

@@ -143,8 +143,9 @@ export interface TxOps {
    * of its namespace and, for a preset root, the preset's active roots and its roots issued after `since` — after
    * forgetting the namespace's never-reserved roots that expired by `pruneBefore` (pruneLiveRootsSql),
    * which no count includes. One statement: on SQLite the prune is the root's insert trigger's (capacity.ts PRUNE_ON_ISSUE_SQLITE).
+   * With `claims`, the same statement also counts the reservations holding either id (reservationsClaiming's rows).
    */
-  rootCapacity(ownerNamespace: string, at: string, pruneBefore: string, preset?: { preset_id: string; since: string }): RootCapacity;
+  rootCapacity(ownerNamespace: string, at: string, pruneBefore: string, preset?: { preset_id: string; since: string }, claims?: Claims): RootCapacity;
   balances(nodeIds: readonly string[], lock: Lock): BalanceRow[];
   addToBalance(nodeId: string, dimension: string, consumed: bigint, reserved: bigint): void;
   /** Lowers a ceiling; never below what is consumed and reserved (the CHECK keeps it so). */
@@ -177,8 +178,16 @@ export interface TxOps {
   addToBalances(deltas: readonly BalanceChange[]): void;
 }
 
-/** Counts of rootCapacity (the preset ones 0 without a preset). */
+/** The ids an admission will claim: its effect's, and its reservation's. */
+export interface Claims {
+  effect_id: string;
+  reservation_id: string;
+}
+
+/** Counts of rootCapacity (the preset ones 0 without a preset, `claimed` 0 without claims). */
 export interface RootCapacity {
+  /** Reservations holding the effect id or the reservation id asked about. */
+  claimed: number;
   active_roots: number;
   /** The namespace's retained records (capacity.ts retainedSql) as this statement found them. */
   retained: number;

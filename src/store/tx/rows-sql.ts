@@ -94,7 +94,7 @@ export interface Part {
 
 export type Report = 'revisions' | 'heads' | 'charges';
 
-const insertPart = <T>(shape: RowShape<T>, rows: readonly T[]): Part => ({
+export const insertPart = <T>(shape: RowShape<T>, rows: readonly T[]): Part => ({
   key: shape.table,
   rows: rows.length,
   sql: (p) => insertSql(shape, rows.length, p),
@@ -117,7 +117,7 @@ const donePart = (effectIds: readonly string[]): Part => ({
  * names the head exactly — its revision id and that revision's content digest.
  * `c` names v's columns: record_id, prior revision id, prior content digest.
  */
-const fitsSql = (c: { record: string; prior: string; digest: string }) =>
+export const fitsSql = (c: { record: string; prior: string; digest: string }) =>
   `CASE WHEN ${c.prior} IS NULL THEN NOT EXISTS (SELECT 1 FROM record_heads h WHERE h.record_id = ${c.record})
    ELSE EXISTS (SELECT 1 FROM record_heads h JOIN records r ON r.revision_id = h.revision_id
      WHERE h.record_id = ${c.record} AND h.revision_id = ${c.prior} AND r.content_digest = ${c.digest}) END`;
@@ -186,16 +186,27 @@ export const checkedRecordParts = (rows: readonly BatchRecord[]): Part[] => [
 const RECORD_ROWS = cols<RecordRow>('records', [...RECORD_COLS]);
 const RECORD_HEAD_ROWS = cols<{ record_id: string; revision_id: string }>('record_heads', ['record_id', 'revision_id'], ' ON CONFLICT (record_id) DO UPDATE SET revision_id = excluded.revision_id');
 
-/** A batch's writes, table by table in the order they are written, leaving out empty tables; `records`: recordParts or checkedRecordParts. */
-export function batchParts(w: BatchWrites, records: readonly Part[]): Part[] {
+/**
+ * A dialect's own form of some of a batch's tables: `records` (recordParts,
+ * or none where the adapter writes them itself); `control`, the events with
+ * their heads, and `journal`, the entries with the charges of their balances,
+ * where a dialect writes each pair in one statement (sqlite/appends.ts).
+ */
+export interface DialectParts {
+  records: readonly Part[];
+  control?: readonly Part[];
+  journal?: readonly Part[];
+}
+
+/** A batch's writes, table by table in the order they are written, leaving out empty tables. */
+export function batchParts(w: BatchWrites, own: DialectParts): Part[] {
   const parts = [
     ...nodeParts(w.nodes, w.balances),
-    ...records,
+    ...own.records,
     insertPart(CONTENT_ROWS, w.contents),
-    insertPart(EVENT_ROWS, w.events),
-    insertPart(HEAD_ROWS, w.heads),
+    ...(own.control ?? [insertPart(EVENT_ROWS, w.events), insertPart(HEAD_ROWS, w.heads)]),
     insertPart(RESERVATION_ROWS, w.reservations),
-    insertPart(ENTRY_ROWS, w.entries),
+    ...(own.journal ?? [insertPart(ENTRY_ROWS, w.entries)]),
     insertPart(WORK_ROWS, w.work.map((r) => ({ ...r, gateway_id: r.gateway_id ?? null }))),
     donePart(w.done),
   ];

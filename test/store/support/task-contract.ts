@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { randomIds } from '../../../src/records/ids.ts';
 import type { Store } from '../../../src/store/port.ts';
 import { expectCodeAsync } from '../../helpers/errors.ts';
-import { freshSpace, NOW, presetTask, publishAgent } from './fixtures.ts';
+import { actor, agentScope, FAR, freshSpace, NOW, presetTask, publishAgent, taskAdmission } from './fixtures.ts';
 import type { MakeStore } from './contract.ts';
 
 const preset = (over: Partial<{ max_active_roots: number; max_per_minute: number }> = {}) => ({ preset_id: randomIds.next('preset'), max_active_roots: 100, max_per_minute: 1000, ...over });
@@ -67,6 +67,31 @@ export function taskContract(name: string, make: MakeStore): void {
     });
   });
 
+  describe(`${name}: a new task's claims, counted with its root's capacity`, () => {
+    // The capacity statement of the new root also counts the reservations holding the admission's ids
+    // (capacity.ts rootCapacitySql, issue #24): a taken id is still refused by name, and nothing is left.
+    it('an effect id or a reservation id already taken is refused by name, and the new root is not kept', async () => {
+      const store = await make();
+      const s = await space(store);
+      const first = presetTask(store, s, preset());
+      const admitted = await first.run();
+      const fence = [...(await store.control.fenceSet([agentScope(s)]))];
+      const fresh = () => ({ space_id: s, owner_namespace: `ns-${s}`, actor_ref: actor, at: NOW(), node_id: randomIds.next('dlg'), not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: 5n }], preset: preset() });
+      const sameEffect = fresh();
+      const reused = await expectCodeAsync(store.ledger.admitTask(await taskAdmission(store, s, [sameEffect], fence, sameEffect.node_id, { effect: first.effect })), 'invalid_request');
+      expect([reused.message, reused.details]).toStrictEqual(['effect id reused with different content', { effect_id: first.effect }]);
+      const sameReservation = fresh();
+      const req = await taskAdmission(store, s, [sameReservation], fence, sameReservation.node_id);
+      const taken = await expectCodeAsync(store.ledger.admitTask({ ...req, admission: { ...req.admission, reservation_id: admitted.reservation_id } }), 'invalid_request');
+      expect([taken.message, taken.details]).toStrictEqual(['reservation id already used', { reservation_id: admitted.reservation_id }]);
+      expect([await store.ledger.node(sameEffect.node_id), await store.ledger.node(sameReservation.node_id)]).toStrictEqual([undefined, undefined]);
+      // Neither id taken: admitted.
+      const ok = fresh();
+      await expect(store.ledger.admitTask(await taskAdmission(store, s, [ok], fence, ok.node_id))).resolves.toMatchObject({ status: 'held', replayed: false });
+      await store.close();
+    });
+  });
+
   describe(`${name}: the attempt work queue`, () => {
     it('an admission inserts its follow-up leased to its node; the verdict\'s settlement deletes it', async () => {
       const store = await make();
@@ -77,6 +102,22 @@ export function taskContract(name: string, make: MakeStore): void {
       expect(row).toMatchObject({ effect_id: t.effect, reservation_id: r.reservation_id, lease_owner: 'node_test', tries: 0 });
       await store.ledger.settle({ reservation_id: r.reservation_id, outcome: { kind: 'not_dispatched' }, at: NOW(), ends_follow: t.effect });
       expect(await store.work.get(t.effect)).toBeUndefined();
+      await store.close();
+    });
+
+    it('a reservation leaving held ends its follow-up in the statement that resolves it (migration 20), unknown included', async () => {
+      const store = await make();
+      const s = await space(store);
+      for (const kind of ['not_dispatched', 'unknown'] as const) {
+        const t = presetTask(store, s, preset());
+        const r = await t.run();
+        const other = presetTask(store, s, preset());
+        await other.run();
+        // No ends_follow: the resolution alone ends it; another effect's follow-up is left as it is.
+        await store.ledger.settle({ reservation_id: r.reservation_id, outcome: { kind }, at: NOW() });
+        expect(await store.work.get(t.effect), kind).toBeUndefined();
+        expect(await store.work.get(other.effect), kind).toMatchObject({ effect_id: other.effect });
+      }
       await store.close();
     });
 
