@@ -156,7 +156,7 @@ function* placeRoot(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits
   const claims = batch.claimsToCount();
   const capacity = yield* tx('rootCapacity', req.owner_namespace, req.at, liveRootPruneHorizon(req.at), req.preset ? { preset_id: req.preset.preset_id, since } : undefined, claims);
   batch.noteRetained(req.owner_namespace, req.at, capacity.retained);
-  if (claims) batch.noteClaimed(capacity.claimed);
+  if (claims) batch.noteClaimed(claims, capacity.claimed);
   if (capacity.active_roots >= limits.maxActiveRoots) {
     throw limitExceeded('owner namespace has the maximum number of active roots', { max: limits.maxActiveRoots });
   }

@@ -118,7 +118,9 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
   // Fences: every ancestor delegation stream plus the caller-named authority scopes, read in one statement.
   const required = [...chain.map((n) => delegationScope(n.space_id, n.node_id)), ...req.scopes];
   const toRead = streamsToRead(req.fence_set, required);
-  yield* batch.load(toRead, 'share');
+  // Where writers are serial nothing is locked: the audit stream this admission appends to is read with the fence's (one statement, issue #24).
+  const audit = (yield* tx('serialWriters')) ? [streamOf(req.attempt_scope)] : [];
+  yield* batch.load([...toRead, ...audit], 'share');
   assertFences(req.fence_set, required, batch.known(toRead));
   for (const n of chain) {
     if (Date.parse(n.not_after) <= Date.parse(req.at)) throw contextInvalidated('a delegation in the chain has expired', { reason: 'expired', node_id: n.node_id });

@@ -85,8 +85,8 @@ function* settleOnly(req: SettlementRequest, batch: TxBatch): Program<{ result: 
   if (row.status === 'unknown' && req.outcome.kind === 'unknown') return { result: reservationOf(row), leftHeld: false };
   const status = nextReservationStatus(row.status as Reservation['status'], req.outcome);
   yield* tx('resolveReservation', req.reservation_id, status, settlement, status === 'unknown' ? null : req.at);
-  const result = yield* settled(req, batch, { ...row, status, settlement, settled_at: status === 'unknown' ? null : req.at });
-  return { result, leftHeld: row.status === 'held' && status !== 'held' };
+  // Not held when resolveHeld above looked (only another writer's resolution could change that since).
+  return { result: yield* settled(req, batch, { ...row, status, settlement, settled_at: status === 'unknown' ? null : req.at }), leftHeld: false };
 }
 
 /**

@@ -220,9 +220,9 @@ export class TxBatch {
     return c && c.free === undefined ? { effect_id: c.effect_id, reservation_id: c.reservation_id } : undefined;
   }
 
-  /** Keeps what a capacity statement counted of the claims (claimsToCount). */
-  noteClaimed(n: number): void {
-    if (this.claims) this.claims.free = n === 0;
+  /** Keeps what a capacity statement counted of `claims` (claimsToCount's). */
+  noteClaimed(claims: Claims, n: number): void {
+    this.claims = { effect_id: claims.effect_id, reservation_id: claims.reservation_id, free: n === 0 };
   }
 
   /**
