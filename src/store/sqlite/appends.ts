@@ -94,7 +94,11 @@ export function controlAppends(events: readonly EventRow[], heads: readonly Head
     if (!h || Number(h.position) !== Number(e.position) || h.event_id !== e.event_id || h.event_digest !== e.event_digest) return undefined;
   }
   if (events.length === 0) return [];
-  return [viewPart('control_appends', CONTROL_APPEND_COLS, events.map((e) => { const h = byStream.get(streamKey(e))!; return [...EVENT.map((c) => e[c]), h.scope_kind, h.state]; }))];
+  const rows = events.map((e) => {
+    const h = byStream.get(streamKey(e))!;
+    return [...EVENT.map((c) => e[c]), h.scope_kind, h.state];
+  });
+  return [viewPart('control_appends', CONTROL_APPEND_COLS, rows)];
 }
 
 /**

@@ -94,7 +94,7 @@ export interface Part {
 
 export type Report = 'revisions' | 'heads' | 'charges';
 
-export const insertPart = <T>(shape: RowShape<T>, rows: readonly T[]): Part => ({
+const insertPart = <T>(shape: RowShape<T>, rows: readonly T[]): Part => ({
   key: shape.table,
   rows: rows.length,
   sql: (p) => insertSql(shape, rows.length, p),
