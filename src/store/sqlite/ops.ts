@@ -65,14 +65,6 @@ export function sqliteOps(db: Db): TxOps {
     ),
   };
   const n = (row: { n: bigint } | undefined) => Number(row?.n ?? 0n);
-  // The capacity statement in its four forms (with or without a preset, with or without claims), each prepared once.
-  const capacities = new Map<string, Database.Statement<[Record<string, string>], Counts>>();
-  const capacity = (withPreset: boolean, withClaims: boolean) => {
-    const key = `${withPreset}:${withClaims}`;
-    let stmt = capacities.get(key);
-    if (!stmt) capacities.set(key, (stmt = db.prepare<[Record<string, string>], Counts>(rootCapacitySql((name) => `@${name}`, withPreset, 'counter', withClaims))));
-    return stmt;
-  };
   // One statement per list length (a chain has at most 17 nodes), prepared once.
   const balancesFor = new Map<number, Database.Statement<string[], BalanceRow>>();
   const balances = (ids: readonly string[]): BalanceRow[] => {
@@ -178,8 +170,14 @@ export function sqliteOps(db: Db): TxOps {
     countDescendants: (root) => n(q.countDescendants.get(root)),
     // The prune is the root's insert trigger's (capacity.ts PRUNE_ON_ISSUE_SQLITE): `before` is PostgreSQL's.
     rootCapacity: (ns, at, _before, preset, claims) =>
+      // Its four forms (with or without a preset, with or without claims), each prepared once.
       capacityOf(
-        capacity(preset !== undefined, claims !== undefined).get({ ns, at, ...(preset && { preset: preset.preset_id, since: preset.since }), ...(claims && { effect: claims.effect_id, reservation: claims.reservation_id }) }),
+        prepared(`capacity:${preset !== undefined}:${claims !== undefined}`, 1, () => rootCapacitySql((name) => `@${name}`, preset !== undefined, 'counter', claims !== undefined)).get({
+          ns,
+          at,
+          ...(preset && { preset: preset.preset_id, since: preset.since }),
+          ...(claims && { effect: claims.effect_id, reservation: claims.reservation_id }),
+        }) as Counts | undefined,
       ),
     countRetained: (ns, at) => n(q.countRetained.get({ ns, at })),
     // BEGIN IMMEDIATE already makes every writer serial.

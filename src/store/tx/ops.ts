@@ -168,8 +168,9 @@ export interface TxOps {
    * table's write a data-modifying WITH (one round trip, issue #24). A
    * record revision is written, with its head, only where it is its record's
    * plain next revision: on PostgreSQL the check rides in the write, no head
-   * is read before it (rows-sql.ts recordParts); SQLite reads the heads in one
-   * statement first (checkedRecordParts says why).
+   * is read before it (rows-sql.ts recordParts); on SQLite it rides in a
+   * view's trigger (sqlite/appends.ts), and only a batch that view refuses
+   * reads its heads first (rows-sql.ts checkedRecordParts).
    */
   writeBatch(writes: BatchWrites): BatchWritten;
   /** New budget nodes (parents before children: the rows' order is kept), then their balances; on PostgreSQL in one statement. */

@@ -173,10 +173,9 @@ export function recordParts(rows: readonly BatchRecord[]): Part[] {
 
 /**
  * Revisions a caller found to fit their heads (fitsHead, under a lock that
- * keeps them so), and their heads: plain multi-row writes. SQLite's form: an
- * INSERT … SELECT carries each document through the statement once more than
- * INSERT … VALUES does, which cost more than the head read it saves (issue #24
- * note), and its single writer keeps what it read exact.
+ * keeps them so), and their heads: plain multi-row writes. SQLite's form for
+ * a batch its record_appends view refused (sqlite/appends.ts: a revision did
+ * not fit), whose single writer keeps what it read exact.
  */
 export const checkedRecordParts = (rows: readonly BatchRecord[]): Part[] => [
   insertPart(RECORD_ROWS, rows),
