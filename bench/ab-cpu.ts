@@ -3,11 +3,12 @@
  * (utime+stime of the Baton process / requests) for this tree, one JSON line,
  * with user and system time apart, and main thread and other threads apart
  * (GC helpers, the concurrent compiler, the fsync pool, the checkpoint worker).
- * BENCH_WARM_MS sets the warm-up (default 1,500 ms). Run the same file in two
+ * The Baton first serves a c=32 burst of BENCH_JIT_WARM requests (default
+ * 4,000; lib/load.ts warmJit), then BENCH_WARM_MS of warm-up at c (default 1,500 ms). Run the same file in two
  * checkouts, alternating, to compare a change within one time window on a
  * shared machine.
  */
-import { LoadGenerator } from './lib/load.ts';
+import { LoadGenerator, warmJit } from './lib/load.ts';
 import { cpuTimes, threadTimes, ticksToMs } from './lib/proc.ts';
 import { batonSendMessage, startBaton, startHonestAgent } from './lib/world.ts';
 
@@ -20,6 +21,7 @@ try {
     batonSendMessage(baton.url, 'ab'),
     c,
   );
+  await warmJit(batonSendMessage(baton.url, 'warm'), Number(process.env.BENCH_JIT_WARM ?? 4_000), 45_000);
   await gen.phase(Number(process.env.BENCH_WARM_MS ?? 1_500), 300);
   const before = cpuTimes(baton.pid);
   const threadsBefore = threadTimes(baton.pid);

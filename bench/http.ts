@@ -6,7 +6,7 @@
  * with the CPU each process spent per request. `measure` is shared with
  * the MCP phase (bench/mcp.ts).
  */
-import { completedTask, LoadGenerator, sendMessageBody, type LoadTarget, type PhaseResult } from './lib/load.ts';
+import { completedTask, LoadGenerator, sendMessageBody, warmJit, type LoadTarget, type PhaseResult } from './lib/load.ts';
 import { cpuTicks, ticksToMs } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 import { batonSendMessage, ROOT_LIFETIME_S, startBaton, startHonestAgent, startPassthrough, type Service } from './lib/world.ts';
@@ -35,12 +35,14 @@ export interface HttpRow extends LoadFigures {
   agentCallsPerRequest?: Record<string, number>;
   /** Preset lifetime of the roots Baton issued in this phase. */
   rootLifetimeS?: number;
+  /** The c=32 JIT warm-up burst before the phase (absent in runs before session 21). */
+  jitWarm?: { requests: number; errors: number };
 }
 
 export interface HttpResults {
   rows: HttpRow[];
   /** `batonMaxRequests`: only in results of runs before the cap was dropped. */
-  timing: { warmupMs: number; durationMs: number; minWarm: number; batonMaxRequests?: number };
+  timing: { warmupMs: number; durationMs: number; minWarm: number; batonMaxRequests?: number; jitWarm?: { requests: number; ms: number } };
 }
 
 const BASE_HEADERS = { 'content-type': 'application/json', 'a2a-version': '1.0' };
@@ -48,9 +50,11 @@ const BASE_HEADERS = { 'content-type': 'application/json', 'a2a-version': '1.0' 
 export async function measure(
   target: LoadTarget,
   concurrency: number,
-  t: { warmupMs: number; durationMs: number; minWarm: number },
+  t: { warmupMs: number; durationMs: number; minWarm: number; jitWarm?: { requests: number; ms: number } },
   pids: { proxy?: number; agent: number },
 ): Promise<Omit<HttpRow, 'route' | 'agentCallsPerRequest'>> {
+  // Every route, at every level, first serves a c=32 burst (lib/load.ts warmJit): the phase then measures a process past its JIT warm-up.
+  const burst = t.jitWarm ? await warmJit(target, t.jitWarm.requests, t.jitWarm.ms) : undefined;
   const gen = new LoadGenerator(target, concurrency);
   try {
     const warmed = (await gen.phase(t.warmupMs)).requests;
@@ -71,6 +75,7 @@ export async function measure(
       errors: r.errors,
       ...(r.errorSample ? { errorSample: r.errorSample } : {}),
       capped: r.capped,
+      ...(burst ? { jitWarm: burst } : {}),
       cpuMsPerRequest: {
         ...(before.proxy !== undefined && after.proxy !== undefined ? { proxy: per(ticksToMs(after.proxy - before.proxy)) } : {}),
         agent: per(ticksToMs((after.agent ?? 0) - (before.agent ?? 0))),
@@ -96,7 +101,9 @@ function callsPer(before: Counts, after: Counts): Record<string, number> {
 
 /** One concurrency level on a fresh agent and pass-through, so every level starts from the same state. */
 export async function benchHttp(quick: boolean, log: (s: string) => void): Promise<HttpResults> {
-  const t = quick ? { warmupMs: 1_000, durationMs: 2_500, minWarm: 40 } : { warmupMs: 3_000, durationMs: 8_000, minWarm: 150 };
+  const t = quick
+    ? { warmupMs: 1_000, durationMs: 2_500, minWarm: 40, jitWarm: { requests: 300, ms: 5_000 } }
+    : { warmupMs: 3_000, durationMs: 8_000, minWarm: 150, jitWarm: { requests: 4_000, ms: 45_000 } };
   const rows: HttpRow[] = [];
   for (const c of [1, 32]) {
     const agent = await startHonestAgent();

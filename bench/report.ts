@@ -246,7 +246,7 @@ export function renderMarkdown(r: Results): string {
   out.push('## Delegated SendMessage: direct vs pass-through vs Baton', '');
   out.push(
     `Honest SDK agent (\`--step-ms 0\`), JSON-RPC \`SendMessage\` with a fresh messageId per call; success = a COMPLETED task (through Baton: read-back verified, outcome \`succeeded\`). ` +
-      `Per phase, on fresh processes: ${r.http.timing.warmupMs / 1000} s warm-up (extended to at least ${r.http.timing.minWarm} requests, time-bounded), then ${r.http.timing.durationMs / 1000} s measured${r.http.timing.batonMaxRequests ? ` (Baton phases also stopped at ${r.http.timing.batonMaxRequests} requests)` : ''}. ` +
+      `Per phase, on fresh processes: ${jitWarmProse(r.http)}${r.http.timing.warmupMs / 1000} s warm-up at the phase's concurrency (extended to at least ${r.http.timing.minWarm} requests, time-bounded), then ${r.http.timing.durationMs / 1000} s measured${r.http.timing.batonMaxRequests ? ` (Baton phases also stopped at ${r.http.timing.batonMaxRequests} requests)` : ''}. ` +
       'CPU is utime+stime from /proc/<pid>/stat over the measured phase divided by requests; "client" is the load generator.',
     '',
   );
@@ -519,3 +519,10 @@ function obstacles(r: Results): string[] {
   return lines;
 }
 
+/** The c=32 JIT warm-up burst of every phase (bench/lib/load.ts warmJit), when the run had one. */
+function jitWarmProse(http: HttpResults): string {
+  const w = http.timing.jitWarm;
+  if (!w) return '';
+  const baton = http.rows.filter((x) => x.route === 'baton' && x.jitWarm).map((x) => `${x.jitWarm!.requests} at c=${x.concurrency} phase${x.jitWarm!.errors ? `, ${x.jitWarm!.errors} errors` : ''}`);
+  return `first a burst at c=32 of up to ${w.requests} requests (${w.ms / 1000} s at most; Baton served ${baton.join(', ') || 'none'}), so the phase measures a process past its JIT warm-up (V8 optimises a function after some thousands of calls, and a process that served a few hundred requests still spends its compiler threads on that), then `;
+}

@@ -108,6 +108,30 @@ export class LoadGenerator {
   }
 }
 
+/** Concurrency of the JIT warm-up burst ({@link warmJit}). */
+export const JIT_WARM_CONCURRENCY = 32;
+
+/**
+ * Drives `target` at concurrency 32 for `requests` requests (at most `ms`)
+ * before a measured phase, so what a phase measures is a process in service,
+ * not one still being compiled. V8 optimises a function only after it has run
+ * some thousands of times, so a process that has served a few hundred
+ * requests is still compiling the functions a call runs once; at c=1 its
+ * compiler threads cost Baton about 2 ms a call on a 2-core machine (session
+ * 21: ~90 first-time TurboFan compiles in a 5 s c=1 window after 1,300
+ * requests; CPU per call at c=1 about 14 ms before 3,500 requests, 11.5 after).
+ * Returns the burst's request and error counts.
+ */
+export async function warmJit(target: LoadTarget, requests: number, ms: number): Promise<{ requests: number; errors: number }> {
+  const gen = new LoadGenerator(target, JIT_WARM_CONCURRENCY);
+  try {
+    const r = await gen.phase(ms, requests);
+    return { requests: r.requests, errors: r.errors };
+  } finally {
+    await gen.close();
+  }
+}
+
 /** A2A v1.0 JSON-RPC SendMessage with a unique message id per call. */
 export function sendMessageBody(prefix: string): () => string {
   let n = 0;
