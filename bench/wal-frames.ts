@@ -1,0 +1,111 @@
+/**
+ * `tsx bench/wal-frames.ts [c] [calls]`: which pages one delegated SendMessage
+ * makes SQLite write, counted, not timed (issue #24). A c=1 call cost about
+ * 1.5× the CPU of a c=32 one, and the difference is the store's write
+ * transactions: each writes every page it dirtied to the WAL as a frame (two
+ * pwrite64 calls: the 24-byte frame header, then the page), and a batch of
+ * programs at c=32 shares its hot pages where a lone transaction at c=1 does
+ * not. This reads the frames off the system calls instead of guessing them.
+ *
+ * Baton runs as the bench runs it (bench/lib/world.ts), is warmed past its
+ * JIT warm-up, then `strace` follows it for `calls` calls at concurrency `c`
+ * (defaults 1 and 40). Each frame header's page number (its first four bytes,
+ * big-endian; SQLite's WAL format) is mapped to its B-tree and page type with
+ * SQLite's dbstat table over a copy of the database taken at the end. Prints
+ * one JSON object: frames per call and per commit, and frames per call by
+ * B-tree. Needs `strace` (Debian package); a development tool, not part of
+ * `npm run bench`.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { LoadGenerator, warmJit } from './lib/load.ts';
+import { removeTemp, tempDir } from './lib/proc.ts';
+import { round } from './lib/stats.ts';
+import { batonSendMessage, startBaton, startHonestAgent } from './lib/world.ts';
+
+const c = Number(process.argv[2] ?? 1);
+const calls = Number(process.argv[3] ?? 40);
+if (spawnSync('strace', ['-V']).status !== 0) {
+  console.error('wal-frames: needs strace on PATH (Debian: apt-get install strace)');
+  process.exit(2);
+}
+
+const work = tempDir('walframes');
+const trace = join(work, 'strace.txt');
+const agent = await startHonestAgent();
+const baton = await startBaton(agent, 3_600);
+try {
+  await warmJit(batonSendMessage(baton.url, 'warm'), 2_000, 30_000);
+  const gen = new LoadGenerator(batonSendMessage(baton.url, 'frames'), c);
+  await gen.phase(1_000);
+  // -x -s 8: each write's first 8 bytes in hex, enough for a frame header's page number and commit size.
+  const strace = spawn('strace', ['-f', '-y', '-x', '-s', '8', '-e', 'trace=pwrite64', '-p', String(baton.pid), '-o', trace], { stdio: ['ignore', 'ignore', 'pipe'] });
+  await attached(strace.stderr!);
+  const r = await gen.phase(120_000, calls);
+  strace.kill('SIGINT');
+  await new Promise((resolve) => strace.once('exit', resolve));
+  await gen.close();
+  // A copy of the database and its WAL as they stand: dbstat over it names each page's B-tree.
+  const copy = join(work, 'copy.db');
+  cpSync(join(baton.dir, 'baton.db'), copy);
+  if (existsSync(join(baton.dir, 'baton.db-wal'))) cpSync(join(baton.dir, 'baton.db-wal'), `${copy}-wal`);
+  const db = new Database(copy, { readonly: true });
+  const pages = new Map<number, string>();
+  for (const p of db.prepare('SELECT pageno, name, pagetype FROM dbstat').all() as Array<{ pageno: number; name: string; pagetype: string }>) pages.set(p.pageno, `${p.name} ${p.pagetype}`);
+  db.close();
+
+  let frames = 0;
+  let commits = 0;
+  const byTree = new Map<string, number>();
+  const header = /db-wal>, "((?:\\x[0-9a-f]{2}){8})"\.\.\., 24, /;
+  for (const line of readFileSync(trace, 'utf8').split('\n')) {
+    const m = header.exec(line);
+    if (!m) continue;
+    const bytes = [...m[1]!.matchAll(/\\x([0-9a-f]{2})/g)].map((x) => parseInt(x[1]!, 16));
+    const page = ((bytes[0]! << 24) >>> 0) + (bytes[1]! << 16) + (bytes[2]! << 8) + bytes[3]!;
+    // A commit frame carries the database size in pages after the commit; other frames carry 0.
+    if (bytes.slice(4).some((b) => b !== 0)) commits++;
+    frames++;
+    const tree = pages.get(page) ?? '(page freed or not in the copy)';
+    byTree.set(tree, (byTree.get(tree) ?? 0) + 1);
+  }
+  const per = (n: number) => round(n / Math.max(1, r.requests), 2);
+  process.stdout.write(
+    `${JSON.stringify(
+      {
+        c,
+        calls: r.requests,
+        errors: r.errors,
+        framesPerCall: per(frames),
+        commitsPerCall: per(commits),
+        framesPerCommit: round(frames / Math.max(1, commits), 1),
+        byTree: Object.fromEntries([...byTree].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, per(v)])),
+      },
+      null,
+      1,
+    )}\n`,
+  );
+} finally {
+  await baton.stop();
+  await agent.stop();
+  removeTemp(work);
+}
+process.exit(0);
+
+/** Resolves once strace says it attached to the process (its first line on stderr), or rejects after 10 s. */
+function attached(stderr: NodeJS.ReadableStream): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('strace did not attach within 10 s')), 10_000);
+    let seen = '';
+    stderr.setEncoding('utf8');
+    stderr.on('data', (chunk: string) => {
+      seen += chunk;
+      if (/attached/.test(seen)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+}
