@@ -40,8 +40,8 @@ try {
   await warmJit(batonSendMessage(baton.url, 'warm'), 2_000, 30_000);
   const gen = new LoadGenerator(batonSendMessage(baton.url, 'frames'), c);
   await gen.phase(1_000);
-  // -x -s 8: each write's first 8 bytes in hex, enough for a frame header's page number and commit size.
-  const strace = spawn('strace', ['-f', '-y', '-x', '-s', '8', '-e', 'trace=pwrite64', '-p', String(baton.pid), '-o', trace], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // -xx -s 8: each write's first 8 bytes, every one in hex (-x would print a printable byte as itself), enough for a frame header's page number and commit size.
+  const strace = spawn('strace', ['-f', '-xx', '-s', '8', '-e', 'trace=pwrite64', '-p', String(baton.pid), '-o', trace], { stdio: ['ignore', 'ignore', 'pipe'] });
   await attached(strace.stderr!);
   const r = await gen.phase(120_000, calls);
   strace.kill('SIGINT');
@@ -59,7 +59,8 @@ try {
   let frames = 0;
   let commits = 0;
   const byTree = new Map<string, number>();
-  const header = /db-wal>, "((?:\\x[0-9a-f]{2}){8})"\.\.\., 24, /;
+  // A frame header is the only 24-byte write SQLite makes (pages are page-sized, the WAL header 32 bytes).
+  const header = /pwrite64\(\d+, "((?:\\x[0-9a-f]{2}){8})"\.\.\., 24, /;
   for (const line of readFileSync(trace, 'utf8').split('\n')) {
     const m = header.exec(line);
     if (!m) continue;
