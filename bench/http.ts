@@ -58,7 +58,7 @@ export async function measure(
   const gen = new LoadGenerator(target, concurrency);
   try {
     const warmed = (await gen.phase(t.warmupMs)).requests;
-    // A slow route gets few requests in the warm-up time; give its JIT at least `minWarm` of them (time-bounded).
+    // A slow route gets few requests in the warm-up time; give it at least `minWarm` of them at the phase's concurrency (time-bounded).
     if (warmed < t.minWarm) await gen.phase(2 * t.warmupMs, t.minWarm - warmed);
     const before = { proxy: pids.proxy === undefined ? undefined : cpuTicks(pids.proxy), agent: cpuTicks(pids.agent), client: process.cpuUsage() };
     const r: PhaseResult = await gen.phase(t.durationMs);

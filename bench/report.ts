@@ -523,6 +523,6 @@ function obstacles(r: Results): string[] {
 function jitWarmProse(http: HttpResults): string {
   const w = http.timing.jitWarm;
   if (!w) return '';
-  const baton = http.rows.filter((x) => x.route === 'baton' && x.jitWarm).map((x) => `${x.jitWarm!.requests} at c=${x.concurrency} phase${x.jitWarm!.errors ? `, ${x.jitWarm!.errors} errors` : ''}`);
+  const baton = http.rows.filter((x) => x.route === 'baton' && x.jitWarm).map((x) => `${x.jitWarm!.requests} before its c=${x.concurrency} phase${x.jitWarm!.errors ? `, ${x.jitWarm!.errors} errors` : ''}`);
   return `first a burst at c=32 of up to ${w.requests} requests (${w.ms / 1000} s at most; Baton served ${baton.join(', ') || 'none'}), so the phase measures a process past its JIT warm-up (V8 optimises a function after some thousands of calls, and a process that served a few hundred requests still spends its compiler threads on that), then `;
 }
