@@ -58,10 +58,10 @@ export function batonConfig(agent: SpawnedAgent, lifetimeSeconds = ROOT_LIFETIME
   return { dir, file };
 }
 
-/** Baton as its own process (e2e harness), on a fresh SQLite data dir. */
-export async function startBaton(agent: SpawnedAgent, lifetimeSeconds = ROOT_LIFETIME_S): Promise<Service & { dir: string; warnings(): string[] }> {
+/** Baton as its own process (e2e harness), on a fresh SQLite data dir; `main` names another checkout's harness entry (bench/ab-interleave.ts). */
+export async function startBaton(agent: SpawnedAgent, lifetimeSeconds = ROOT_LIFETIME_S, main = BATON_MAIN): Promise<Service & { dir: string; warnings(): string[] }> {
   const { dir, file } = batonConfig(agent, lifetimeSeconds);
-  const proc = await spawnReady<{ url: string }>(BATON_MAIN, [file], {}, { timeoutMs: 60_000 });
+  const proc = await spawnReady<{ url: string }>(main, [file], {}, { timeoutMs: 60_000 });
   return {
     url: proc.ready.url,
     pid: proc.pid,

@@ -10,10 +10,11 @@ import { isConflict, storageError } from '../errors.ts';
 import { freezeCanonical, isCanonicalFrozen } from '../records/canonical.ts';
 import { refOf, sealRecord, summariseIssues, type SealedRecord } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
-import type { ActorRef } from '../records/revision-ref.ts';
+import type { ActorRef, RevisionRef } from '../records/revision-ref.ts';
 import type { Clock } from '../records/time.ts';
 import type { Envelope } from '../records/envelope.ts';
 import type { Store } from '../store/port.ts';
+import { recordAt } from '../store/record-at.ts';
 import { AttemptBodySchema, type AttemptBody, type StoredTaskView } from '../attempts/record.ts';
 import { detachedOf, ride } from '../records/detached.ts';
 import type { JsonValue } from '../records/strict-json.ts';
@@ -124,9 +125,9 @@ export class AttemptRepository {
     return remoteTaskIdOf(this.deps.store, a);
   }
 
-  /** The attempt a PermissionDecision (by its content digest) was admitted for. */
-  async ofDecision(digest: string): Promise<Attempt | undefined> {
-    const decision = await this.deps.store.getByDigest(digest);
+  /** The attempt a PermissionDecision (by its exact ref) was admitted for. */
+  async ofDecision(ref: RevisionRef): Promise<Attempt | undefined> {
+    const decision = await recordAt(this.deps.store, ref);
     const attemptId = decision?.body.attempt_id;
     return typeof attemptId === 'string' ? this.get(attemptId) : undefined;
   }

@@ -193,7 +193,7 @@ export class Dispatcher {
 
   /** The attempt a reservation was admitted for, while it is not closed. */
   async openAttemptOf(r: Pick<Reservation, 'decision_ref'>): Promise<Attempt | undefined> {
-    const attempt = await this.deps.attempts.ofDecision(r.decision_ref.content_digest);
+    const attempt = await this.deps.attempts.ofDecision(r.decision_ref);
     return attempt && attempt.body.state !== 'closed' ? attempt : undefined;
   }
 

@@ -48,7 +48,7 @@ export class Reconciler {
     if (!r) throw invalidRequest('no such reservation', { reservation_id: reservationId });
     const result = (status: string, reason: string, outcome?: string): ReconcileResult => ({ reservation_id: reservationId, status, reason, ...(outcome ? { outcome } : {}) });
     if (r.status !== 'held' && r.status !== 'unknown') return result(r.status, 'already resolved');
-    const attempt = await this.deps.attempts.ofDecision(r.decision_ref.content_digest);
+    const attempt = await this.deps.attempts.ofDecision(r.decision_ref);
     // A turn still followed rebuilds from its work row: it says whether the delegatee evidently received a follow-up.
     const row = await this.deps.store.work.get(r.effect_id);
     const turn = attempt && (await rebuildTurn(this.deps, row ?? { attempt_id: attempt.record_id, reservation_id: reservationId }));
@@ -124,7 +124,7 @@ export class Reconciler {
     const at = utc(this.deps.clock.now());
     const outcome = as === 'not_dispatched' ? ({ kind: 'not_dispatched' } as const) : ({ kind: 'measured', actual: new Map(Object.entries(r.amounts).map(([k, v]) => [k, BigInt(v)])) } as const);
     const settled = await this.deps.store.ledger.settle({ reservation_id: reservationId, outcome, evidence: refOf(record), at, ends_follow: r.effect_id });
-    const attempt = await this.deps.attempts.ofDecision(r.decision_ref.content_digest);
+    const attempt = await this.deps.attempts.ofDecision(r.decision_ref);
     if (attempt) await this.closeResolved(attempt, r.effect_id, as, refOf(record));
     return settled.status;
   }

@@ -12,6 +12,7 @@ import { inputContentOf } from '../gateway/task-input.ts';
 import type { Envelope, SealedRecord } from '../records/envelope.ts';
 import { schemaRefFor } from '../records/schema-ref.ts';
 import type { JsonValue } from '../records/strict-json.ts';
+import { recordAt } from '../store/record-at.ts';
 import { currentWhere } from '../store/scan.ts';
 import { scopeIn, type OperatorDeps } from './deps.ts';
 import { groupAttempts, type TreeQuery } from './tree-page.ts';
@@ -105,7 +106,7 @@ export class OperatorQueries {
       if (r && r.record_id !== id) records.push(r);
     }
     const input = latest.body.input_ref ? await this.deps.store.getRecord(latest.body.input_ref.object_id, latest.body.input_ref.revision_id) : undefined;
-    const decision = reservation ? await this.deps.store.getByDigest(reservation.decision_ref.content_digest) : undefined;
+    const decision = reservation ? await recordAt(this.deps.store, reservation.decision_ref) : undefined;
     const heads = [];
     for (const b of latest.body.fence_set) {
       const h = await this.deps.store.control.streamHead(b);

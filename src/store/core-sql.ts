@@ -52,24 +52,60 @@ export const PG_DDL: DdlDialect = {
       CREATE TRIGGER ${pg} BEFORE UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION baton_immutable();`,
 };
 
-/** Migration 1: append-only, head-chained record revisions (RW-003 §1). */
-export const recordTablesSql = (d: DdlDialect) => `
-      CREATE TABLE records (
+/** The records table under `name`; `digest` is what follows content_digest's NOT NULL (migration 1 made it UNIQUE). */
+const recordsTableSql = (d: DdlDialect, name: string, digest: string) => `
+      CREATE TABLE ${name} (
         seq             ${d.seq},
         record_id       TEXT NOT NULL,
         revision_id     TEXT NOT NULL UNIQUE,
-        content_digest  TEXT NOT NULL UNIQUE,
+        content_digest  TEXT NOT NULL${digest},
         schema_ref      TEXT NOT NULL,
         prior_revision  TEXT,
         document        TEXT NOT NULL,
         stored_at       TEXT NOT NULL
-      )${d.strict};
-      CREATE INDEX records_by_record ON records(record_id, seq);
-      CREATE TABLE record_heads (
+      )${d.strict};`;
+const recordHeadsTableSql = (d: DdlDialect, name: string, records: string) => `
+      CREATE TABLE ${name} (
         record_id    TEXT PRIMARY KEY,
-        revision_id  TEXT NOT NULL REFERENCES records(revision_id)
-      )${d.strict};
-      -- RW-003 §1: every record is immutable; corrections are new revisions.${d.immutableSetup}${d.immutable('records', { sqlite: 'records_immutable', pg: 'records_immutable' }, 'records')}
+        revision_id  TEXT NOT NULL REFERENCES ${records}(revision_id)
+      )${d.strict};`;
+const RECORDS_BY_RECORD = 'CREATE INDEX records_by_record ON records(record_id, seq);';
+const recordsImmutableSql = (d: DdlDialect) => d.immutable('records', { sqlite: 'records_immutable', pg: 'records_immutable' }, 'records');
+
+/** Migration 1: append-only, head-chained record revisions (RW-003 §1). */
+export const recordTablesSql = (d: DdlDialect) => `${recordsTableSql(d, 'records', ' UNIQUE')}
+      ${RECORDS_BY_RECORD}${recordHeadsTableSql(d, 'record_heads', 'records')}
+      -- RW-003 §1: every record is immutable; corrections are new revisions.${d.immutableSetup}${recordsImmutableSql(d)}
+`;
+
+/**
+ * Migration 21: no UNIQUE index on records.content_digest. A record's content
+ * digest covers its revision_id (RW-003 §2: the digest of the whole sealed
+ * revision), so revision_id UNIQUE already makes it unique; and every read by
+ * digest held the whole RevisionRef, so it reads by revision id now
+ * (store/record-at.ts). The index's keys are random, so every record a
+ * transaction inserted dirtied a leaf page of its own: 9 of the 113 WAL
+ * frames a delegated call wrote at c=1, 8 of 44 at c=32 (bench/wal-frames.ts).
+ *
+ * PostgreSQL drops the constraint. SQLite cannot drop the index a constraint
+ * made, so it copies records into a table without it, and record_heads too,
+ * whose foreign key names records (a DROP TABLE of a referenced table fails
+ * with foreign keys on, and PRAGMA foreign_keys cannot change inside the
+ * migration's transaction). `recordAppends` is SQLite's append view over
+ * records (sqlite/appends.ts), dropped with the old table and made again. The
+ * copy costs time and WAL space in proportion to the records held, once.
+ */
+export const RECORDS_WITHOUT_DIGEST_INDEX_PG = 'ALTER TABLE records DROP CONSTRAINT records_content_digest_key;';
+export const recordsWithoutDigestIndexSqlite = (recordAppends: string) => `
+      DROP VIEW record_appends;${recordsTableSql(SQLITE_DDL, 'records_next', '')}
+      INSERT INTO records_next SELECT seq, record_id, revision_id, content_digest, schema_ref, prior_revision, document, stored_at FROM records ORDER BY seq;${recordHeadsTableSql(SQLITE_DDL, 'record_heads_next', 'records_next')}
+      INSERT INTO record_heads_next SELECT record_id, revision_id FROM record_heads;
+      DROP TABLE record_heads;
+      DROP TABLE records;
+      ALTER TABLE records_next RENAME TO records;
+      ALTER TABLE record_heads_next RENAME TO record_heads;
+      ${RECORDS_BY_RECORD}${recordsImmutableSql(SQLITE_DDL)}
+      ${recordAppends}
 `;
 
 /** Migration 2: control streams (RW-003 §1.2) and the shared-budget ledger (ADR-0014). */

@@ -46,10 +46,24 @@ export const StoreMarker = z.strictObject({
 });
 export type StoreMarker = z.infer<typeof StoreMarker>;
 
-/** Every table a migrated store must have, read from the migrations themselves. */
+/**
+ * Every table a migrated store must have, read from the migrations themselves
+ * in order: a table a later migration drops, or renames, is not one of them
+ * (SQLite's migration 21 rebuilds records under a scratch name).
+ */
 export function tablesOf(migrations: ReadonlyArray<{ sql: string }>): string[] {
-  const names = migrations.flatMap((m) => [...m.sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/g)].map((x) => x[1]!));
-  return [...new Set(names)].sort();
+  const tables = new Set<string>();
+  for (const m of migrations) {
+    for (const [, created, dropped, from, to] of m.sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)|DROP TABLE (?:IF EXISTS )?(\w+)|ALTER TABLE (\w+) RENAME TO (\w+)/g)) {
+      if (created) tables.add(created);
+      else if (dropped) tables.delete(dropped);
+      else if (from && to) {
+        tables.delete(from);
+        tables.add(to);
+      }
+    }
+  }
+  return [...tables].sort();
 }
 
 /** Why an opened database is not the initialised one the marker names; undefined when it is. */

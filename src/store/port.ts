@@ -35,8 +35,6 @@ export interface RecordStore {
   putRecord(record: Envelope): Promise<PutResult>;
   /** The newest revision of `recordId`, or the exact one when `revisionId` is given. */
   getRecord(recordId: string, revisionId?: string): Promise<Envelope | undefined>;
-  /** The revision whose content digest is `digest`. */
-  getByDigest(digest: string): Promise<Envelope | undefined>;
   /** Every revision of `recordId`, oldest first. */
   listRevisions(recordId: string): Promise<Envelope[]>;
   /**

@@ -11,6 +11,7 @@ import { startAgentsGateway, type AgentsGateway } from '../helpers/agents-gatewa
 import { OUTCOME_METADATA } from '../../src/gateway/present.ts';
 import { NOT_SHOWN } from '../../src/gateway/path/verify.ts';
 import type { Gateway } from '../../src/main.ts';
+import { recordAt } from '../../src/store/record-at.ts';
 import { until } from '../helpers/until.ts';
 
 const CALLER_KEY = 'follow-up-ownership-caller-key-not-a-secret';
@@ -41,7 +42,7 @@ async function openTurn(taskId: string): Promise<{ reservationId: string; messag
   const rows = await gw.store.work.ofAttempt(taskId);
   expect(rows).toHaveLength(1);
   const r = (await gw.store.ledger.reservation(rows[0]!.reservation_id))!;
-  const decision = await gw.store.getByDigest(r.decision_ref.content_digest);
+  const decision = await recordAt(gw.store, r.decision_ref);
   return { reservationId: r.reservation_id, messageId: (decision?.body.follow_up as { message_id?: unknown } | undefined)?.message_id };
 }
 

@@ -100,4 +100,18 @@ describe.skipIf(!PG_URL)('one DDL source, two dialects', () => {
     expect(post.version).toBe(lite.version);
     expect(MIGRATIONS.map((m) => m.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
   });
+
+  it('keeps revision_id unique on records and, since migration 21, no constraint on content_digest', async () => {
+    await (await PgStore.open(db.url)).close();
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      const { rows } = await c.query<{ conname: string }>(
+        "SELECT conname FROM pg_constraint WHERE conrelid = (current_schema() || '.records')::regclass AND contype = 'u' ORDER BY conname",
+      );
+      expect(rows.map((r) => r.conname)).toEqual(['records_revision_id_key']);
+    } finally {
+      await c.end();
+    }
+  });
 });

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refOf, sealRecord } from '../../src/records/envelope.ts';
 import { sequentialIds } from '../../src/records/ids.ts';
 import { manualClock } from '../../src/records/time.ts';
+import { recordAt } from '../../src/store/record-at.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCode, expectCodeAsync } from '../helpers/errors.ts';
 
@@ -37,7 +38,7 @@ describe('SQLite record store', () => {
     expect(await store.putRecord(rec)).toBe('inserted');
     expect(await store.putRecord(structuredClone(rec))).toBe('exists');
     expect(await store.getRecord(rec.record_id)).toStrictEqual(rec);
-    expect(await store.getByDigest(rec.content_digest)).toStrictEqual(rec);
+    expect(await recordAt(store, refOf(rec))).toStrictEqual(rec);
     expect(await store.getRecord('grant_nope')).toBeUndefined();
     await store.close();
   });

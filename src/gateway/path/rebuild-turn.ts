@@ -9,6 +9,7 @@ import type { ControlScopeRef } from '../../control/scope.ts';
 import { loadChain } from '../../contracts/attestation-chain.ts';
 import { parseContract } from '../../contracts/model.ts';
 import { RemoteFenceEntry } from '../../federation/head-statement.ts';
+import { recordAt } from '../../store/record-at.ts';
 import type { Attempt } from '../attempts.ts';
 import type { PathDeps } from './deps.ts';
 import { pinnedTarget } from './resolve-target.ts';
@@ -24,7 +25,7 @@ const FollowUpOf = z.object({ message_id: z.string().min(1) });
 export async function rebuildTurn(deps: Pick<PathDeps, 'store' | 'attempts' | 'delegatees' | 'federation'>, ref: { attempt_id: string; reservation_id: string; remote_task_id?: string | null }): Promise<Turn | undefined> {
   const [attempt, r] = await Promise.all([deps.attempts.get(ref.attempt_id), deps.store.ledger.reservation(ref.reservation_id)]);
   if (!attempt || !r || (r.status !== 'held' && r.status !== 'unknown')) return undefined;
-  const decision = await deps.store.getByDigest(r.decision_ref.content_digest);
+  const decision = await recordAt(deps.store, r.decision_ref);
   const fence = FenceSet.parse(decision?.body.fence_set ?? []);
   const { scopes, subject } = await fencedScopes(deps, attempt);
   const remote = RemoteFenceSet.parse(decision?.body.remote_fence_set ?? []);

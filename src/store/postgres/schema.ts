@@ -5,7 +5,7 @@
  * starting together against one database migrate it exactly once.
  */
 import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootsTableSql, liveRootTriggersSql } from '../capacity.ts';
-import { controlLedgerTablesSql, PG_DDL, recordTablesSql } from '../core-sql.ts';
+import { controlLedgerTablesSql, PG_DDL, RECORDS_WITHOUT_DIGEST_INDEX_PG, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
 import { workEndsOnResolveSql, workGatewaySql, workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
@@ -37,4 +37,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   // SQLite's migration 19 adds the views a batch appends through (sqlite/appends.ts); here a batch is one statement already.
   { version: 19, sql: 'SELECT 1' },
   { version: 20, sql: workEndsOnResolveSql('postgres') },
+  { version: 21, sql: RECORDS_WITHOUT_DIGEST_INDEX_PG },
 ];

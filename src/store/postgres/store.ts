@@ -129,11 +129,6 @@ export class PgStore implements Store {
     return row && decodeRecord(row);
   }
 
-  async getByDigest(digest: string): Promise<Envelope | undefined> {
-    const row = await this.one<RecordDocRow>('SELECT * FROM records WHERE content_digest = $1', [digest]);
-    return row && decodeRecord(row);
-  }
-
   async listRevisions(recordId: string): Promise<Envelope[]> {
     return (await this.read<RecordDocRow>('SELECT * FROM records WHERE record_id = $1 ORDER BY seq', [recordId])).map(decodeRecord);
   }

@@ -40,7 +40,8 @@ export const JOURNAL_COLS = [...ENTRY, 'charge', 'charge_consumed', 'charge_rese
 const news = (cols: readonly string[]) => cols.map((c) => `NEW.${c}`).join(', ');
 const nulls = (cols: readonly string[]) => cols.map((c) => `NULL AS ${c}`).join(', ');
 
-export const APPEND_VIEWS_SQLITE = `
+/** The records' append view; migration 21 makes it again over the rebuilt records table (core-sql.ts). */
+export const RECORD_APPENDS_VIEW_SQLITE = `
   CREATE VIEW record_appends AS SELECT ${RECORD.join(', ')}, NULL AS prior_digest FROM records WHERE 0;
   CREATE TRIGGER record_appends_write INSTEAD OF INSERT ON record_appends BEGIN
     SELECT RAISE(ABORT, 'record revision does not fit its head')
@@ -48,7 +49,9 @@ export const APPEND_VIEWS_SQLITE = `
     INSERT INTO records(${RECORD.join(', ')}) VALUES (${news(RECORD)});
     INSERT INTO record_heads(record_id, revision_id) VALUES (NEW.record_id, NEW.revision_id)
       ON CONFLICT (record_id) DO UPDATE SET revision_id = excluded.revision_id;
-  END;
+  END;`;
+
+export const APPEND_VIEWS_SQLITE = `${RECORD_APPENDS_VIEW_SQLITE}
   CREATE VIEW control_appends AS SELECT ${EVENT.join(', ')}, ${nulls(['scope_kind', 'state'])} FROM control_events WHERE 0;
   CREATE TRIGGER control_appends_write INSTEAD OF INSERT ON control_appends BEGIN
     INSERT INTO control_events(${EVENT.join(', ')}) VALUES (${news(EVENT)});

@@ -5,12 +5,12 @@
  * written once for both dialects (core-sql.ts, push-sql.ts, meta.ts, work-sql.ts).
  */
 import { CAPACITY_INDEXES, DROP_NAMESPACE_INDEX_SQLITE, DROP_UNREAD_INDEXES, liveRootsTableSql, liveRootTriggersSql, PRUNE_ON_ISSUE_SQLITE, UNRESOLVED_COUNTER_SQLITE } from '../capacity.ts';
-import { controlLedgerTablesSql, SQLITE_DDL, recordTablesSql } from '../core-sql.ts';
+import { controlLedgerTablesSql, SQLITE_DDL, recordsWithoutDigestIndexSqlite, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
 import { workEndsOnResolveSql, workGatewaySql, workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
 import { contentTablesSql } from '../content-sql.ts';
-import { APPEND_VIEWS_SQLITE } from './appends.ts';
+import { APPEND_VIEWS_SQLITE, RECORD_APPENDS_VIEW_SQLITE } from './appends.ts';
 
 export interface Migration {
   version: number;
@@ -37,4 +37,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 18, sql: PRUNE_ON_ISSUE_SQLITE },
   { version: 19, sql: APPEND_VIEWS_SQLITE },
   { version: 20, sql: workEndsOnResolveSql('sqlite') },
+  { version: 21, sql: recordsWithoutDigestIndexSqlite(RECORD_APPENDS_VIEW_SQLITE) },
 ];

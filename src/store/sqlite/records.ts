@@ -7,7 +7,6 @@ type Row = RecordDocRow;
 
 export function recordReads(db: Db) {
   const byRevision = db.prepare<[string], Row>('SELECT * FROM records WHERE revision_id = ?');
-  const byDigest = db.prepare<[string], Row>('SELECT * FROM records WHERE content_digest = ?');
   const latest = db.prepare<[string], Row>('SELECT r.* FROM record_heads h JOIN records r ON r.revision_id = h.revision_id WHERE h.record_id = ?');
   const revisions = db.prepare<[string], Row>('SELECT * FROM records WHERE record_id = ? ORDER BY seq');
   const current = db.prepare<[string, bigint, number], Row & { seq: bigint }>(
@@ -17,10 +16,6 @@ export function recordReads(db: Db) {
     get(recordId: string, revisionId?: string): Envelope | undefined {
       const row = revisionId === undefined ? latest.get(recordId) : byRevision.get(revisionId);
       return row && row.record_id === recordId ? decodeRecord(row) : undefined;
-    },
-    byDigest: (digest: string) => {
-      const row = byDigest.get(digest);
-      return row && decodeRecord(row);
     },
     revisions: (recordId: string) => revisions.all(recordId).map(decodeRecord),
     current: (schemaRef: string, limit: number, cursor?: string) => {

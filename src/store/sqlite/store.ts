@@ -132,10 +132,6 @@ export class SqliteStore implements Store {
     return this.guard(() => this.records.get(recordId, revisionId));
   }
 
-  async getByDigest(digest: string): Promise<Envelope | undefined> {
-    return this.guard(() => this.records.byDigest(digest));
-  }
-
   async listRevisions(recordId: string): Promise<Envelope[]> {
     return this.guard(() => this.records.revisions(recordId));
   }

@@ -11,6 +11,7 @@ import { refOf, sealRecord } from '../../../src/records/envelope.ts';
 import { systemClock } from '../../../src/records/time.ts';
 import type { LedgerLimits } from '../../../src/ledger/types.ts';
 import type { Store } from '../../../src/store/port.ts';
+import { recordAt } from '../../../src/store/record-at.ts';
 import { expectCodeAsync } from '../../helpers/errors.ts';
 import { actor, admission, agentScope, attemptScope, chain, delegationScope, FAR, freshSpace, NOW, publishAgent } from './fixtures.ts';
 
@@ -268,7 +269,9 @@ export function storeContract(name: string, make: MakeStore): void {
       for (const n of [tree!, tree!.children[0]!, tree!.children[0]!.children[0]!]) {
         expect(n.balances.find((b) => b.dimension === 'units')).toMatchObject({ reserved: '2', consumed: '0' });
       }
-      expect(await store.getByDigest(req.decision.content_digest)).toStrictEqual(req.decision);
+      expect(await recordAt(store, refOf(req.decision))).toStrictEqual(req.decision);
+      // Read by revision id, answered only when the stored revision has the ref's digest too.
+      expect(await recordAt(store, { ...refOf(req.decision), content_digest: `sha256:${'0'.repeat(64)}` })).toBeUndefined();
       const audit = await store.control.readStream(streamOf(req.attempt_scope));
       expect(audit.map((e) => e.event_type)).toEqual(['rw003.permission.evaluated']);
       await store.close();

@@ -1,0 +1,112 @@
+/**
+ * SQLite migration 21 (src/store/core-sql.ts): records lose the UNIQUE index
+ * on content_digest by a copy into a table without it, and record_heads with
+ * them for its foreign key. A store schema 20 left, with revisions and heads in
+ * it, must come out with every row, its sequence, its heads, its foreign key,
+ * its immutability and its append view, and with no index on the digest.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { canonicalText } from '../../src/records/canonical.ts';
+import { refOf, sealRecord, type Envelope } from '../../src/records/envelope.ts';
+import { sequentialIds } from '../../src/records/ids.ts';
+import { recordRowOf } from '../../src/records/put.ts';
+import { manualClock } from '../../src/records/time.ts';
+import { recordAt } from '../../src/store/record-at.ts';
+import { RECORD_APPEND_COLS } from '../../src/store/sqlite/appends.ts';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { expectCodeAsync } from '../helpers/errors.ts';
+
+const actor = { object_id: 'actor_owner', revision_id: 'rev_1', content_digest: `sha256:${'a'.repeat(64)}` };
+const deps = { ids: sequentialIds('up'), clock: manualClock('2026-12-01T10:00:00.000Z') };
+const grant = (body: Record<string, unknown>, prior?: Envelope) =>
+  sealRecord({ type: 'grant', body, issuedBy: actor, lifecycle: 'active', ...(prior ? { recordId: prior.record_id, prior: refOf(prior) } : {}) }, deps);
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'baton-upgrade-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A database as a build at schema 20 left it, holding `records` appended through its record_appends view. */
+function schema20(path: string, records: Envelope[]): void {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL) STRICT');
+  for (const m of MIGRATIONS.filter((m) => m.version <= 20)) {
+    db.exec(m.sql);
+    db.prepare('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)').run(m.version, '2026-12-01T10:00:00.000Z');
+  }
+  const append = db.prepare(`INSERT INTO record_appends(${RECORD_APPEND_COLS.join(', ')}) VALUES (${RECORD_APPEND_COLS.map(() => '?').join(', ')})`);
+  for (const r of records) {
+    const row = recordRowOf(r, canonicalText(r), '2026-12-01T10:00:00.000Z');
+    append.run(row.record_id, row.revision_id, row.content_digest, row.schema_ref, row.prior_revision, row.document, row.stored_at, r.prior_revision_ref?.content_digest ?? null);
+  }
+  expect(db.prepare("SELECT count(*) AS n FROM pragma_index_list('records') WHERE \"unique\" = 1").get(), 'schema 20: revision_id and content_digest unique').toEqual({ n: 2 });
+  db.close();
+}
+
+const digestIndexes = (db: Database.Database) =>
+  (db.prepare("SELECT name FROM pragma_index_list('records')").all() as Array<{ name: string }>).filter((i) =>
+    (db.prepare('SELECT name FROM pragma_index_info(?)').all(i.name) as Array<{ name: string }>).some((c) => c.name === 'content_digest'),
+  );
+
+describe('SQLite migration 21: records without the content_digest index', () => {
+  it('keeps every revision, its sequence and its head, and drops only the index', async () => {
+    const path = join(dir, 'baton.db');
+    const a1 = grant({ n: 1 });
+    const a2 = grant({ n: 2 }, a1);
+    const b1 = grant({ other: true });
+    schema20(path, [a1, a2, b1]);
+    const before = new Database(path).defaultSafeIntegers(true); // as the store reads them
+    const rows = before.prepare('SELECT seq, revision_id, content_digest, document FROM records ORDER BY seq').all();
+    const heads = before.prepare('SELECT record_id, revision_id FROM record_heads ORDER BY record_id').all();
+    before.close();
+
+    const store = SqliteStore.open(path);
+    try {
+      const db = store.handle;
+      expect(db.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({ v: 21n });
+      expect(db.prepare('SELECT seq, revision_id, content_digest, document FROM records ORDER BY seq').all()).toEqual(rows);
+      expect(db.prepare('SELECT record_id, revision_id FROM record_heads ORDER BY record_id').all()).toEqual(heads);
+      expect(digestIndexes(db)).toEqual([]);
+      expect(db.prepare("SELECT count(*) AS n FROM pragma_index_list('records') WHERE \"unique\" = 1").get(), 'revision_id stays unique').toEqual({ n: 1n });
+      expect(db.pragma('foreign_key_check')).toEqual([]);
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name LIKE '%_next'").all(), 'no scratch table left').toEqual([]);
+
+      // Reads by the exact ref, and the head, as before.
+      expect(await store.getRecord(a1.record_id)).toStrictEqual(a2);
+      expect(await recordAt(store, refOf(a1))).toStrictEqual(a1);
+      expect(await recordAt(store, refOf(b1))).toStrictEqual(b1);
+      // Appends go on through the rebuilt view: the head moves, a fork is refused.
+      const a3 = grant({ n: 3 }, a2);
+      expect(await store.putRecord(a3)).toBe('inserted');
+      expect((await store.getRecord(a1.record_id))?.revision_id).toBe(a3.revision_id);
+      await expectCodeAsync(store.putRecord(grant({ n: 4 }, a2)), 'invalid_request');
+      // Still immutable, and a head must still name a stored revision.
+      expect(() => db.prepare('UPDATE records SET document = ?').run('{}')).toThrow(/immutable/);
+      expect(() => db.prepare('DELETE FROM records').run()).toThrow(/immutable/);
+      expect(() => db.prepare("INSERT INTO record_heads(record_id, revision_id) VALUES ('grant_x', 'rev_none')").run()).toThrow(/FOREIGN KEY/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('leaves an upgraded store with the schema a fresh one has', async () => {
+    const upgraded = join(dir, 'upgraded.db');
+    schema20(upgraded, [grant({ n: 1 })]);
+    const fresh = join(dir, 'fresh.db');
+    const schema = (path: string, create: boolean) => {
+      const store = SqliteStore.open(path, { create });
+      const sql = store.handle.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name").all();
+      return store.close().then(() => sql);
+    };
+    expect(await schema(upgraded, false)).toEqual(await schema(fresh, true));
+  });
+});
