@@ -25,6 +25,8 @@ export interface LoadFigures {
   errors: number;
   errorSample?: string;
   capped: boolean;
+  /** The c=32 JIT warm-up burst before the phase (absent in runs before session 21, and in MCP phases before session 22). */
+  jitWarm?: { requests: number; errors: number };
 }
 
 export interface HttpRow extends LoadFigures {
@@ -35,8 +37,6 @@ export interface HttpRow extends LoadFigures {
   agentCallsPerRequest?: Record<string, number>;
   /** Preset lifetime of the roots Baton issued in this phase. */
   rootLifetimeS?: number;
-  /** The c=32 JIT warm-up burst before the phase (absent in runs before session 21). */
-  jitWarm?: { requests: number; errors: number };
 }
 
 export interface HttpResults {

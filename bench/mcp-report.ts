@@ -48,6 +48,12 @@ export function mcpTarget(mcp: McpResults | undefined): TargetLine {
   };
 }
 
+const mcpBursts = (mcp: McpResults) =>
+  mcp.rows
+    .filter((x) => x.route === 'baton' && x.jitWarm)
+    .map((x) => `${x.jitWarm!.requests} before ${x.tool} at c=${x.concurrency}${x.jitWarm!.errors ? ` (${x.jitWarm!.errors} errors)` : ''}`)
+    .join(', ') || 'none';
+
 /** The section: direct vs Baton per tool and concurrency, with Baton's ratio and added p50 against direct. */
 export function renderMcp(mcp: McpResults, http: HttpResults): string[] {
   const t = mcp.timing;
@@ -56,7 +62,7 @@ export function renderMcp(mcp: McpResults, http: HttpResults): string[] {
     'One SDK MCP server (bench/mcp-server.ts: the official `McpServer` over Streamable HTTP with session ids and JSON responses, three tools, no bookkeeping) as its own process, called directly and through Baton\'s `/mcp/notes` (README "Putting an MCP server behind Baton": admitted under a fresh root and child, forwarded, read back, verdict and settlement). ' +
       'Each phase opens one session with the SDK client (initialize, notifications/initialized), then runs N closed loops of JSON-RPC `tools/call` in that session over the A2A phases\' undici load generator. ' +
       'Through Baton, `create_note` is read back through `get_note` (two server calls per call; outcome `succeeded`, `verified: true`); `echo` has no read route (`verified: false`, receipt profile `mcp-observed/1`). Success = a tool result that is not an error, and through Baton that outcome. ' +
-      `Per concurrency, a fresh server and a fresh Baton (fresh SQLite data dir); per phase ${t.warmupMs / 1000} s warm-up (at least ${t.minWarm} calls, time-bounded), then ${t.durationMs / 1000} s measured; CPU as in the A2A table.` +
+      `Per concurrency, a fresh server and a fresh Baton (fresh SQLite data dir); per phase ${t.jitWarm ? `first a burst at c=32 of up to ${t.jitWarm.requests} calls (${t.jitWarm.ms / 1000} s at most; through Baton it served ${mcpBursts(mcp)}) to get past the JIT warm-up, then ` : ''}${t.warmupMs / 1000} s warm-up (at least ${t.minWarm} calls, time-bounded), then ${t.durationMs / 1000} s measured; CPU as in the A2A table.` +
       (mcp.only ? ` Measured alone by \`BENCH_ONLY=mcp\` on ${mcp.date}, not in the same run as the sections around it.` : ''),
     '',
   );

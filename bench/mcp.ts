@@ -42,7 +42,7 @@ export interface McpRow extends LoadFigures {
 
 export interface McpResults {
   rows: McpRow[];
-  timing: { warmupMs: number; durationMs: number; minWarm: number };
+  timing: { warmupMs: number; durationMs: number; minWarm: number; jitWarm?: { requests: number; ms: number } };
   concurrencies: number[];
   /** When the phase ran (ISO 8601). */
   date: string;
@@ -170,9 +170,12 @@ async function phase(
   }
 }
 
-/** Per concurrency, a fresh server and a fresh Baton (fresh data dir); direct first, then through Baton. About 50 s full, 30 s quick. */
+/** Per concurrency, a fresh server and a fresh Baton (fresh data dir); direct first, then through Baton. About 2.5 min full, 40 s quick. */
 export async function benchMcp(quick: boolean, log: (s: string) => void): Promise<McpResults> {
-  const t = quick ? { warmupMs: 1_000, durationMs: 2_000, minWarm: 20 } : { warmupMs: 1_500, durationMs: 4_000, minWarm: 60 };
+  // Every phase past its JIT warm-up, as the A2A phases are (lib/load.ts warmJit); a smaller burst than theirs, since these run four Baton phases.
+  const t = quick
+    ? { warmupMs: 1_000, durationMs: 2_000, minWarm: 20, jitWarm: { requests: 300, ms: 5_000 } }
+    : { warmupMs: 1_500, durationMs: 4_000, minWarm: 60, jitWarm: { requests: 2_000, ms: 25_000 } };
   const concurrencies = [1, 8];
   const rows: McpRow[] = [];
   const tools: McpTool[] = ['create_note', 'echo'];
