@@ -78,6 +78,7 @@ describe('SQLite migration 21: records without the content_digest index', () => 
       expect(db.prepare("SELECT count(*) AS n FROM pragma_index_list('records') WHERE \"unique\" = 1").get(), 'revision_id stays unique').toEqual({ n: 1n });
       expect(db.pragma('foreign_key_check')).toEqual([]);
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(db.pragma('secure_delete', { simple: true }), 'off only while the copy ran').toBe(1n);
       expect(db.prepare("SELECT name FROM sqlite_master WHERE name LIKE '%_next'").all(), 'no scratch table left').toEqual([]);
 
       // Reads by the exact ref, and the head, as before.
