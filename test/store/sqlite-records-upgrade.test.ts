@@ -5,9 +5,12 @@
  * it, must come out with every row, its sequence, its heads, its foreign key,
  * its immutability and its append view, and with no index on the digest.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalText } from '../../src/records/canonical.ts';
@@ -21,6 +24,7 @@ import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
 
+const OPENER = fileURLToPath(new URL('./support/opener.ts', import.meta.url));
 const actor = { object_id: 'actor_owner', revision_id: 'rev_1', content_digest: `sha256:${'a'.repeat(64)}` };
 const deps = { ids: sequentialIds('up'), clock: manualClock('2026-12-01T10:00:00.000Z') };
 const grant = (body: Record<string, unknown>, prior?: Envelope) =>
@@ -43,10 +47,12 @@ function schema20(path: string, records: Envelope[]): void {
     db.prepare('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)').run(m.version, '2026-12-01T10:00:00.000Z');
   }
   const append = db.prepare(`INSERT INTO record_appends(${RECORD_APPEND_COLS.join(', ')}) VALUES (${RECORD_APPEND_COLS.map(() => '?').join(', ')})`);
-  for (const r of records) {
-    const row = recordRowOf(r, canonicalText(r), '2026-12-01T10:00:00.000Z');
-    append.run(row.record_id, row.revision_id, row.content_digest, row.schema_ref, row.prior_revision, row.document, row.stored_at, r.prior_revision_ref?.content_digest ?? null);
-  }
+  db.transaction(() => {
+    for (const r of records) {
+      const row = recordRowOf(r, canonicalText(r), '2026-12-01T10:00:00.000Z');
+      append.run(row.record_id, row.revision_id, row.content_digest, row.schema_ref, row.prior_revision, row.document, row.stored_at, r.prior_revision_ref?.content_digest ?? null);
+    }
+  })();
   expect(db.prepare("SELECT count(*) AS n FROM pragma_index_list('records') WHERE \"unique\" = 1").get(), 'schema 20: revision_id and content_digest unique').toEqual({ n: 2 });
   db.close();
 }
@@ -98,6 +104,25 @@ describe('SQLite migration 21: records without the content_digest index', () => 
       await store.close();
     }
   });
+
+  it('several processes opening a schema-20 store at once: one migrates it, every one opens it', async () => {
+    const path = join(dir, 'race.db');
+    // Enough rows that the copy holds the write lock while the others have read the schema version and wait for it.
+    schema20(path, Array.from({ length: 20_000 }, (_, i) => grant({ i, pad: 'x'.repeat(1_000) })));
+    const openers = Array.from({ length: 3 }, () => spawn(process.execPath, ['--import', 'tsx', OPENER, path], { stdio: ['pipe', 'pipe', 'inherit'] }));
+    const lines = openers.map((child) => createInterface({ input: child.stdout! })[Symbol.asyncIterator]());
+    const next = async (i: number) => JSON.parse((await lines[i]!.next()).value as string) as Record<string, unknown>;
+    expect(await Promise.all(openers.map((_, i) => next(i)))).toEqual(openers.map(() => ({ ready: true })));
+    for (const child of openers) child.stdin!.write('go\n');
+    expect(await Promise.all(openers.map((_, i) => next(i)))).toEqual(openers.map(() => ({ opened: 21 })));
+    const store = SqliteStore.open(path);
+    try {
+      expect(store.handle.prepare('SELECT count(*) AS n FROM records').get()).toEqual({ n: 20_000n });
+      expect(store.handle.prepare('SELECT version FROM schema_migrations WHERE version = 21').all(), 'applied once').toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
 
   it('leaves an upgraded store with the schema a fresh one has', async () => {
     const upgraded = join(dir, 'upgraded.db');

@@ -115,6 +115,8 @@ function migrate(db: Db, path: string): void {
     if (current > LATEST) throw storageError('database schema is newer than this build', { path, current, latest: LATEST });
     for (const m of MIGRATIONS.filter((m) => m.version > current)) {
       immediate(db, () => {
+        // Read again under the write lock: another process opening the same file may have applied it while this one waited.
+        if (db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version)) return;
         db.exec(m.sql);
         db.prepare('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)').run(m.version, new Date().toISOString());
       });
