@@ -20,6 +20,7 @@ import { recordRowOf } from '../../src/records/put.ts';
 import { manualClock } from '../../src/records/time.ts';
 import { recordAt } from '../../src/store/record-at.ts';
 import { RECORD_APPEND_COLS } from '../../src/store/sqlite/appends.ts';
+import { fitsSql } from '../../src/store/tx/rows-sql.ts';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
@@ -123,6 +124,17 @@ describe('SQLite migration 21: records without the content_digest index', () => 
       await store.close();
     }
   }, 60_000);
+
+  it('the append view\'s fit check reaches the prior revision by its id, not by a walk of records', async () => {
+    const store = SqliteStore.open(join(dir, 'plans.db'), { create: true });
+    try {
+      const plan = store.handle.prepare(`EXPLAIN QUERY PLAN SELECT ${fitsSql({ record: '?', prior: '?', digest: '?' })}`).all('grant_1', 'rev_1', 'grant_1', 'rev_1', 'sha256:x') as Array<{ detail: string }>;
+      expect(plan.map((p) => p.detail)).toContain('SEARCH r USING INDEX sqlite_autoindex_records_1 (revision_id=?)');
+      expect(plan.filter((p) => /^SCAN (r|records)\b/.test(p.detail))).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
 
   it('leaves an upgraded store with the schema a fresh one has', async () => {
     const upgraded = join(dir, 'upgraded.db');
