@@ -8,7 +8,7 @@
  * checkouts, alternating, to compare a change within one time window on a
  * shared machine.
  */
-import { LoadGenerator, warmJit } from './lib/load.ts';
+import { JIT_BURST, LoadGenerator, warmJit } from './lib/load.ts';
 import { cpuTimes, threadTimes, ticksToMs } from './lib/proc.ts';
 import { batonSendMessage, startBaton, startHonestAgent } from './lib/world.ts';
 
@@ -21,7 +21,7 @@ try {
     batonSendMessage(baton.url, 'ab'),
     c,
   );
-  await warmJit(batonSendMessage(baton.url, 'warm'), Number(process.env.BENCH_JIT_WARM ?? 4_000), 45_000);
+  await warmJit(batonSendMessage(baton.url, 'warm'), Number(process.env.BENCH_JIT_WARM ?? JIT_BURST.full.requests), JIT_BURST.full.ms);
   await gen.phase(Number(process.env.BENCH_WARM_MS ?? 1_500), 300);
   const before = cpuTimes(baton.pid);
   const threadsBefore = threadTimes(baton.pid);

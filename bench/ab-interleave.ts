@@ -24,7 +24,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { LoadGenerator, warmJit } from './lib/load.ts';
+import { JIT_BURST, LoadGenerator, warmJit } from './lib/load.ts';
 import { cpuTimes, threadTimes, ticksToMs } from './lib/proc.ts';
 import { BATON_MAIN, batonSendMessage, startBaton, startHonestAgent } from './lib/world.ts';
 
@@ -53,7 +53,7 @@ const a = await startBaton(agent, 30, BATON_MAIN);
 const b = await startBaton(agent, 30, resolve(other, 'e2e/harness/baton-main.ts'));
 const sides: Side[] = [a, b].map((s, i) => ({ name: i === 0 ? 'A' : 'B', url: s.url, pid: s.pid, ticks: 0, main: 0, requests: 0, errors: 0, perRound: [] }));
 try {
-  for (const s of sides) await warmJit(batonSendMessage(s.url, 'warm'), Number(process.env.BENCH_JIT_WARM ?? 4_000), 45_000);
+  for (const s of sides) await warmJit(batonSendMessage(s.url, 'warm'), Number(process.env.BENCH_JIT_WARM ?? JIT_BURST.full.requests), JIT_BURST.full.ms);
   const gens = new Map(sides.map((s) => [s, new LoadGenerator(batonSendMessage(s.url, 'ab'), c)]));
   // Two unmeasured rounds first: a side that sat idle through the other's burst starts its first slices still settling.
   for (let round = 0; round < 2; round++) for (const s of sides) await gens.get(s)!.phase(sliceMs, 100_000);

@@ -6,7 +6,7 @@
  * with the CPU each process spent per request. `measure` is shared with
  * the MCP phase (bench/mcp.ts).
  */
-import { completedTask, LoadGenerator, sendMessageBody, warmJit, type LoadTarget, type PhaseResult } from './lib/load.ts';
+import { completedTask, JIT_BURST, LoadGenerator, sendMessageBody, warmJit, type LoadTarget, type PhaseResult } from './lib/load.ts';
 import { cpuTicks, ticksToMs } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 import { batonSendMessage, ROOT_LIFETIME_S, startBaton, startHonestAgent, startPassthrough, type Service } from './lib/world.ts';
@@ -102,8 +102,8 @@ function callsPer(before: Counts, after: Counts): Record<string, number> {
 /** One concurrency level on a fresh agent and pass-through, so every level starts from the same state. */
 export async function benchHttp(quick: boolean, log: (s: string) => void): Promise<HttpResults> {
   const t = quick
-    ? { warmupMs: 1_000, durationMs: 2_500, minWarm: 40, jitWarm: { requests: 300, ms: 5_000 } }
-    : { warmupMs: 3_000, durationMs: 8_000, minWarm: 150, jitWarm: { requests: 4_000, ms: 45_000 } };
+    ? { warmupMs: 1_000, durationMs: 2_500, minWarm: 40, jitWarm: JIT_BURST.quick }
+    : { warmupMs: 3_000, durationMs: 8_000, minWarm: 150, jitWarm: JIT_BURST.full };
   const rows: HttpRow[] = [];
   for (const c of [1, 32]) {
     const agent = await startHonestAgent();

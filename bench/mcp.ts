@@ -20,7 +20,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawnReady } from '../e2e/harness/process.ts';
 import { measure, type LoadFigures } from './http.ts';
-import type { LoadTarget } from './lib/load.ts';
+import { JIT_BURST, type LoadTarget } from './lib/load.ts';
 import { removeTemp, tempDir } from './lib/proc.ts';
 import { API_KEY, BATON_MAIN, ROOT_LIFETIME_S, type Service } from './lib/world.ts';
 
@@ -174,7 +174,7 @@ async function phase(
 export async function benchMcp(quick: boolean, log: (s: string) => void): Promise<McpResults> {
   // Every phase past its JIT warm-up, as the A2A phases are (lib/load.ts warmJit); a smaller burst than theirs, since these run four Baton phases.
   const t = quick
-    ? { warmupMs: 1_000, durationMs: 2_000, minWarm: 20, jitWarm: { requests: 300, ms: 5_000 } }
+    ? { warmupMs: 1_000, durationMs: 2_000, minWarm: 20, jitWarm: JIT_BURST.quick }
     : { warmupMs: 1_500, durationMs: 4_000, minWarm: 60, jitWarm: { requests: 2_000, ms: 25_000 } };
   const concurrencies = [1, 8];
   const rows: McpRow[] = [];

@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LoadGenerator, warmJit } from './lib/load.ts';
+import { JIT_BURST, LoadGenerator, warmJit } from './lib/load.ts';
 import { removeTemp, ROOT, tempDir, threadTimes, ticksToMs } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 import { batonSendMessage, ROOT_LIFETIME_S, startHonestAgent, startProfiledBaton } from './lib/world.ts';
@@ -155,7 +155,8 @@ export async function profileBaton(quick: boolean, log: (s: string) => void): Pr
       // BENCH_PROFILE_C profiles another concurrency (bench/profile-main.ts; the full run's step is c=32).
       const c = Number(process.env.BENCH_PROFILE_C ?? 32);
       // Past the JIT warm-up first, as the A2A phases are (lib/load.ts warmJit); the window below is what the summary counts.
-      await warmJit(batonSendMessage(baton.url, 'warm'), quick ? 300 : 4_000, quick ? 5_000 : 45_000);
+      const burst = quick ? JIT_BURST.quick : JIT_BURST.full;
+      await warmJit(batonSendMessage(baton.url, 'warm'), burst.requests, burst.ms);
       const gen = new LoadGenerator(batonSendMessage(baton.url, 'prof'), c);
       try {
         await gen.phase(1_000, 400);

@@ -111,6 +111,9 @@ export class LoadGenerator {
 /** Concurrency of the JIT warm-up burst ({@link warmJit}). */
 export const JIT_WARM_CONCURRENCY = 32;
 
+/** The A2A phases' burst in a full and a quick run; the profile step, ab-cpu.ts and ab-interleave.ts use the same. */
+export const JIT_BURST = { full: { requests: 4_000, ms: 45_000 }, quick: { requests: 300, ms: 5_000 } } as const;
+
 /**
  * Drives `target` at concurrency 32 for `requests` requests (at most `ms`)
  * before a measured phase, so what a phase measures is a process in service,
