@@ -25,6 +25,7 @@ import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
 
+const LATEST = BigInt(MIGRATIONS[MIGRATIONS.length - 1]!.version);
 const OPENER = fileURLToPath(new URL('./support/opener.ts', import.meta.url));
 const actor = { object_id: 'actor_owner', revision_id: 'rev_1', content_digest: `sha256:${'a'.repeat(64)}` };
 const deps = { ids: sequentialIds('up'), clock: manualClock('2026-12-01T10:00:00.000Z') };
@@ -78,7 +79,7 @@ describe('SQLite migration 21: records without the content_digest index', () => 
     const store = SqliteStore.open(path);
     try {
       const db = store.handle;
-      expect(db.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({ v: 21n });
+      expect(db.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({ v: LATEST });
       expect(db.prepare('SELECT seq, revision_id, content_digest, document FROM records ORDER BY seq').all()).toEqual(rows);
       expect(db.prepare('SELECT record_id, revision_id FROM record_heads ORDER BY record_id').all()).toEqual(heads);
       expect(digestIndexes(db)).toEqual([]);
@@ -115,7 +116,7 @@ describe('SQLite migration 21: records without the content_digest index', () => 
     const next = async (i: number) => JSON.parse((await lines[i]!.next()).value as string) as Record<string, unknown>;
     expect(await Promise.all(openers.map((_, i) => next(i)))).toEqual(openers.map(() => ({ ready: true })));
     for (const child of openers) child.stdin!.write('go\n');
-    expect(await Promise.all(openers.map((_, i) => next(i)))).toEqual(openers.map(() => ({ opened: 21 })));
+    expect(await Promise.all(openers.map((_, i) => next(i)))).toEqual(openers.map(() => ({ opened: Number(LATEST) })));
     const store = SqliteStore.open(path);
     try {
       expect(store.handle.prepare('SELECT count(*) AS n FROM records').get()).toEqual({ n: 20_000n });

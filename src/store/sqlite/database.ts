@@ -118,6 +118,7 @@ function migrate(db: Db, path: string): void {
         // Read again under the write lock: another process opening the same file may have applied it while this one waited.
         if (db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version)) return;
         db.exec(m.sql);
+        m.run?.(db);
         db.prepare('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)').run(m.version, new Date().toISOString());
       });
     }

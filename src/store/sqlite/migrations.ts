@@ -11,10 +11,14 @@ import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
 import { workEndsOnResolveSql, workGatewaySql, workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
 import { contentTablesSql } from '../content-sql.ts';
 import { APPEND_VIEWS_SQLITE, RECORD_APPENDS_VIEW_SQLITE } from './appends.ts';
+import type { Db } from './database.ts';
+import { withoutRowid } from './without-rowid.ts';
 
 export interface Migration {
   version: number;
   sql: string;
+  /** A step SQL alone cannot write (it reads the schema it changes), run after `sql` in the same transaction. */
+  run?: (db: Db) => void;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -38,4 +42,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 19, sql: APPEND_VIEWS_SQLITE },
   { version: 20, sql: workEndsOnResolveSql('sqlite') },
   { version: 21, sql: recordsWithoutDigestIndexSqlite(RECORD_APPENDS_VIEW_SQLITE) },
+  { version: 22, sql: '', run: withoutRowid },
 ];
