@@ -7,18 +7,18 @@
  * Keyed by its primary key instead, the table is one B-tree
  * (sqlite.org/withoutrowid.html: the right choice for small rows looked up by
  * a non-integer key). Rows, constraints, indexes and triggers stay as they were.
+ * (A microbenchmark of session 16 had found such tables slower; in the gateway,
+ * timed statement by statement, SQL per delegated call came out about 5 %
+ * lower and no statement slower: bench/run.ts history, session 23.)
  *
  * Only tables no foreign key names are rebuilt: a DROP of a referenced table
  * fails with foreign keys on, and PRAGMA foreign_keys cannot change inside the
- * migration's transaction (ledger_nodes and ledger_reservations stay).
+ * migration's transaction. (ledger_nodes and ledger_reservations stay: rebuilt
+ * the same way with foreign keys off, in a trial, they saved no frame measurably.)
  */
 import type { Db } from './database.ts';
 
-/**
- * The tables migration 22 rebuilds. Measured with bench/wal-frames.ts, WAL frames per delegated call
- * fell from 37.1 to 32.7 at c=32 (a batch's rows had shared the rowid B-trees' last pages, never the
- * key indexes' pages) and from 101.5 to 99.3 at c=1.
- */
+/** The tables migration 22 rebuilds. WAL frames per delegated call (bench/wal-frames.ts): 37.1 → 32.7 at c=32, 101.5 → 99.3 at c=1. */
 export const WITHOUT_ROWID_TABLES = ['record_heads', 'control_heads', 'attempt_work', 'ledger_balances', 'ledger_live_roots'] as const;
 
 /**
