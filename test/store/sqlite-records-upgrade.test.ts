@@ -24,6 +24,7 @@ import { fitsSql } from '../../src/store/tx/rows-sql.ts';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
+import { databaseAtSchema } from './support/older-schema.ts';
 
 const LATEST = BigInt(MIGRATIONS[MIGRATIONS.length - 1]!.version);
 const OPENER = fileURLToPath(new URL('./support/opener.ts', import.meta.url));
@@ -40,14 +41,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A database as a build at schema 20 left it, holding `records` appended through its record_appends view. */
 function schema20(path: string, records: Envelope[]): void {
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('foreign_keys = ON');
-  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL) STRICT');
-  for (const m of MIGRATIONS.filter((m) => m.version <= 20)) {
-    db.exec(m.sql);
-    db.prepare('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)').run(m.version, '2026-12-01T10:00:00.000Z');
-  }
+  const db = databaseAtSchema(path, 20);
   const append = db.prepare(`INSERT INTO record_appends(${RECORD_APPEND_COLS.join(', ')}) VALUES (${RECORD_APPEND_COLS.map(() => '?').join(', ')})`);
   db.transaction(() => {
     for (const r of records) {

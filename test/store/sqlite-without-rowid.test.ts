@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONTROL_APPEND_COLS, RECORD_APPEND_COLS } from '../../src/store/sqlite/appends.ts';
-import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { WITHOUT_ROWID_TABLES } from '../../src/store/sqlite/without-rowid.ts';
+import { databaseAtSchema } from './support/older-schema.ts';
 
 const AT = '2026-12-01T10:00:00.000Z';
 const insert = (db: Database.Database, into: string, cols: readonly string[]) =>
@@ -26,14 +26,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A database as a build at schema 21 left it, with rows in every table migration 22 rebuilds. */
 function schema21(path: string): void {
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('foreign_keys = ON');
-  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL) STRICT');
-  for (const m of MIGRATIONS.filter((m) => m.version <= 21)) {
-    db.exec(m.sql);
-    db.prepare('INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)').run(m.version, AT);
-  }
+  const db = databaseAtSchema(path, 21);
   db.transaction(() => {
     const record = insert(db, 'record_appends', RECORD_APPEND_COLS);
     record.run('grant_a', 'rev_a1', 'sha256:a1', 'schema:grant', null, '{"n":1}', AT, null);
