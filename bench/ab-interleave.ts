@@ -26,6 +26,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { JIT_BURST, LoadGenerator, warmJit } from './lib/load.ts';
 import { cpuTimes, threadTimes, ticksToMs } from './lib/proc.ts';
+import { round } from './lib/stats.ts';
 import { BATON_MAIN, batonSendMessage, startBaton, startHonestAgent } from './lib/world.ts';
 
 const other = process.argv[2];
@@ -74,17 +75,16 @@ try {
     }
   }
   for (const gen of gens.values()) await gen.close();
-  const round2 = (x: number) => Math.round(x * 100) / 100;
   const summary = (s: Side) => ({
     requests: s.requests,
     errors: s.errors,
-    cpuMsPerRequest: round2(ticksToMs(s.ticks) / Math.max(1, s.requests)),
-    mainThreadMs: round2(ticksToMs(s.main) / Math.max(1, s.requests)),
-    perRound: s.perRound.map(round2),
+    cpuMsPerRequest: round(ticksToMs(s.ticks) / Math.max(1, s.requests)),
+    mainThreadMs: round(ticksToMs(s.main) / Math.max(1, s.requests)),
+    perRound: s.perRound.map((x) => round(x)),
   });
   const [sa, sb] = sides as [Side, Side];
   const ratios = sa.perRound.map((x, i) => sb.perRound[i]! / x).sort((p, q) => p - q);
-  const ratio = (x: number) => Math.round(x * 1000) / 1000;
+  const ratio = (x: number) => round(x, 3);
   process.stdout.write(
     `${JSON.stringify({
       c,

@@ -48,12 +48,16 @@ export function rebuildWithoutRowid(db: Db, table: string): void {
   for (const d of dependents) db.exec(d.sql);
 }
 
-/** Migration 22. secure_delete is off while it copies, as in migration 21: the freed pages hold the rows the new tables hold. */
+/**
+ * Migration 22. secure_delete is off while it copies, as in migration 21: the freed pages hold the rows the new
+ * tables hold. Afterwards the connection gets back the setting it had (database.ts turns it on).
+ */
 export function withoutRowid(db: Db): void {
+  const secureDelete = Number(db.pragma('secure_delete', { simple: true }));
   db.pragma('secure_delete = OFF');
   try {
     for (const t of WITHOUT_ROWID_TABLES) rebuildWithoutRowid(db, t);
   } finally {
-    db.pragma('secure_delete = ON');
+    db.pragma(`secure_delete = ${secureDelete}`);
   }
 }
