@@ -132,6 +132,31 @@ describe('sqlite group commit: the batcher', () => {
     db.close();
   });
 
+  it('a lone program runs in the transaction itself: no savepoint, and its refusal keeps none of its writes', async () => {
+    const db = table();
+    // Every bookend the batcher runs, in order (it prepares them once, here).
+    const ran: string[] = [];
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((text: string) => {
+      const stmt = prepare(text);
+      const run = stmt.run.bind(stmt);
+      stmt.run = ((...args: unknown[]) => (ran.push(text), run(...(args as [])))) as typeof stmt.run;
+      return stmt;
+    }) as typeof db.prepare;
+    const gc = new GroupCommit(db, (e) => e);
+    const refused = gc.submit(() => {
+      prepare("INSERT INTO t VALUES ('a')").run();
+      throw new Error('refused a');
+    });
+    await expect(refused).rejects.toThrow('refused a');
+    expect(await gc.submit(() => (prepare("INSERT INTO t VALUES ('b')").run(), rows(db)))).toEqual(['b']);
+    expect(rows(db)).toEqual(['b']);
+    expect(ran).toEqual(['BEGIN IMMEDIATE', 'ROLLBACK', 'BEGIN IMMEDIATE', 'COMMIT']);
+    expect(db.inTransaction).toBe(false);
+    expect(gc.stats).toMatchObject({ transactions: 2, programs: 2, failedTransactions: 0 });
+    db.close();
+  });
+
   it('answers nobody before COMMIT: a failing COMMIT rejects the whole batch, refusals included', async () => {
     const db = table();
     db.exec('CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE ch (p INTEGER REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED)');
@@ -178,6 +203,31 @@ describe('sqlite group commit: the batcher', () => {
     p.then(() => (state.settled = true), () => (state.settled = true));
     return state;
   };
+
+  it('a lone refusal is answered only after the fsync, like a commit: it may rest on an unsynced batch', async () => {
+    const db = table();
+    const m = manualSync();
+    const gc = new GroupCommit(db, (e) => e, { sync: m.walSync });
+    const firstCalled = m.called;
+    const a = gc.submit(() => db.prepare("INSERT INTO t VALUES ('a')").run());
+    await firstCalled;
+    // 'a' is committed, not yet durable; the refusal reads it.
+    const refused = gc.submit(() => {
+      if (rows(db).includes('a')) throw new Error('refused: a is there');
+    });
+    const state = settledYet(refused);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(state.settled).toBe(false);
+    const secondCalled = m.called;
+    m.calls[0]!(null);
+    await a;
+    await secondCalled;
+    expect(state.settled).toBe(false);
+    m.calls[1]!(null);
+    await expect(refused).rejects.toThrow('refused: a is there');
+    db.close();
+  });
 
   it('answers a batch only once the WAL holding its COMMIT is fsynced; batches committed meanwhile share the next fsync', async () => {
     const db = table();
