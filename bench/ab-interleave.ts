@@ -13,7 +13,7 @@
  * and `sliceMs` measured; CPU is utime+stime of the measured side's process
  * (the idle side is not counted) divided by its requests. Prints one JSON line:
  * both sides' totals, B/A, and the per-round ratios with their median and
- * range. `<other-checkout>` needs its own node_modules.
+ * range, and each side's median of its slices' p50 latencies. `<other-checkout>` needs its own node_modules.
  *
  * What it can resolve: the same tree against itself (a worktree of one
  * commit), c=32, 10 rounds of 3 s, came out at 1.079 (rounds 0.89–1.19) and,
@@ -47,12 +47,14 @@ interface Side {
   requests: number;
   errors: number;
   perRound: number[];
+  /** Each measured slice's median latency: at c=1, what the added-p50 target is about. */
+  p50s: number[];
 }
 
 const agent = await startHonestAgent();
 const a = await startBaton(agent, 30, BATON_MAIN);
 const b = await startBaton(agent, 30, resolve(other, 'e2e/harness/baton-main.ts'));
-const sides: Side[] = [a, b].map((s, i) => ({ name: i === 0 ? 'A' : 'B', url: s.url, pid: s.pid, ticks: 0, main: 0, requests: 0, errors: 0, perRound: [] }));
+const sides: Side[] = [a, b].map((s, i) => ({ name: i === 0 ? 'A' : 'B', url: s.url, pid: s.pid, ticks: 0, main: 0, requests: 0, errors: 0, perRound: [], p50s: [] }));
 try {
   for (const s of sides) await warmJit(batonSendMessage(s.url, 'warm'), Number(process.env.BENCH_JIT_WARM ?? JIT_BURST.full.requests), JIT_BURST.full.ms);
   const gens = new Map(sides.map((s) => [s, new LoadGenerator(batonSendMessage(s.url, 'ab'), c)]));
@@ -72,6 +74,7 @@ try {
       s.requests += r.requests;
       s.errors += r.errors;
       s.perRound.push(ticksToMs(ticks) / Math.max(1, r.requests));
+      s.p50s.push(r.p50Ms);
     }
   }
   for (const gen of gens.values()) await gen.close();
@@ -81,6 +84,7 @@ try {
     cpuMsPerRequest: round(ticksToMs(s.ticks) / Math.max(1, s.requests)),
     mainThreadMs: round(ticksToMs(s.main) / Math.max(1, s.requests)),
     perRound: s.perRound.map((x) => round(x)),
+    p50Ms: round([...s.p50s].sort((p, q) => p - q)[Math.floor(s.p50s.length / 2)] ?? Number.NaN),
   });
   const [sa, sb] = sides as [Side, Side];
   const ratios = sa.perRound.map((x, i) => sb.perRound[i]! / x).sort((p, q) => p - q);

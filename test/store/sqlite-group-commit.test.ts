@@ -195,6 +195,7 @@ describe('sqlite group commit: the batcher', () => {
           w();
         },
         syncNow: () => undefined,
+        close: () => undefined,
       },
     };
   };

@@ -147,7 +147,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (!this.db.open) return;
-    this.commits.drain(); // queued writes commit (or fail) before the connection goes
+    this.commits.close(); // queued writes commit (or fail) before the connection goes
     await this.checkpoints.close();
     this.db.close();
   }
