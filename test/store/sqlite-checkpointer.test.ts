@@ -1,7 +1,8 @@
 /**
  * WAL checkpoints off the request thread (src/store/sqlite/checkpointer.ts):
  * the request connection's COMMIT no longer copies the WAL into the database
- * below the backstop; a worker thread does, after every `every` commits,
+ * below the backstop; a worker thread does, after every `every` commits (or
+ * more, while they leave the WAL short of its frame target),
  * without blocking the writer; a worker that cannot run is given up and the
  * connection goes back to SQLite's own checkpoints.
  */
@@ -69,6 +70,54 @@ describe('sqlite WAL checkpointer', () => {
     expect(ck.stats.last!.log).toBeGreaterThanOrEqual(12);
     expect(t.size()).toBeGreaterThan(before + 12 * 4_000);
     await ck.close();
+    t.db.close();
+  });
+
+  it('stretches the interval while transactions leave the WAL short of its frame target, within bounds, and shrinks it back', async () => {
+    const t = table();
+    const ck = new WalCheckpointer(t.db, 2, 60);
+    const commits = async (n: number, pages: number) => {
+      for (let i = 0; i < n; i++) {
+        t.commit(pages);
+        ck.committed();
+      }
+      await ck.idle();
+    };
+    await commits(2, 2); // the minimum interval: a checkpoint finds ~2 × 3 frames
+    expect(ck.stats.checkpoints).toBe(1);
+    const log = ck.stats.last!.log;
+    expect(log).toBeGreaterThanOrEqual(4);
+    expect(ck.stats.interval).toBe(Math.min(32, Math.max(2, Math.round((2 * 60) / log))));
+    expect(ck.stats.interval).toBeGreaterThan(2);
+    const stretched = ck.stats.interval;
+    await commits(stretched - 1, 2);
+    expect(ck.stats.checkpoints).toBe(1); // not yet due
+    await commits(1, 2);
+    expect(ck.stats.checkpoints).toBe(2);
+    // Large transactions fill the WAL past the target: back to the minimum.
+    await commits(ck.stats.interval, 40);
+    expect(ck.stats.checkpoints).toBe(3);
+    expect(ck.stats.interval).toBe(2);
+    await ck.close();
+    t.db.close();
+  });
+
+  it('never stretches past sixteen times the minimum, nor at all with no frame target', async () => {
+    const t = table();
+    const capped = new WalCheckpointer(t.db, 1, 1_000_000);
+    t.commit(1);
+    capped.committed();
+    await capped.idle();
+    expect(capped.stats.interval).toBe(16);
+    await capped.close();
+    const fixed = new WalCheckpointer(t.db, 3, 0);
+    for (let i = 0; i < 3; i++) {
+      t.commit(1);
+      fixed.committed();
+    }
+    await fixed.idle();
+    expect(fixed.stats).toMatchObject({ checkpoints: 1, interval: 3 });
+    await fixed.close();
     t.db.close();
   });
 

@@ -8,7 +8,8 @@
  * Here a worker thread with its own connection runs PASSIVE checkpoints —
  * they take no write lock and never wait for one (sqlite.org "wal_checkpoint"),
  * so requests keep committing meanwhile — after every `every` committed
- * transactions of the request connection. The request connection keeps its
+ * transactions of the request connection, or more when they leave the WAL
+ * short of `frames`. The request connection keeps its
  * own automatic checkpoint as a backstop at a far larger WAL
  * (`BACKSTOP_PAGES`), for a worker that falls behind; a worker that fails or
  * cannot start is given up and the connection goes back to SQLite's default.
@@ -19,8 +20,20 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { isWalFile, type Db } from './database.ts';
 
-/** Committed transactions between two checkpoints: ≈ 3,700 WAL frames at c=32 (≈ 230 per shared transaction), ≈ 1,000 at c=1. */
+/** Fewest committed transactions between two checkpoints: ≈ 3,700 WAL frames at c=32 (≈ 230 per shared transaction). */
 export const CHECKPOINT_EVERY = 16;
+/**
+ * WAL frames a checkpoint should find. Past {@link CHECKPOINT_EVERY}
+ * transactions the interval stretches (at most {@link MAX_STRETCH}-fold)
+ * until the WAL holds about this many: at c=1 a transaction writes ≈ 50
+ * frames, and a checkpoint every 16 copied the same hot pages (heads,
+ * counters, index leaves) into the database again and again — the worker
+ * took 0.36-0.55 ms per delegated call at c=1, 0.21-0.25 ms with 64
+ * (issue #24, /proc per thread). 4,000 frames is a 16 MiB WAL.
+ */
+export const CHECKPOINT_FRAMES = 4_000;
+/** Most the interval stretches past its minimum. */
+const MAX_STRETCH = 16;
 /** The request connection's own automatic checkpoint, while the worker keeps up: ≈ 64 MiB of WAL. */
 export const BACKSTOP_PAGES = 16_000;
 /** SQLite's default, restored when the worker is given up. */
@@ -58,6 +71,8 @@ type Reply = { ok: true; busy: number; log: number; checkpointed: number } | { o
 export interface CheckpointStats {
   /** Checkpoints the worker finished. */
   checkpoints: number;
+  /** Committed transactions between checkpoints now. */
+  interval: number;
   /** WAL frames in the log and copied by the last one. */
   last?: { log: number; checkpointed: number; busy: boolean };
   /** Why the worker was given up, if it was. */
@@ -70,17 +85,22 @@ export class WalCheckpointer {
   private since = 0;
   private exited: Promise<void> | undefined;
   private waiters: Array<() => void> = [];
-  readonly stats: CheckpointStats = { checkpoints: 0 };
+  readonly stats: CheckpointStats;
+  /** Transactions the checkpoint under way covers (those since the one before). */
+  private covered = 0;
 
   /**
    * @param db the request connection (a file in WAL mode; anything else is left alone)
-   * @param every committed transactions between checkpoints
+   * @param every fewest committed transactions between checkpoints
+   * @param frames WAL frames a checkpoint should find (0: every `every` transactions, never more)
    */
   constructor(
     private readonly db: Db,
     private readonly every = CHECKPOINT_EVERY,
+    private readonly frames = CHECKPOINT_FRAMES,
   ) {
     if (!Number.isInteger(every) || every < 1) throw new RangeError('every must be a positive integer');
+    this.stats = { checkpoints: 0, interval: every };
     if (!isWalFile(db)) this.stats.failed = 'not a WAL file';
     else db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   }
@@ -91,7 +111,8 @@ export class WalCheckpointer {
    * batch's COMMIT and its callers' answers (group-commit.ts).
    */
   committed(): void {
-    if (this.stats.failed !== undefined || ++this.since < this.every || this.running) return;
+    if (this.stats.failed !== undefined || ++this.since < this.stats.interval || this.running) return;
+    this.covered = this.since;
     this.since = 0;
     this.running = true;
     try {
@@ -139,6 +160,11 @@ export class WalCheckpointer {
     if (!reply.ok) return this.giveUp(reply.message);
     this.stats.checkpoints++;
     this.stats.last = { log: reply.log, checkpointed: reply.checkpointed, busy: reply.busy !== 0 };
+    // The WAL restarts after a complete checkpoint, so its length is about what the covered transactions wrote.
+    if (this.frames > 0) {
+      const due = Math.round((this.covered * this.frames) / Math.max(1, reply.log));
+      this.stats.interval = Math.min(this.every * MAX_STRETCH, Math.max(this.every, due));
+    }
     this.finish();
   }
 
