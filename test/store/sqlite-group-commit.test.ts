@@ -204,33 +204,13 @@ describe('sqlite group commit: the batcher', () => {
     p.then(() => (state.settled = true), () => (state.settled = true));
     return state;
   };
-
-  it('a lone refusal is answered only after the fsync, like a commit: it may rest on an unsynced batch', async () => {
-    const db = table();
-    const m = manualSync();
-    const gc = new GroupCommit(db, (e) => e, { sync: m.walSync });
-    const firstCalled = m.called;
-    const a = gc.submit(() => db.prepare("INSERT INTO t VALUES ('a')").run());
-    await firstCalled;
-    // 'a' is committed, not yet durable; the refusal reads it.
-    const refused = gc.submit(() => {
-      if (rows(db).includes('a')) throw new Error('refused: a is there');
-    });
-    const state = settledYet(refused);
+  /** Two turns of the event loop: time for a queued batch to run and ask for its fsync. */
+  const turns = async () => {
     await new Promise((r) => setImmediate(r));
     await new Promise((r) => setImmediate(r));
-    expect(state.settled).toBe(false);
-    const secondCalled = m.called;
-    m.calls[0]!(null);
-    await a;
-    await secondCalled;
-    expect(state.settled).toBe(false);
-    m.calls[1]!(null);
-    await expect(refused).rejects.toThrow('refused: a is there');
-    db.close();
-  });
-
-  it('answers a batch only once the WAL holding its COMMIT is fsynced; batches committed meanwhile share the next fsync', async () => {
+  };
+  /** A batcher whose first batch (one row, 'a') has committed and waits for its fsync. */
+  const firstCommitted = async () => {
     const db = table();
     const m = manualSync();
     const gc = new GroupCommit(db, (e) => e, { sync: m.walSync });
@@ -238,20 +218,44 @@ describe('sqlite group commit: the batcher', () => {
     const a = gc.submit(() => db.prepare("INSERT INTO t VALUES ('a')").run());
     const aState = settledYet(a);
     await firstCalled;
+    /** Ends the first fsync; resolves once the batches committed meanwhile asked for theirs. */
+    const syncFirst = async () => {
+      const secondCalled = m.called;
+      m.calls[0]!(null);
+      await a;
+      await secondCalled;
+    };
+    return { db, m, gc, aState, syncFirst };
+  };
+
+  it('a lone refusal is answered only after the fsync, like a commit: it may rest on an unsynced batch', async () => {
+    const { db, m, gc, syncFirst } = await firstCommitted();
+    // 'a' is committed, not yet durable; the refusal reads it.
+    const refused = gc.submit(() => {
+      if (rows(db).includes('a')) throw new Error('refused: a is there');
+    });
+    const state = settledYet(refused);
+    await turns();
+    expect(state.settled).toBe(false);
+    await syncFirst();
+    expect(state.settled).toBe(false);
+    m.calls[1]!(null);
+    await expect(refused).rejects.toThrow('refused: a is there');
+    db.close();
+  });
+
+  it('answers a batch only once the WAL holding its COMMIT is fsynced; batches committed meanwhile share the next fsync', async () => {
+    const { db, m, gc, aState, syncFirst } = await firstCommitted();
     // Committed — the row is there for reads — but not synced: nobody is answered, and the COMMIT did not sync inline.
     expect(rows(db)).toEqual(['a']);
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // restored after the batch
     const b = gc.submit(() => db.prepare("INSERT INTO t VALUES ('b')").run());
     const bState = settledYet(b);
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setImmediate(r));
+    await turns();
     expect(rows(db)).toEqual(['a', 'b']);
     expect(m.calls).toHaveLength(1); // b's batch waits for the fsync under way to end
     expect([aState.settled, bState.settled]).toEqual([false, false]);
-    const secondCalled = m.called;
-    m.calls[0]!(null);
-    await a;
-    await secondCalled;
+    await syncFirst();
     expect(bState.settled).toBe(false);
     m.calls[1]!(null);
     await b;
