@@ -308,16 +308,8 @@ export class GroupCommit {
       const outcomes: Outcome[] = [];
       for (const p of batch) {
         sql.savepoint.run();
-        try {
-          outcomes.push({ ok: true, value: p.run() });
-          sql.release.run();
-        } catch (error) {
-          // Some failures (I/O, full disk, busy) make SQLite roll back the whole transaction itself.
-          if (!db.inTransaction) throw storageError('transaction rolled back by the database', { reason: 'rolled_back' }, error);
-          sql.rollbackTo.run();
-          sql.release.run();
-          outcomes.push({ ok: false, error });
-        }
+        outcomes.push(this.attempt(p, () => sql.rollbackTo.run()));
+        sql.release.run();
       }
       sql.commit.run();
       return outcomes;
@@ -337,16 +329,24 @@ export class GroupCommit {
    * write that is committed but not yet durable.
    */
   private alone(p: Pending): Outcome {
-    const { db, sql } = this;
-    let value: unknown;
+    const { sql } = this;
+    const outcome = this.attempt(p, () => sql.rollback.run());
+    if (outcome.ok) sql.commit.run();
+    return outcome;
+  }
+
+  /**
+   * Runs one program; a throw is its outcome, after `undo` rolled back its
+   * writes — unless SQLite already rolled back the whole transaction itself
+   * (I/O, full disk, busy), which fails the batch.
+   */
+  private attempt(p: Pending, undo: () => void): Outcome {
     try {
-      value = p.run();
+      return { ok: true, value: p.run() };
     } catch (error) {
-      if (!db.inTransaction) throw storageError('transaction rolled back by the database', { reason: 'rolled_back' }, error);
-      sql.rollback.run();
+      if (!this.db.inTransaction) throw storageError('transaction rolled back by the database', { reason: 'rolled_back' }, error);
+      undo();
       return { ok: false, error };
     }
-    sql.commit.run();
-    return { ok: true, value };
   }
 }
