@@ -28,10 +28,17 @@ for (const m of ['sign', 'verify', 'digest', 'importKey']) {
     return orig.apply(this, args).finally(() => note(`webcrypto.${m}`, performance.now() - t0));
   };
 }
+/**
+ * The SQLite write lock, as this process holds it: from each BEGIN IMMEDIATE
+ * to the COMMIT or ROLLBACK that ends it. Another process's writer waits that
+ * long (`--workers`), and nothing is to be hashed inside it (DESIGN "A turn is
+ * a pure plan, then one commit").
+ */
+const lock = { since: undefined as number | undefined, us: 0 };
 const nodeCrypto = createRequire(import.meta.url)('node:crypto') as Record<string, (...a: unknown[]) => unknown>;
 for (const m of ['createHash', 'hash', 'sign', 'verify']) {
   const orig = nodeCrypto[m]!;
-  nodeCrypto[m] = (...args: unknown[]) => (note(`node:crypto.${m}`, 0), orig(...args));
+  nodeCrypto[m] = (...args: unknown[]) => (note(lock.since === undefined ? `node:crypto.${m}` : `node:crypto.${m} under the write lock`, 0), orig(...args));
 }
 syncBuiltinESMExports();
 
@@ -62,10 +69,16 @@ for (const m of ['run', 'get', 'all', 'iterate']) {
     if (t === undefined) sql.set(text, (t = { n: 0, us: 0 }));
     t.n++;
     const t0 = performance.now();
+    if (text === 'BEGIN IMMEDIATE') lock.since = t0;
     try {
       return orig.apply(this, args);
     } finally {
-      t.us += (performance.now() - t0) * 1000;
+      const t1 = performance.now();
+      t.us += (t1 - t0) * 1000;
+      if (lock.since !== undefined && (text === 'COMMIT' || text === 'ROLLBACK')) {
+        lock.us += (t1 - lock.since) * 1000;
+        lock.since = undefined;
+      }
     }
   };
 }
@@ -191,6 +204,7 @@ try {
   for (let i = 0; i < (opts.warmup ?? 10); i++) await one();
   tally.clear();
   sql.clear();
+  lock.us = 0;
   const before = (await agent.log()).counts;
   const sampling = opts.alloc ? await startAllocationSampling() : undefined;
   let wall = 0;
@@ -210,7 +224,7 @@ try {
   const sqlUsPerRequest = per([...sql.values()].reduce((a, v) => a + v.us, 0));
   const bookendsUsPerRequest = Object.fromEntries([...sql].filter(([k]) => BOOKENDS.test(k)).map(([k, v]) => [k, per(v.us)]));
   process.stdout.write(
-    `${JSON.stringify({ requests: N, wallMsPerRequest: per(wall), writeTransactionsPerRequest: Math.round(writes * 100) / 100, storeReadsPerRequest: Math.round(reads * 100) / 100, sqlStatementsPerRequest, sqlTransactionsPerRequest, sqlUsPerRequest, bookendsUsPerRequest, agentCalls, calls: rows, sqlByText, ...(allocation ? { allocation } : {}) })}\n`,
+    `${JSON.stringify({ requests: N, wallMsPerRequest: per(wall), writeTransactionsPerRequest: Math.round(writes * 100) / 100, storeReadsPerRequest: Math.round(reads * 100) / 100, sqlStatementsPerRequest, sqlTransactionsPerRequest, sqlUsPerRequest, bookendsUsPerRequest, lockHeldUsPerRequest: per(lock.us), agentCalls, calls: rows, sqlByText, ...(allocation ? { allocation } : {}) })}\n`,
   );
 } finally {
   server.closeAllConnections();

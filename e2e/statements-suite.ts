@@ -21,6 +21,7 @@ import { RemoteClient } from '../src/gateway/remote.ts';
 import type { Store } from '../src/store/port.ts';
 import { spawnAgent, type SpawnedAgent } from './harness/process.ts';
 import type { SqlTally } from '../test/helpers/sql-tally.ts';
+import { countHashes } from '../test/helpers/hash-tally.ts';
 
 /** Statements counted by a store's driver wrapper (test/helpers/sql-tally.ts for SQLite). */
 export type { SqlTally };
@@ -129,6 +130,21 @@ export function statementsSuite(name: keyof typeof MAX_STATEMENTS, setup: () => 
         expect(task).toMatchObject({ state: 'TASK_STATE_COMPLETED', verified: true });
         expect(tally.writeTransactions, `write transactions of call ${i}`).toBe(WRITE_TRANSACTIONS);
         expect(tally.statements, `statements of call ${i}: ${[...tally.byText].map(([k, v]) => `${v}× ${k.slice(0, 100)}`).join('\n')}`).toBeLessThanOrEqual(max);
+      }
+    });
+
+    it('computes no digest while a write transaction holds the lock: requests, records and audit events are digested before BEGIN', async () => {
+      await send();
+      const hashes = countHashes(() => tally.inWrite);
+      try {
+        for (let i = 0; i < CALLS; i++) {
+          hashes.reset();
+          const task = await send();
+          expect(task).toMatchObject({ state: 'TASK_STATE_COMPLETED', verified: true });
+          expect(hashes.count, `SHA-256 digests under the lock in call ${i}`).toBe(0);
+        }
+      } finally {
+        hashes.restore();
       }
     });
 

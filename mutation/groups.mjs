@@ -216,7 +216,7 @@ export const GROUPS = {
     // The programs run inside a store transaction, so their tests go through the real SQLite adapter.
     // programs.ts was split (issue #24): opening nodes and settling are open.ts and settle.ts; the set-oriented
     // writer they share (tx/batch.ts) holds the record-head and event-chain checks of the hot path.
-    mutate: ['src/ledger/rules.ts', 'src/ledger/amount.ts', 'src/ledger/programs.ts', 'src/ledger/open.ts', 'src/ledger/plan.ts', 'src/ledger/settle.ts', 'src/store/tx/batch.ts'],
+    mutate: ['src/ledger/rules.ts', 'src/ledger/amount.ts', 'src/ledger/programs.ts', 'src/ledger/open.ts', 'src/ledger/plan.ts', 'src/ledger/prepare.ts', 'src/ledger/settle.ts', 'src/store/tx/batch.ts'],
     tests: ['test/ledger/**/*.test.ts', 'test/store/sqlite-ledger.test.ts'],
     break: 90,
     measured: '91.15 % on 2026-12-05 (StrykerJS 9.6.1, incremental, concurrency 2: 5 min, after the chain read in one statement and the new nodes\' balances inserted charged, issue #24; the prune horizon is PostgreSQL-only since SQLite prunes in a trigger, classified)',

@@ -8,12 +8,12 @@ import type { ControlBoundaryRef } from '../control/fence.ts';
 import { streamOf } from '../control/scope.ts';
 import { permitsEffects, type AuthorityState } from '../control/state.ts';
 import { contextInvalidated, deny, invalidRequest, limitExceeded } from '../errors.ts';
-import { digestOf } from '../records/digest.ts';
 import type { IdSource } from '../records/ids.ts';
 import { TxBatch } from '../store/tx/batch.ts';
 import { tx, type NodeRow, type Program, type RootCapacity } from '../store/tx/ops.ts';
 import { checkAmount } from './amount.ts';
 import { delegationScope, issuedEventInput } from './plan.ts';
+import { openDigest } from './prepare.ts';
 import { checkChildCeilings } from './rules.ts';
 import { storedBoundary } from './stored.ts';
 import { LEDGER_LIMITS, LIVE_ROOT_PRUNE_MARGIN_S, type BudgetNode, type LedgerLimits, type OpenBudgetRequest, type PresetIssuance } from './types.ts';
@@ -53,17 +53,6 @@ function checkPreset(preset: PresetIssuance, capacity: RootCapacity): void {
 /** Never-reserved roots that expired a margin before `at` leave the live-root table (store/capacity.ts pruneLiveRootsSql). */
 const liveRootPruneHorizon = (at: string): string => new Date(Date.parse(at) - LIVE_ROOT_PRUNE_MARGIN_S * 1000).toISOString();
 
-function openDigest(req: OpenBudgetRequest): string {
-  // The announcer, time, issuing preset and the plan's event are not part of what the node *is*: a
-  // second gateway importing the same contract must find the same node (idempotent by content).
-  const { at: _at, actor_ref: _actor, record, dimensions, preset: _preset, issued_event_id: _event, planned_issue: _planned, ...rest } = req;
-  return digestOf({
-    ...rest,
-    record: record?.content_digest ?? null,
-    dimensions: dimensions.map((d) => ({ ...d, ceiling: d.ceiling.toString() })),
-  });
-}
-
 /** A node by id: one this transaction created, else the stored row. */
 function* nodeIn(batch: TxBatch, id: string, lock: 'none' | 'share' | 'update'): Program<NodeRow | undefined> {
   const known = batch.nodes.get(id);
@@ -85,8 +74,7 @@ export function* openBudget(req: OpenBudgetRequest, ids: IdSource, limits: Ledge
  * same transaction: counts only grow within it, so the admission's count is
  * the largest and refuses whenever an earlier one would have.
  */
-export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits, checkRetained: boolean): Program<BudgetNode> {
-  const digest = openDigest(req);
+export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits, checkRetained: boolean, digest = openDigest(req)): Program<BudgetNode> {
   const existing = yield* nodeIn(batch, req.node_id, 'none');
   if (existing) {
     if (existing.request_digest === digest) return nodeOf(existing);
@@ -104,8 +92,8 @@ export function* openNode(req: OpenBudgetRequest, batch: TxBatch, limits: Ledger
   // The event id the plan fixed, so the stream's head is the one the admission's fence already names (plan.ts).
   // As the plan composed it (plan.ts), where the plan placed the node and its stream is still new; else composed here.
   const planned = req.planned_issue;
-  const fromPlan = planned && planned.placed.root_id === placed.root_id && planned.placed.depth === placed.depth ? yield* batch.appendFirst(planned.composed) : undefined;
-  const event = fromPlan ?? (yield* batch.append(issuedEventInput(req, placed), req.at, req.issued_event_id));
+  const fromPlan = planned && planned.placed.root_id === placed.root_id && planned.placed.depth === placed.depth ? yield* batch.appendPlanned([planned.composed], undefined) : undefined;
+  const event = fromPlan?.[0] ?? (yield* batch.append(issuedEventInput(req, placed), req.at, req.issued_event_id));
   const issued = boundaryOf(event);
   const row: NodeRow = {
     node_id: req.node_id,

@@ -12,34 +12,17 @@ import { streamOf } from '../control/scope.ts';
 import { contextInvalidated, invalidRequest, limitExceeded } from '../errors.ts';
 import { planCharge } from './rules.ts';
 import { LEDGER_LIMITS, type AdmissionReceipt, type AdmissionRequest, type LedgerLimits, type TaskAdmissionRequest } from './types.ts';
-import { digestOf } from '../records/digest.ts';
 import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
-import { ownEventInput } from '../control/append.ts';
 import { TxBatch } from '../store/tx/batch.ts';
 import { tx, type NodeRow, type Program, type ReservationRow } from '../store/tx/ops.ts';
 import { delegationScope, openNode, retainedIn } from './open.ts';
-import { applyAndJournal, deltaJson, rideAlong, stringAmounts } from './settle.ts';
+import { appendAudit, applyAndJournal, deltaJson } from './settle.ts';
+import { admissionDigest, admissionEvents, stringAmounts, type Prepared } from './prepare.ts';
 import { storedJson, StoredAmounts, StoredChain, StoredReceipt } from './stored.ts';
 
 export { nodeOf, openBudget } from './open.ts';
 export { narrow, reservationOf, settle } from './settle.ts';
-
-function admissionDigest(req: AdmissionRequest): string {
-  return digestOf({
-    effect_id: req.effect_id,
-    reservation_id: req.reservation_id,
-    node_id: req.node_id,
-    kind: req.kind,
-    amounts: stringAmounts(req.amounts),
-    fence_set: req.fence_set,
-    scopes: req.scopes,
-    decision: req.decision.content_digest,
-    attempt_scope: req.attempt_scope,
-    records: (req.records ?? []).map((r) => r.content_digest),
-    follow: req.follow?.attempt_id ?? null,
-  });
-}
 
 /**
  * The receipt of an admission replayed: its row's columns, its stored
@@ -83,15 +66,16 @@ function* chainOf(batch: TxBatch, leafId: string, maxDepth: number): Program<Nod
   return chain;
 }
 
-export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS): Program<AdmissionReceipt> {
+/** `prep`: what ledger/prepare.ts computed before the transaction (absent: computed here). */
+export function* admit(req: AdmissionRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS, prep: Prepared = {}): Program<AdmissionReceipt> {
   const batch = new TxBatch(ids);
-  const receipt = yield* admitIn(batch, req, limits);
+  const receipt = yield* admitIn(batch, req, limits, prep);
   yield* batch.flush();
   return receipt;
 }
 
-function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): Program<AdmissionReceipt> {
-  const digest = admissionDigest(req);
+function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits, prep: Prepared): Program<AdmissionReceipt> {
+  const digest = prep.admission ?? admissionDigest(req);
   // Read unless a new root's capacity statement already found neither id held (admitTask).
   const claimed = batch.claimsFree(req) ? [] : yield* tx('reservationsClaiming', req.effect_id, req.reservation_id);
   const prior = claimed.find((r) => r.effect_id === req.effect_id);
@@ -159,20 +143,9 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
     settled_at: null,
   });
   yield* applyAndJournal(batch, req.reservation_id, deltas, 'admit', req.at);
-  // The permission observation goes to the attempt audit stream, which no fence reads.
-  yield* batch.append(
-    ownEventInput({
-      event_type: 'rw003.permission.evaluated',
-      control_scope_ref: req.attempt_scope,
-      actor_ref: req.actor_ref,
-      produced_records: [refOf(req.decision)],
-      fence_set: req.fence_set,
-      idempotency_key: `admit:${req.effect_id}`,
-      payload: { decision: 'allow', reservation_id: req.reservation_id, effect_id: req.effect_id },
-    }),
-    req.at,
-  );
-  yield* rideAlong(batch, req.records, req.events, req.at);
+  // The permission observation, then what rides along, go to the attempt audit stream, which no fence reads.
+  for (const record of req.records ?? []) batch.put(record, req.at);
+  yield* appendAudit(batch, admissionEvents(req), req.at, prep.events);
   if (req.follow) {
     const { attempt_id, lease_owner, lease_until, deadline, gateway_id } = req.follow;
     batch.follow({ effect_id: req.effect_id, attempt_id, reservation_id: req.reservation_id, lease_owner, lease_until, tries: 0, deadline, created_at: req.at, gateway_id: gateway_id ?? null });
@@ -187,7 +160,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits): 
  * finds them as planned, or refuses. Any refusal rolls all of it back, so a
  * refused send holds no root, no child and no preset capacity.
  */
-export function* admitTask(req: TaskAdmissionRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS): Program<AdmissionReceipt> {
+export function* admitTask(req: TaskAdmissionRequest, ids: IdSource, limits: LedgerLimits = LEDGER_LIMITS, prep: Prepared = {}): Program<AdmissionReceipt> {
   const batch = new TxBatch(ids);
   const admission = req.admission;
   // What this admission reads about its own new nodes, streams and attempt, each in one statement.
@@ -202,8 +175,8 @@ export function* admitTask(req: TaskAdmissionRequest, ids: IdSource, limits: Led
   }
   batch.expectClaims(admission);
   // The retained-records count is the admission's below: within one transaction it only grows.
-  for (const b of req.budgets) yield* openNode(b, batch, limits, false);
-  const receipt = yield* admitIn(batch, admission, limits);
+  for (const b of req.budgets) yield* openNode(b, batch, limits, false, prep.opens?.get(b.node_id));
+  const receipt = yield* admitIn(batch, admission, limits, prep);
   yield* batch.flush();
   return receipt;
 }

@@ -3,21 +3,17 @@
  * ceilings, as transaction programs over the set-oriented batch
  * (src/store/tx/batch.ts).
  */
-import type { ControlEventInput } from '../control/event.ts';
-import { ownEventInput } from '../control/append.ts';
+import type { ParsedEventInput } from '../control/event.ts';
 import { checkFences, streamsToRead } from '../control/fence.ts';
 import { streamOf } from '../control/scope.ts';
 import { contextInvalidated, invalidRequest } from '../errors.ts';
-import type { Envelope } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import { TxBatch } from '../store/tx/batch.ts';
 import { tx, type Program, type ReservationRow } from '../store/tx/ops.ts';
 import { nextReservationStatus, planSettlement, type BalanceDelta } from './rules.ts';
 import { storedCharges, storedJson, StoredAmounts, StoredChain, StoredReceipt } from './stored.ts';
 import type { Reservation, SettlementRequest } from './types.ts';
-
-export const stringAmounts = (a: Record<string, bigint>): Record<string, string> =>
-  Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v.toString()]));
+import { rideAlongEvents, stringAmounts, type PlannedEvents, type Prepared } from './prepare.ts';
 
 export const deltaJson = (d: BalanceDelta) => ({ node_id: d.node_id, dimension: d.dimension, consumed: d.consumed.toString(), reserved: d.reserved.toString() });
 
@@ -46,7 +42,8 @@ export function reservationOf(row: ReservationRow, chain?: string[]): Reservatio
   };
 }
 
-export function* settle(req: SettlementRequest, ids: IdSource): Program<Reservation> {
+/** `prep`: what ledger/prepare.ts computed before the transaction (absent: computed here). */
+export function* settle(req: SettlementRequest, ids: IdSource, prep: Prepared = {}): Program<Reservation> {
   const batch = new TxBatch(ids);
   const { result, leftHeld } = yield* settleOnly(req, batch);
   // Where writers are serial nothing is locked: a verdict's fenced heads are read with the heads its audit
@@ -54,7 +51,9 @@ export function* settle(req: SettlementRequest, ids: IdSource): Program<Reservat
   if (req.fences && (yield* tx('serialWriters'))) {
     yield* batch.load([...streamsToRead(req.fences.fence_set, req.fences.scopes), ...(req.events ?? []).map((e) => streamOf(e.control_scope_ref))], 'update');
   }
-  yield* rideAlong(batch, req.records, req.events, req.at);
+  // Records and audit events that commit with the settlement; authority streams never ride along.
+  for (const record of req.records ?? []) batch.put(record, req.at);
+  yield* appendAudit(batch, rideAlongEvents(req.events), req.at, prep.events);
   // A reservation that left `held` here ended its effect's follow-up in the same statement (work-sql.ts workEndsOnResolveSql).
   if (req.ends_follow && !(leftHeld && req.ends_follow === result.effect_id)) batch.endFollow(req.ends_follow);
   yield* batch.flush();
@@ -113,15 +112,14 @@ function* settled(req: SettlementRequest, batch: TxBatch, row: ReservationRow): 
   return reservationOf(row, chain);
 }
 
-/** Records and audit events that commit with a ledger operation; authority streams never ride along. */
-export function* rideAlong(batch: TxBatch, records: readonly Envelope[] | undefined, events: readonly ControlEventInput[] | undefined, at: string): Program<void> {
-  for (const record of records ?? []) batch.put(record, at);
-  for (const event of events ?? []) {
-    // Only Baton's own audit events ride along (the path builds them: admit.ts, verify.ts).
-    const parsed = ownEventInput(event);
-    if (parsed.control_scope_ref.scope_kind !== 'attempt') throw invalidRequest('only audit events may ride along with a ledger operation');
-    yield* batch.append(parsed, at);
-  }
+/**
+ * Appends audit events to their attempt stream: as `planned` composed them
+ * before the transaction where the stream's head is still the one they were
+ * composed on, else composed here on the head there is (ledger/prepare.ts).
+ */
+export function* appendAudit(batch: TxBatch, events: readonly ParsedEventInput[], at: string, planned?: PlannedEvents): Program<void> {
+  if (planned && planned.composed.length === events.length && (yield* batch.appendPlanned(planned.composed, planned.base)) !== undefined) return;
+  for (const event of events) yield* batch.append(event, at);
 }
 
 /**

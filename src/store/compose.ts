@@ -11,6 +11,7 @@ import type { IdSource } from '../records/ids.ts';
 import type { ControlStore, LedgerStore } from './port.ts';
 import { appendControl, headOf, parseEventInput } from '../control/append.ts';
 import { admit, admitTask, narrow, nodeOf, openBudget, reservationOf, settle } from '../ledger/programs.ts';
+import { prepareAdmission, prepareSettlement, prepareTask, type Prepared } from '../ledger/prepare.ts';
 import type { HeadRow, NodeRow, Program, ReservationRow } from './tx/ops.ts';
 import { buildTree, type TreeRow } from './tree.ts';
 import { checkedRow, HeadRowSchema, NodeRowSchema, ReservationRowSchema } from './tx/rows.ts';
@@ -72,12 +73,43 @@ export function composeControl(run: RunProgram, reads: StoreReads, ids: IdSource
   };
 }
 
+/**
+ * The head this process last committed to each audit stream, by streamKey:
+ * what a ledger operation's events are composed on before its transaction
+ * (ledger/prepare.ts). Only ever a guess, never authority: the transaction
+ * checks it is still the head (another node may have appended since) and
+ * composes the events again where it is not. Bounded, oldest forgotten first.
+ */
+export class LastHeads {
+  private readonly heads = new Map<string, HeadRow>();
+  constructor(private readonly max = 4096) {}
+
+  readonly expected = (stream: StreamId): HeadRow | undefined => this.heads.get(streamKey(stream));
+
+  /** After a ledger operation committed: the head its planned events leave (where it composed them again, a guess that will miss). */
+  committed(prep: Prepared): void {
+    const last = prep.events?.composed.at(-1)?.headRow;
+    if (!last) return;
+    const key = streamKey(last);
+    this.heads.delete(key);
+    this.heads.set(key, last);
+    if (this.heads.size > this.max) this.heads.delete(this.heads.keys().next().value!);
+  }
+}
+
 export function composeLedger(run: RunProgram, reads: StoreReads, ids: IdSource, limits: LedgerLimits): LedgerStore {
+  // Digests and audit events are prepared here, before the program is queued: nothing is hashed under the lock (DESIGN).
+  const last = new LastHeads();
+  const prepared = async <R>(prep: Prepared, program: (prep: Prepared) => Program<R>): Promise<R> => {
+    const result = await run(() => program(prep));
+    last.committed(prep);
+    return result;
+  };
   return {
     openBudget: async (req) => run(() => openBudget(req, ids, limits)),
-    admit: async (req) => run(() => admit(req, ids, limits)),
-    admitTask: async (req) => run(() => admitTask(req, ids, limits)),
-    settle: async (req) => run(() => settle(req, ids)),
+    admit: async (req) => prepared(prepareAdmission(req, last.expected, ids), (prep) => admit(req, ids, limits, prep)),
+    admitTask: async (req) => prepared(prepareTask(req, last.expected, ids), (prep) => admitTask(req, ids, limits, prep)),
+    settle: async (req) => prepared(prepareSettlement(req, last.expected, ids), (prep) => settle(req, ids, prep)),
     narrow: async (nodeId, ceilings) => run(() => narrow(nodeId, ceilings)),
     node: async (id) => {
       const row = await reads.node(id);

@@ -10,6 +10,8 @@ import Database from 'better-sqlite3';
 export interface SqlTally {
   statements: number;
   writeTransactions: number;
+  /** Whether a write transaction is open: its BEGIN sent and neither COMMIT nor ROLLBACK since. */
+  inWrite: boolean;
   /** Executions by the statement's text, whitespace collapsed. */
   byText: Map<string, number>;
   reset(): void;
@@ -17,10 +19,13 @@ export interface SqlTally {
 
 /** An empty tally, and how one statement sent is counted in it (`begin`: the store's text that opens a write transaction). */
 export function sqlTally(begin: string): { tally: SqlTally; note(text: string): void } {
-  const tally: SqlTally = { statements: 0, writeTransactions: 0, byText: new Map(), reset: () => ((tally.statements = 0), (tally.writeTransactions = 0), tally.byText.clear()) };
+  const tally: SqlTally = { statements: 0, writeTransactions: 0, inWrite: false, byText: new Map(), reset: () => ((tally.statements = 0), (tally.writeTransactions = 0), tally.byText.clear()) };
   const note = (text: string) => {
     const sql = text.replace(/\s+/g, ' ').trim();
-    if (sql === begin) tally.writeTransactions++;
+    if (sql === begin) {
+      tally.writeTransactions++;
+      tally.inWrite = true;
+    } else if (/^(COMMIT|ROLLBACK)$/.test(sql)) tally.inWrite = false;
     else if (!/^(COMMIT|ROLLBACK|SAVEPOINT|RELEASE|ROLLBACK TO)\b|^PRAGMA synchronous =/.test(sql)) {
       tally.statements++;
       tally.byText.set(sql, (tally.byText.get(sql) ?? 0) + 1);

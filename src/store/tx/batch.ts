@@ -102,18 +102,22 @@ export class TxBatch {
   }
 
   /**
-   * Appends an event composed before the transaction as its stream's first
-   * (ledger/plan.ts: a new node's issued event), with nothing canonicalised or
-   * hashed here; undefined, nothing appended, when the stream has a head after
-   * all: the caller then composes the event against it.
+   * Appends events composed before the transaction, one after another on
+   * `base` (undefined: as a new stream's first; ledger/plan.ts, ledger/prepare.ts),
+   * with nothing canonicalised or hashed here. Undefined, nothing appended,
+   * when the stream's head is not `base` after all: the caller then composes
+   * the events on the head there is.
    */
-  *appendFirst(composed: ComposedEvent): Program<ControlEvent | undefined> {
-    const stream = { project_id: composed.row.project_id, branch_id: composed.row.branch_id };
-    if ((yield* this.head(stream, 'update')) !== undefined) return undefined;
-    this.events.push(composed.row);
-    this.heads.set(streamKey(stream), composed.headRow);
+  *appendPlanned(planned: readonly ComposedEvent[], base: Pick<HeadRow, 'position' | 'event_id' | 'event_digest'> | undefined): Program<ControlEvent[] | undefined> {
+    const last = planned.at(-1);
+    if (!last) return [];
+    const stream = { project_id: last.row.project_id, branch_id: last.row.branch_id };
+    const head = yield* this.head(stream, 'update');
+    if (!sameHead(head, base)) return undefined;
+    this.events.push(...planned.map((c) => c.row));
+    this.heads.set(streamKey(stream), last.headRow);
     this.moved.add(streamKey(stream));
-    return composed.event;
+    return planned.map((c) => c.event);
   }
 
   /** Queues a record revision; it is checked against its head and written at {@link flush}. */
@@ -315,6 +319,12 @@ export class TxBatch {
       else yield* putRecord(record, at);
     }
   }
+}
+
+/** The same event at the head of a stream, or both streams without events. */
+function sameHead(a: Pick<HeadRow, 'position' | 'event_id' | 'event_digest'> | undefined, b: Pick<HeadRow, 'position' | 'event_id' | 'event_digest'> | undefined): boolean {
+  if (!a || !b) return a === b;
+  return Number(a.position) === Number(b.position) && a.event_id === b.event_id && a.event_digest === b.event_digest;
 }
 
 function dedupe(streams: readonly StreamId[]): StreamId[] {
