@@ -37,6 +37,15 @@
  *
  * better-sqlite3 is synchronous, so a batch runs start to finish inside one
  * callback: no read of this connection can observe a half-finished batch.
+ *
+ * Another process's writer (`baton serve --workers`, a second gateway on the
+ * file) may hold the write lock. SQLite's busy handler would wait for it by
+ * sleeping inside BEGIN IMMEDIATE — blocking this process's event loop, so
+ * none of its requests moved while it waited. The batch instead asks for the
+ * lock without waiting, and where it is taken waits on a timer (at most
+ * {@link LOCK_RETRY_MAX_MS} between tries) while the event loop serves on;
+ * programs submitted meanwhile join the batch. It fails with storage_error
+ * (`SQLITE_BUSY`) once the connection's busy_timeout has passed, as before.
  */
 import { close, closeSync, fdatasync, fdatasyncSync, fstatSync, fsync, open, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -45,6 +54,12 @@ import { isWalFile, type Db } from './database.ts';
 
 /** Most programs in one transaction: bounds one batch's time on the event loop and its undo. */
 export const MAX_BATCH = 64;
+
+/** The longest pause between two tries for a write lock another connection holds (they start at 1 ms and double). */
+export const LOCK_RETRY_MAX_MS = 8;
+
+/** The write lock was held by another connection when the batch asked for it. */
+const isBusy = (err: unknown): boolean => String((err as { code?: unknown } | null)?.code).startsWith('SQLITE_BUSY');
 
 interface Pending {
   run: () => unknown;
@@ -153,6 +168,10 @@ type Committed = { batch: Pending[]; outcomes: Outcome[] };
 export class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
+  /** The wait for a write lock another connection holds: when it began, the next pause, and the timer of the next try. */
+  private lockWait: { since: number; pauseMs: number; timer: NodeJS.Timeout } | undefined;
+  /** The connection's busy_timeout: how long a batch waits for the write lock before it fails. */
+  private readonly busyMs: number;
   private readonly sql;
   /** The fsync of committed batches, where commits leave it to us (WAL with synchronous FULL); else COMMIT syncs. */
   private readonly wal: WalSyncer | undefined;
@@ -182,6 +201,7 @@ export class GroupCommit {
     this.maxBatch = maxBatch;
     this.onCommit = opts.onCommit;
     const level = (this.level = Number(db.pragma('synchronous', { simple: true })));
+    this.busyMs = Number(db.pragma('busy_timeout', { simple: true }));
     const full = level >= 2;
     this.wal = full && isWalFile(db) ? (sync ?? walSync(db.name)) : undefined;
     // Prepared once: the batch's bookends run for every program.
@@ -213,7 +233,10 @@ export class GroupCommit {
 
   /** Runs every queued program now and makes every batch durable. */
   private drain(): void {
-    while (this.queue.length > 0) this.flush();
+    if (this.lockWait) clearTimeout(this.lockWait.timer);
+    this.lockWait = undefined;
+    // Closing is synchronous: here the batch waits for the lock inside SQLite's busy handler.
+    while (this.queue.length > 0) this.flush(true);
     if (!this.wal || (this.unsynced.length === 0 && !this.syncing)) return;
     // This fsync covers the batches an fsync under way covers too; its callback then settles nothing (a promise settles once).
     const waiting = [...(this.syncing ?? []), ...this.unsynced.splice(0)];
@@ -227,7 +250,8 @@ export class GroupCommit {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
+    // While the lock is being waited for, the next try takes what was submitted meanwhile.
+    if (this.scheduled || this.lockWait) return;
     this.scheduled = true;
     // setImmediate, not a microtask: every request whose I/O arrived in this
     // turn of the event loop gets to submit its program before the batch runs.
@@ -237,14 +261,19 @@ export class GroupCommit {
     });
   }
 
-  private flush(): void {
+  /** Runs the next batch; `block`: wait for a write lock another connection holds inside SQLite (closing). */
+  private flush(block = false): void {
     const batch = this.queue.splice(0, this.maxBatch);
-    if (this.queue.length > 0) this.schedule();
     if (batch.length === 0) return;
     let outcomes: Outcome[];
     try {
-      outcomes = this.transaction(batch);
+      outcomes = this.transaction(batch, block);
+      this.lockWait = undefined;
+      if (this.queue.length > 0) this.schedule();
     } catch (err) {
+      if (this.waitForLock(batch, err)) return;
+      this.lockWait = undefined;
+      if (this.queue.length > 0) this.schedule();
       this.stats.failedTransactions++;
       const error = this.wrap(err);
       for (const p of batch) p.reject(error);
@@ -256,6 +285,24 @@ export class GroupCommit {
     if (!this.wal) return this.answer([{ batch, outcomes }]);
     this.unsynced.push({ batch, outcomes });
     this.startSync();
+  }
+
+  /**
+   * Where another connection held the write lock (nothing of the batch ran),
+   * puts the batch back first in line and tries again on a timer, until the
+   * busy timeout has passed since the first try; false when it is not that,
+   * or the wait is over (the batch then fails with the error).
+   */
+  private waitForLock(batch: Pending[], err: unknown): boolean {
+    if (!(err instanceof LockTaken)) return false;
+    const now = performance.now();
+    const since = this.lockWait?.since ?? now;
+    if (now - since >= this.busyMs) return false;
+    const pauseMs = Math.min(this.lockWait ? this.lockWait.pauseMs * 2 : 1, LOCK_RETRY_MAX_MS);
+    this.queue.unshift(...batch);
+    const timer = setTimeout(() => this.flush(), pauseMs);
+    this.lockWait = { since, pauseMs, timer };
+    return true;
   }
 
   /** One fsync for every batch committed since the last one began; the next starts when it ends. */
@@ -289,20 +336,20 @@ export class GroupCommit {
   }
 
   /** BEGIN IMMEDIATE, one SAVEPOINT per program (none for a lone one), COMMIT; throws (after rolling back) if the transaction as a whole fails. */
-  private transaction(batch: Pending[]): Outcome[] {
+  private transaction(batch: Pending[], block: boolean): Outcome[] {
     // Not prepared statements: SQLite applies this pragma when it compiles it, not when it runs. exec, not
     // pragma(): that helper prepares and reads back a result, ~25 µs a call under load (c=1 profile, issue #24).
     if (this.wal) this.db.exec('PRAGMA synchronous = NORMAL');
     try {
-      return this.programs(batch);
+      return this.programs(batch, block);
     } finally {
       if (this.wal) this.db.exec(`PRAGMA synchronous = ${this.level}`);
     }
   }
 
-  private programs(batch: Pending[]): Outcome[] {
+  private programs(batch: Pending[], block: boolean): Outcome[] {
     const { db, sql } = this;
-    sql.begin.run();
+    this.begin(block);
     try {
       if (batch.length === 1) return [this.alone(batch[0]!)];
       const outcomes: Outcome[] = [];
@@ -316,6 +363,23 @@ export class GroupCommit {
     } catch (err) {
       if (db.inTransaction) sql.rollback.run();
       throw err;
+    }
+  }
+
+  /**
+   * BEGIN IMMEDIATE; unless `block`, without SQLite's busy handler (busy_timeout
+   * 0 for this statement only): a lock another connection holds throws
+   * LockTaken at once instead of sleeping on the event loop.
+   */
+  private begin(block: boolean): void {
+    if (block || this.busyMs === 0) return void this.sql.begin.run();
+    this.db.exec('PRAGMA busy_timeout = 0');
+    try {
+      this.sql.begin.run();
+    } catch (err) {
+      throw isBusy(err) ? new LockTaken(err) : err;
+    } finally {
+      this.db.exec(`PRAGMA busy_timeout = ${this.busyMs}`);
     }
   }
 
@@ -348,5 +412,13 @@ export class GroupCommit {
       undo();
       return { ok: false, error };
     }
+  }
+}
+
+/** BEGIN IMMEDIATE found the write lock held by another connection; it carries SQLite's SQLITE_BUSY. */
+class LockTaken extends Error {
+  readonly code = 'SQLITE_BUSY';
+  constructor(readonly busy: unknown) {
+    super('the write lock is held by another connection', { cause: busy });
   }
 }
