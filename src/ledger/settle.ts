@@ -113,12 +113,13 @@ function* settled(req: SettlementRequest, batch: TxBatch, row: ReservationRow): 
 }
 
 /**
- * Appends audit events to their attempt stream: as `planned` composed them
+ * Appends audit events to their attempt stream: as `planned` (these very
+ * events, prepared from the same request: ledger/prepare.ts) composed them
  * before the transaction where the stream's head is still the one they were
- * composed on, else composed here on the head there is (ledger/prepare.ts).
+ * composed on, else composed here on the head there is.
  */
 export function* appendAudit(batch: TxBatch, events: readonly ParsedEventInput[], at: string, planned?: PlannedEvents): Program<void> {
-  if (planned && planned.composed.length === events.length && (yield* batch.appendPlanned(planned.composed, planned.base)) !== undefined) return;
+  if (planned && (yield* batch.appendPlanned(planned.composed, planned.base)) !== undefined) return;
   for (const event of events) yield* batch.append(event, at);
 }
 

@@ -19,6 +19,7 @@ import type { SettlementRequest } from '../../src/ledger/types.ts';
 import { randomIds, sequentialIds } from '../../src/records/ids.ts';
 import { LastHeads } from '../../src/store/compose.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { TxBatch } from '../../src/store/tx/batch.ts';
 import { countHashes } from '../helpers/hash-tally.ts';
 import { countSqlite } from '../helpers/sql-tally.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
@@ -126,6 +127,10 @@ describe('events planned before the transaction', () => {
     expect(planned.composed[0]!.event.prev_event_digest).toBe(base.event_digest);
     expect(planned.composed[1]!.event.prev_event_digest).toBe(planned.composed[0]!.event.event_digest);
     expect(planned.composed[1]!.headRow).toMatchObject({ position: 9, event_id: planned.composed[1]!.event.event_id });
+  });
+
+  it('none planned: nothing is appended, and no head is read', () => {
+    expect(new TxBatch(ids).appendPlanned([], undefined).next()).toStrictEqual({ done: true, value: [] });
   });
 
   it('are not planned across two streams, nor where an event may not ride along (the transaction refuses it)', () => {

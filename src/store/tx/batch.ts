@@ -108,7 +108,7 @@ export class TxBatch {
    * when the stream's head is not `base` after all: the caller then composes
    * the events on the head there is.
    */
-  *appendPlanned(planned: readonly ComposedEvent[], base: Pick<HeadRow, 'position' | 'event_id' | 'event_digest'> | undefined): Program<ControlEvent[] | undefined> {
+  *appendPlanned(planned: readonly ComposedEvent[], base: Pick<HeadRow, 'event_digest'> | undefined): Program<ControlEvent[] | undefined> {
     const last = planned.at(-1);
     if (!last) return [];
     const stream = { project_id: last.row.project_id, branch_id: last.row.branch_id };
@@ -321,10 +321,9 @@ export class TxBatch {
   }
 }
 
-/** The same event at the head of a stream, or both streams without events. */
-function sameHead(a: Pick<HeadRow, 'position' | 'event_id' | 'event_digest'> | undefined, b: Pick<HeadRow, 'position' | 'event_id' | 'event_digest'> | undefined): boolean {
-  if (!a || !b) return a === b;
-  return Number(a.position) === Number(b.position) && a.event_id === b.event_id && a.event_digest === b.event_digest;
+/** The same event at the head of a stream (its digest names it: position, id and chain, RW-003 §1.2), or both streams without events. */
+function sameHead(a: Pick<HeadRow, 'event_digest'> | undefined, b: Pick<HeadRow, 'event_digest'> | undefined): boolean {
+  return a?.event_digest === b?.event_digest;
 }
 
 function dedupe(streams: readonly StreamId[]): StreamId[] {
