@@ -1,5 +1,5 @@
 /**
- * The WAL's fsync (src/store/sqlite/group-commit.ts walSync): one descriptor
+ * The WAL's fsync (src/store/sqlite/wal-sync.ts walSync): one descriptor
  * kept across syncs (issue #24: opening and closing the WAL for each commit
  * cost two more trips to libuv's pool), always the file the path names now,
  * and nothing left open once the store lets go.
@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readlinkSync, renameSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { walSync } from '../../src/store/sqlite/group-commit.ts';
+import { walSync } from '../../src/store/sqlite/wal-sync.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-walsync-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
