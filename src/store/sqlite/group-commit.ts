@@ -188,18 +188,21 @@ export class GroupCommit {
   /** Runs the next batch; `block`: wait for a write lock another connection holds inside SQLite (closing). */
   private flush(block = false): void {
     const batch = this.queue.splice(0, this.maxBatch);
-    if (batch.length === 0) return;
-    let outcomes: Outcome[];
+    let outcomes: Outcome[] | undefined;
+    let failure: unknown;
     try {
-      outcomes = this.transaction(batch, block);
-      this.lockWait = undefined;
-      if (this.queue.length > 0) this.schedule();
+      if (batch.length > 0) outcomes = this.transaction(batch, block);
     } catch (err) {
       if (this.waitForLock(batch, err)) return;
-      this.lockWait = undefined;
-      if (this.queue.length > 0) this.schedule();
+      failure = err;
+    }
+    // Any wait for the lock is over: what is still queued goes on the usual schedule.
+    this.lockWait = undefined;
+    if (this.queue.length > 0) this.schedule();
+    if (batch.length === 0) return;
+    if (outcomes === undefined) {
       this.stats.failedTransactions++;
-      const error = this.wrap(err);
+      const error = this.wrap(failure);
       for (const p of batch) p.reject(error);
       return;
     }
