@@ -79,7 +79,8 @@ async function serve(config: string, workers: number): Promise<{ url: string; pi
 
 const ticksOf = (pids: number[]) => pids.reduce((s, p) => s + (cpuTicks(p) ?? 0), 0);
 
-async function measure(store: WorkersRow['store'], workers: number, storeUrl: string | undefined, agent: Awaited<ReturnType<typeof startHonestAgent>>, t: { warmupMs: number; durationMs: number }): Promise<WorkersRow> {
+/** One row: `baton serve --workers N` on a fresh data dir, at c=32 (exported for one-off comparisons). */
+export async function measure(store: WorkersRow['store'], workers: number, storeUrl: string | undefined, agent: Awaited<ReturnType<typeof startHonestAgent>>, t: { warmupMs: number; durationMs: number }): Promise<WorkersRow> {
   const { dir, file } = batonConfig(agent, ROOT_LIFETIME_S);
   if (storeUrl) {
     const cfg = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;

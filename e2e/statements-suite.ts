@@ -47,6 +47,14 @@ export interface StatementsSetup {
  * also counts the admission's claims and the retained records.
  */
 export const MAX_STATEMENTS = { sqlite: 20, postgres: 13 } as const;
+/**
+ * Round trips to the database per delegated call, bookends included (an
+ * in-process store makes none). On PostgreSQL a transaction's BEGIN rides on
+ * its first statement, and its batch's write on what follows it
+ * (postgres/session.ts, transaction.ts): the admission's on its COMMIT, the
+ * verdict's on its fence read. 17 before: one per statement and per bookend.
+ */
+export const MAX_ROUND_TRIPS = { sqlite: 0, postgres: 8 } as const;
 export const WRITE_TRANSACTIONS = 2;
 const CALLS = 5;
 const KEY = 'statements-test-key-not-a-secret';
@@ -130,6 +138,7 @@ export function statementsSuite(name: keyof typeof MAX_STATEMENTS, setup: () => 
         expect(task).toMatchObject({ state: 'TASK_STATE_COMPLETED', verified: true });
         expect(tally.writeTransactions, `write transactions of call ${i}`).toBe(WRITE_TRANSACTIONS);
         expect(tally.statements, `statements of call ${i}: ${[...tally.byText].map(([k, v]) => `${v}× ${k.slice(0, 100)}`).join('\n')}`).toBeLessThanOrEqual(max);
+        expect(tally.roundTrips, `round trips of call ${i}`).toBeLessThanOrEqual(MAX_ROUND_TRIPS[name]);
       }
     });
 

@@ -1,17 +1,21 @@
 import pg from 'pg';
 import { afterAll, describe } from 'vitest';
+import { Pipeline } from '../src/store/postgres/pipeline.ts';
 import { PgStore } from '../src/store/postgres/store.ts';
 import { freshSchema, PG_URL } from '../test/store/support/pg.ts';
 import { sqlTally } from '../test/helpers/sql-tally.ts';
 import { statementsSuite, type SqlTally } from './statements-suite.ts';
 
-/** Wraps pg's Client.query (this worker only) to count each statement sent. */
+/** Wraps pg's Client.query (this worker only) to count each statement sent, and each round trip: a pipeline's statements share one (src/store/postgres/pipeline.ts). */
 function countingPg(): SqlTally {
   const { tally, note } = sqlTally('BEGIN');
   const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
   const orig = proto.query;
   proto.query = function (this: unknown, ...args: unknown[]) {
-    note(typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? ''));
+    const q = args[0];
+    if (q instanceof Pipeline) for (const s of q.statements) note(s.text);
+    else note(typeof q === 'string' ? q : ((q as { text?: string } | undefined)?.text ?? ''));
+    tally.roundTrips++;
     return orig.apply(this, args);
   };
   return tally;

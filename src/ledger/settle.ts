@@ -45,15 +45,20 @@ export function reservationOf(row: ReservationRow, chain?: string[]): Reservatio
 /** `prep`: what ledger/prepare.ts computed before the transaction (absent: computed here). */
 export function* settle(req: SettlementRequest, ids: IdSource, prep: Prepared = {}): Program<Reservation> {
   const batch = new TxBatch(ids);
+  // Audit events only: authority streams never ride along.
+  const audit = rideAlongEvents(req.events);
+  const streams = audit.map((e) => streamOf(e.control_scope_ref));
+  const serial = yield* tx('serialWriters');
+  // Where writers are not serial, the heads the audit events append to are read (and locked) first: the read
+  // then goes to PostgreSQL with BEGIN and the resolution below, in one round trip (postgres/transaction.ts).
+  if (!serial) yield* batch.load(streams, 'update');
   const { result, leftHeld } = yield* settleOnly(req, batch);
   // Where writers are serial nothing is locked: a verdict's fenced heads are read with the heads its audit
   // events append to, in one statement (issue #24).
-  if (req.fences && (yield* tx('serialWriters'))) {
-    yield* batch.load([...streamsToRead(req.fences.fence_set, req.fences.scopes), ...(req.events ?? []).map((e) => streamOf(e.control_scope_ref))], 'update');
-  }
-  // Records and audit events that commit with the settlement; authority streams never ride along.
+  if (req.fences && serial) yield* batch.load([...streamsToRead(req.fences.fence_set, req.fences.scopes), ...streams], 'update');
+  // Records and audit events that commit with the settlement.
   for (const record of req.records ?? []) batch.put(record, req.at);
-  yield* appendAudit(batch, rideAlongEvents(req.events), req.at, prep.events);
+  yield* appendAudit(batch, audit, req.at, prep.events);
   // A reservation that left `held` here ended its effect's follow-up in the same statement (work-sql.ts workEndsOnResolveSql).
   if (req.ends_follow && !(leftHeld && req.ends_follow === result.effect_id)) batch.endFollow(req.ends_follow);
   yield* batch.flush();

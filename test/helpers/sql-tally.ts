@@ -14,12 +14,21 @@ export interface SqlTally {
   inWrite: boolean;
   /** Executions by the statement's text, whitespace collapsed. */
   byText: Map<string, number>;
+  /** Requests sent to a database server, bookends included (a PostgreSQL pipeline of statements is one); 0 in process. */
+  roundTrips: number;
   reset(): void;
 }
 
 /** An empty tally, and how one statement sent is counted in it (`begin`: the store's text that opens a write transaction). */
 export function sqlTally(begin: string): { tally: SqlTally; note(text: string): void } {
-  const tally: SqlTally = { statements: 0, writeTransactions: 0, inWrite: false, byText: new Map(), reset: () => ((tally.statements = 0), (tally.writeTransactions = 0), tally.byText.clear()) };
+  const tally: SqlTally = {
+    statements: 0,
+    writeTransactions: 0,
+    inWrite: false,
+    byText: new Map(),
+    roundTrips: 0,
+    reset: () => ((tally.statements = 0), (tally.writeTransactions = 0), (tally.roundTrips = 0), tally.byText.clear()),
+  };
   const note = (text: string) => {
     const sql = text.replace(/\s+/g, ' ').trim();
     if (sql === begin) {

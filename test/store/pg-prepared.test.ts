@@ -13,6 +13,7 @@ import { openStore } from '../../src/store/open.ts';
 import { PgStore } from '../../src/store/postgres/store.ts';
 import { stalePlan } from '../../src/store/postgres/failure.ts';
 import { namingClient, StatementNames } from '../../src/store/postgres/prepared.ts';
+import { Pipeline } from '../../src/store/postgres/pipeline.ts';
 import { admission, chain, decision, freshSpace, publishAgent } from './support/fixtures.ts';
 import { freshSchema, PG_URL } from './support/pg.ts';
 
@@ -118,7 +119,10 @@ describe.skipIf(!PG_URL)('postgres: prepared statements', () => {
     const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
     const orig = proto.query;
     proto.query = function (this: unknown, ...args: unknown[]) {
-      if (typeof args[0] === 'object' && args[0] !== null && 'name' in args[0]) sent.named++;
+      const q = args[0];
+      // A transaction's statements mostly go in pipelines (src/store/postgres/pipeline.ts), named where the store names them.
+      if (q instanceof Pipeline) sent[q.names ? 'named' : 'unnamed'] += q.statements.filter((x) => (x.values ?? []).length > 0).length;
+      else if (typeof q === 'object' && q !== null && 'name' in q) sent.named++;
       else if (Array.isArray(args[1])) sent.unnamed++;
       return orig.apply(this, args);
     };

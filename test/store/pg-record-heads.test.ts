@@ -8,14 +8,17 @@
  * update, waiting for that writer, finds its prior gone. One test holds the
  * other writer's transaction open at exactly that point and checks that the
  * batch is refused `head_moved` and leaves no fork — two revisions naming one
- * prior, the second one the head.
+ * prior, the second one the head. That batch's COMMIT rides with its write
+ * (src/store/postgres/transaction.ts), so it also shows that the write's check
+ * of its plan keeps the COMMIT from committing what was not planned.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { canonicalText } from '../../src/records/canonical.ts';
 import { refOf, sealRecord, type Envelope } from '../../src/records/envelope.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import { systemClock } from '../../src/records/time.ts';
+import { Pipeline } from '../../src/store/postgres/pipeline.ts';
 import { PgStore } from '../../src/store/postgres/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
 import { actor, admission, chain, freshSpace, NOW, publishAgent } from './support/fixtures.ts';
@@ -50,6 +53,18 @@ describe.skipIf(!PG_URL)('postgres: a record head moved under a batch', () => {
     const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf, { units: 1n });
     await store.ledger.admit(req);
     return req;
+  };
+  /** The failures of this worker's pipelines (src/store/postgres/pipeline.ts) from now until the test ends. */
+  const pipelineFailures = (): unknown[] => {
+    const out: unknown[] = [];
+    const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
+    const orig = proto.query;
+    proto.query = function (this: unknown, ...args: unknown[]) {
+      if (args[0] instanceof Pipeline) args[0].done.catch((err: unknown) => out.push(err));
+      return orig.apply(this, args);
+    };
+    onTestFinished(() => void (proto.query = orig));
+    return out;
   };
   const headOf = async (recordId: string) => (await other.query<{ revision_id: string }>('SELECT revision_id FROM record_heads WHERE record_id = $1', [recordId])).rows[0]?.revision_id;
 
@@ -106,6 +121,7 @@ describe.skipIf(!PG_URL)('postgres: a record head moved under a batch', () => {
 
     // Ours names r1 too, and rides on a settlement: its snapshot still shows r1 as the head.
     const ours = note({ effect_id: req.effect_id, decision: 'ours' }, r1);
+    const missed = pipelineFailures();
     const settling = store.ledger.settle({ reservation_id: req.reservation_id, outcome: { kind: 'unknown' }, at: NOW(), records: [ours] });
     settling.catch(() => undefined);
     // Until the settlement's statement waits on the other writer's row lock (bounded: 10 s).
@@ -118,8 +134,11 @@ describe.skipIf(!PG_URL)('postgres: a record head moved under a batch', () => {
     }
     await other.query('COMMIT');
 
+    // The settlement's write, with its COMMIT behind it, found the head moved: it missed its plan, committed nothing,
+    // and the settlement ran again the plain way, whose snapshot shows their head: the single-row rules refuse ours.
     const err = await expectCodeAsync(settling, 'invalid_request');
-    expect(err.details).toStrictEqual({ conflict: 'head_moved' });
+    expect(err.details).toStrictEqual({ record_id: r1.record_id, conflict: 'head_moved' });
+    expect(missed.map((e) => (e as { code?: string }).code)).toStrictEqual(['BT001']);
     expect(await headOf(r1.record_id)).toBe(theirs.revision_id);
     const revisions = await other.query<{ revision_id: string }>('SELECT revision_id FROM records WHERE record_id = $1 ORDER BY seq', [r1.record_id]);
     expect(revisions.rows.map((r) => r.revision_id)).toStrictEqual([r1.revision_id, theirs.revision_id]);

@@ -64,3 +64,18 @@ export function wrapPgError(err: unknown, extra: Record<string, unknown> = {}): 
 export function stalePlan(err: unknown): boolean {
   return codeOf(err) === '0A000' && /cached plan must not change result type/i.test(String((err as Error | undefined)?.message ?? ''));
 }
+
+/**
+ * A transaction missed its plan (postgres/transaction.ts): its batch's write
+ * did not write what the plan expected (SQLSTATE BT001, raised by rows-sql.ts
+ * PLANNED_FN: something raced it), or its program asked for other reads than
+ * were sent ahead. Nothing of it committed; the program runs again the plain way.
+ */
+export function planMissed(err: unknown): boolean {
+  return codeOf(err) === 'BT001' || err instanceof PlanMissed;
+}
+
+/** A program that asked for other reads than were sent ahead of it (postgres/transaction.ts): it runs again the plain way. */
+export class PlanMissed extends Error {
+  override readonly name = 'PlanMissed';
+}

@@ -1,11 +1,11 @@
 /** MetaStore on PostgreSQL: a claim locks the gateway's row (inserting it first if absent) for the read-decide-write. */
-import type pg from 'pg';
+import type { Queryable } from './pipeline.ts';
 import type { MetaStore } from '../meta.ts';
 
 export function pgMeta(deps: {
   read: <T>(sql: string, params: unknown[]) => Promise<T[]>;
   write: <T>(sql: string, params: unknown[]) => Promise<T[]>;
-  withClient: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>;
+  withClient: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>;
 }): MetaStore {
   return {
     claimIdentity: (gatewayId, decide, at) =>

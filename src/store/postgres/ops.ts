@@ -4,23 +4,28 @@
  * heads and balances that change FOR UPDATE; callers read them in sorted
  * order, so concurrent admissions lock in the same order and do not deadlock.
  */
-import type pg from 'pg';
 import type { StreamId } from '../../control/scope.ts';
-import type { AsyncTxOps } from '../tx/run.ts';
 import { INSERT_CONTENT_SQL } from '../content-sql.ts';
-import { capacityOf, pruneThenCapacitySql, retainedSql } from '../capacity.ts';
-import type { BalanceChange, BalanceRow, HeadRow, Lock, NodeRow, RecordRow, ReservationRow } from '../tx/ops.ts';
-import { allInOneSql, assertOnePerBalance, batchParts, gather, lineageSql, MAX_PARAMS, noneReported, nodeParts, recordParts, type Part, type Reported } from '../tx/rows-sql.ts';
+import { retainedSql } from '../capacity.ts';
+import type { BalanceChange, BalanceRow, BatchWrites, HeadRow, NodeRow, RecordRow, ReservationRow, RootCapacity } from '../tx/ops.ts';
+import type { Queryable, StatementResult } from './pipeline.ts';
+import { lockSql, READS, type ReadSpec } from './reads.ts';
+import type { PgTxOps } from './transaction.ts';
+import { allInOneSql, assertOnePerBalance, batchParts, gather, MAX_PARAMS, noneReported, nodeParts, recordParts, type Part, type Reported } from '../tx/rows-sql.ts';
 
 // int8 comes back as BigInt (store.ts type parser): every row read here reaches its program through its zod
 // schema (tx/rows.ts checkedResult), which reads positions and depths as numbers.
 
-const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
-
-export function pgOps(client: pg.PoolClient): AsyncTxOps {
+export function pgOps(client: Queryable): PgTxOps {
   const one = async <T>(sql: string, params: unknown[]): Promise<T | undefined> => (await client.query(sql, params)).rows[0] as T | undefined;
   const exec = async (sql: string, params: unknown[]): Promise<void> => {
     await client.query(sql, params);
+  };
+  /** A read's statements one after another (reads.ts: the same ones a transaction may send ahead). */
+  const read = async (spec: ReadSpec): Promise<unknown> => {
+    const results: StatementResult[] = [];
+    for (const st of spec.statements) results.push(await client.query(st.text, st.values));
+    return spec.decode(results);
   };
   const count = async (sql: string, params: unknown[]): Promise<number> => Number((await one<{ n: bigint }>(sql, params))?.n ?? 0n);
   const insert = (table: string, row: object) => {
@@ -55,33 +60,30 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       reports: 'charges',
     };
   };
+  /** A batch's writes, in order: its tables (records as recordParts), then the charges of stored balance rows. */
+  const writeParts = (w: BatchWrites): Part[] => {
+    const parts = batchParts(w, { records: recordParts(w.records) });
+    return w.charges.length === 0 ? parts : [...parts, chargePart(w.charges)];
+  };
   const addToBalances = async (deltas: readonly BalanceChange[]): Promise<void> => {
     if (deltas.length === 0) return;
     if ((await insertParts([chargePart(deltas)])).charges !== deltas.length) throw new Error('a balance row is missing');
   };
   return {
-    nodes: async (ids, lock) =>
-      ids.length === 0
-        ? []
-        : ((await client.query(`SELECT * FROM ledger_nodes WHERE node_id = ANY($1) ORDER BY node_id${lockSql(lock)}`, [[...ids]])).rows as NodeRow[]),
-    // Sorted, so concurrent transactions lock heads in one order (no deadlock).
-    streamHeads: async (streams, lock) =>
-      streams.length === 0
-        ? []
-        : ((
-            await client.query(
-              `SELECT h.* FROM control_heads h JOIN unnest($1::text[], $2::text[]) AS s(project_id, branch_id)
-               ON h.project_id = s.project_id AND h.branch_id = s.branch_id ORDER BY h.project_id, h.branch_id${lockSql(lock)}${lock === 'none' ? '' : ' OF h'}`,
-              [streams.map((x) => x.project_id), streams.map((x) => x.branch_id)],
-            )
-          ).rows as HeadRow[]),
+    nodes: (ids, lock) => read(READS.nodes(ids, lock)) as Promise<NodeRow[]>,
+    streamHeads: (streams, lock) => read(READS.streamHeads(streams, lock)) as Promise<HeadRow[]>,
     // The charges ride in the batch's one statement: a CTE sees the rows as they were before it, which is
     // enough, as they charge stored rows only (the rows of nodes the batch inserts go in charged, TxBatch.journal).
     writeBatch: async (w) => {
-      const parts = batchParts(w, { records: recordParts(w.records) });
-      const { revisions, heads, charges } = await insertParts(w.charges.length === 0 ? parts : [...parts, chargePart(w.charges)]);
+      const { revisions, heads, charges } = await insertParts(writeParts(w));
       if (charges !== w.charges.length) throw new Error('a balance row is missing');
       return { revisions, heads };
+    },
+    plannedWrite: (w) => {
+      const parts = writeParts(w);
+      if (parts.length === 0 || parts.reduce((n, x) => n + x.params.length, 0) > MAX_PARAMS) return undefined;
+      const { sql, params } = allInOneSql(parts, (n) => `$${n}`, { revisions: w.records.length, heads: w.records.length, charges: w.charges.length });
+      return { text: sql, values: params };
     },
     insertNodes: async (nodes, balances) => void (await insertParts(nodeParts(nodes, balances))),
     addToBalances,
@@ -104,27 +106,14 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
         [row.project_id, row.branch_id, row.scope_kind, row.position, row.event_id, row.event_digest, row.state],
       ),
 
-    // The locks of the nodes returned (FOR SHARE OF n), not of the walk's own reads.
-    lineage: async (id, max, lock) =>
-      (await client.query(lineageSql((i) => `$${i}`, lock === 'none' ? '' : `${lockSql(lock)} OF n`), [id, max])).rows as NodeRow[],
+    lineage: (id, max, lock) => read(READS.lineage(id, max, lock)) as Promise<NodeRow[]>,
     node: (id, lock) => one<NodeRow>(`SELECT * FROM ledger_nodes WHERE node_id = $1${lockSql(lock)}`, [id]),
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
-    rootCapacity: async (ns, at, before, preset, claims) => {
-      const values = { ns, at, before, preset: preset?.preset_id, since: preset?.since, effect: claims?.effect_id, reservation: claims?.reservation_id };
-      const names: (keyof typeof values)[] = [];
-      const sql = pruneThenCapacitySql((name) => `$${names.indexOf(name) + 1 || names.push(name)}`, preset !== undefined, claims !== undefined);
-      return capacityOf(await one(sql, names.map((n) => values[n])));
-    },
+    rootCapacity: (...args) => read(READS.rootCapacity(...args)) as Promise<RootCapacity>,
     countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
     // Row locks: the order of reads is the order of locks (src/ledger/programs.ts admitIn).
     serialWriters: async () => false,
-    // The row exists once the preset has issued a root: then locking it is one statement (issue #24).
-    lockPreset: async (preset) => {
-      const lock = 'SELECT preset_id FROM preset_locks WHERE preset_id = $1 FOR UPDATE';
-      if ((await client.query(lock, [preset])).rowCount === 1) return;
-      await exec('INSERT INTO preset_locks(preset_id) VALUES ($1) ON CONFLICT DO NOTHING', [preset]);
-      await exec(lock, [preset]);
-    },
+    lockPreset: async (preset) => void (await read(READS.lockPreset(preset))),
     balances: async (ids, lock) =>
       (await client.query(`SELECT * FROM ledger_balances WHERE node_id = ANY($1) ORDER BY node_id, dimension${lockSql(lock)}`, [ids])).rows as BalanceRow[],
     addToBalance: async (id, dim, c, r) => {
@@ -135,14 +124,11 @@ export function pgOps(client: pg.PoolClient): AsyncTxOps {
       await client.query('UPDATE ledger_balances SET ceiling = $1 WHERE node_id = $2 AND dimension = $3 AND ceiling > $1', [ceiling, id, dim]);
     },
     reservationByEffect: (id) => one<ReservationRow>('SELECT * FROM ledger_reservations WHERE effect_id = $1', [id]),
-    reservationsClaiming: async (effectId, reservationId) =>
-      (await client.query('SELECT * FROM ledger_reservations WHERE effect_id = $1 OR reservation_id = $2', [effectId, reservationId])).rows as ReservationRow[],
+    reservationsClaiming: (effectId, reservationId) => read(READS.reservationsClaiming(effectId, reservationId)) as Promise<ReservationRow[]>,
     reservation: (id, lock) => one<ReservationRow>(`SELECT * FROM ledger_reservations WHERE reservation_id = $1${lockSql(lock)}`, [id]),
     resolveReservation: (id, status, settlement, at) =>
       exec('UPDATE ledger_reservations SET status = $1, settlement = $2, settled_at = $3 WHERE reservation_id = $4', [status, settlement, at, id]),
-    // READ COMMITTED: a concurrent resolution is waited for and the condition re-checked on the row it left.
-    resolveHeld: (id, status, settlement, at) =>
-      one<ReservationRow>("UPDATE ledger_reservations SET status = $1, settlement = $2, settled_at = $3 WHERE reservation_id = $4 AND status = 'held' RETURNING *", [status, settlement, at, id]),
+    resolveHeld: (...args) => read(READS.resolveHeld(...args)) as Promise<ReservationRow | undefined>,
     insertEntry: (row) => insert('ledger_entries', row),
   };
 }

@@ -10,6 +10,7 @@ import { metaTableSql } from '../meta.ts';
 import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
 import { workEndsOnResolveSql, workGatewaySql, workRemoteTaskSql, workTablesSql } from '../work-sql.ts';
 import { contentTablesSql } from '../content-sql.ts';
+import { PLANNED_FN_SQL } from '../tx/rows-sql.ts';
 
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   { version: 1, sql: recordTablesSql(PG_DDL) },
@@ -41,4 +42,6 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   // SQLite's migration 22 rebuilds its small keyed tables WITHOUT ROWID (sqlite/without-rowid.ts); a PostgreSQL
   // heap table has no rowid B-tree beside its key to drop. Kept as a version so that both dialects name the same schema.
   { version: 22, sql: 'SELECT 1' },
+  // A batch's write checks it wrote what its plan expected, so that its COMMIT can ride in the same round trip (transaction.ts).
+  { version: 23, sql: PLANNED_FN_SQL },
 ];

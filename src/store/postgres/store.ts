@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { invalidRequest, storageError, unavailable } from '../../errors.ts';
-import { CONFLICT_CODES, codeOf, connectionLost, sessionEndedBeforeApplying, stalePlan, worthReconnecting, wrapPgError as wrap } from './failure.ts';
+import { CONFLICT_CODES, codeOf, connectionLost, planMissed, sessionEndedBeforeApplying, stalePlan, worthReconnecting, wrapPgError as wrap } from './failure.ts';
 import { namingClient, StatementNames } from './prepared.ts';
 import { LEDGER_LIMITS, type LedgerLimits } from '../../ledger/types.ts';
 import type { Envelope } from '../../records/envelope.ts';
@@ -22,15 +22,18 @@ import { composeWork } from '../work-sql.ts';
 import { composeContent, type ContentStore } from '../content-sql.ts';
 import type { HeadRow, NodeRow, Program, ReservationRow } from '../tx/ops.ts';
 import { putRecord } from '../../records/put.ts';
-import { runAsync } from '../tx/run.ts';
 import type { TreeRow } from '../tree.ts';
 import { pgOps } from './ops.ts';
+import { PgSession } from './session.ts';
+import { runTransaction } from './transaction.ts';
 import { pgDialect, pgPush } from './push.ts';
 import { PG_MIGRATIONS } from './schema.ts';
 import { tablesOf, type MetaStore } from '../meta.ts';
 import { pgMeta } from './meta.ts';
 
 const MAX_ATTEMPTS = 25;
+/** int8 as BigInt: budgets never pass through a lossy number. */
+const TYPES = { getTypeParser: (oid: number, format?: string) => (oid === 20 ? BigInt : pg.types.getTypeParser(oid, format as 'text')) } as pg.CustomTypesConfig;
 /** Whole-transaction retries after a lost connection (only when COMMIT was never sent). */
 const MAX_RECONNECTS = 3;
 
@@ -55,6 +58,8 @@ export class PgStore implements Store {
 
   private constructor(
     private readonly pool: pg.Pool,
+    /** The named statements of this process (prepared.ts); undefined where they are off. */
+    private readonly names: StatementNames | undefined,
     ids: IdSource,
     limits: LedgerLimits,
   ) {
@@ -99,20 +104,20 @@ export class PgStore implements Store {
 
   /** Connects, migrates (once, under an advisory lock) and returns the store. */
   static async open(url: string, opts: PgStoreOptions = {}): Promise<PgStore> {
+    const names = opts.preparedStatements === false ? undefined : new StatementNames();
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.max ?? 10,
       connectionTimeoutMillis: 5_000,
-      ...(opts.preparedStatements === false ? {} : { Client: namingClient(new StatementNames()) }),
-      // int8 as BigInt: budgets never pass through a lossy number.
-      types: { getTypeParser: (oid: number, format?: string) => (oid === 20 ? BigInt : pg.types.getTypeParser(oid, format as 'text')) } as pg.CustomTypesConfig,
+      ...(names ? { Client: namingClient(names) } : {}),
+      types: TYPES,
     });
     pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing the process
     // And on every client, for its whole life: pg emits 'error' on a client whose backend is terminated even
     // between pg-pool's own listeners (seen once in ~6 runs of e2e/pg-terminate under load, the process died).
     // The failure still reaches whichever query or transaction was using it; an 'error' never ends the process.
     pool.on('connect', (client) => void client.on('error', () => {}));
-    const store = new PgStore(pool, opts.ids ?? randomIds, opts.limits ?? LEDGER_LIMITS);
+    const store = new PgStore(pool, names, opts.ids ?? randomIds, opts.limits ?? LEDGER_LIMITS);
     await store.migrate();
     return store;
   }
@@ -191,35 +196,41 @@ export class PgStore implements Store {
   }
 
   /**
-   * One program in one transaction on one client. A conflict is retried from
-   * the start; so is a connection lost before COMMIT was sent (the server
-   * rolled the transaction back, so running it again is safe), a bounded
-   * number of times. A connection lost during COMMIT leaves the outcome
-   * unknown: that is never retried, it is `unavailable` with reason
-   * `commit_uncertain` and the caller must not act as if it committed.
+   * One program in one transaction on one client, its reads sent ahead and
+   * its write riding with what follows it, its COMMIT included
+   * (transaction.ts). A conflict is retried from the start; so is a
+   * connection lost before COMMIT was sent (the server rolled the
+   * transaction back, so running it again is safe), a bounded number of
+   * times. A connection lost once COMMIT was sent leaves the outcome unknown:
+   * that is never retried, it is `unavailable` with reason `commit_uncertain`
+   * and the caller must not act as if it committed. A transaction that
+   * missed its plan committed nothing, and the program runs again the plain way.
    */
   private transaction<R>(make: () => Program<R>): Promise<R> {
-    return this.inTransaction((client) => runAsync(make(), pgOps(client)));
+    return this.inTransaction((session, planned) => runTransaction(make, pgOps(session), session, planned));
   }
 
-  private async inTransaction<R>(body: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+  private async inTransaction<R>(body: (session: PgSession, planned: boolean) => Promise<R>): Promise<R> {
     let reconnects = 0;
+    let planned = true;
     for (let attempt = 1; ; attempt++) {
       const lease = await this.connect();
-      let committing = false;
+      const session = new PgSession(lease.client, this.names, TYPES);
       try {
-        await lease.client.query('BEGIN');
-        const result = await body(lease.client);
-        committing = true;
-        await lease.client.query('COMMIT');
+        const result = await body(session, planned);
+        await session.commit();
         return result;
       } catch (err) {
         const lost = lease.broken() ?? (connectionLost(err) ? err : undefined);
-        if (!lost) await lease.client.query('ROLLBACK').catch(() => {});
+        if (!lost) await session.rollback().catch(() => {});
         lease.release(lost);
-        if (lost && committing) throw unavailable('database connection lost during commit; the outcome is unknown', { reason: 'commit_uncertain' }, lost);
+        if (lost && session.committing) throw unavailable('database connection lost during commit; the outcome is unknown', { reason: 'commit_uncertain' }, lost);
         if (lost && worthReconnecting(lost) && reconnects++ < MAX_RECONNECTS) {
           await delay(50 * reconnects + Math.random() * 50);
+          continue;
+        }
+        if (!lost && planned && planMissed(err)) {
+          planned = false;
           continue;
         }
         // A stale prepared statement ran nothing; its text goes unnamed now (prepared.ts), so the program runs again.

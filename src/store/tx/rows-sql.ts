@@ -225,18 +225,38 @@ export const MAX_PARAMS = 30_000;
  * them is checked at the end of the statement). Numbered from 1 across all.
  * Its one row has a column per report kind of the parts (Part.reports).
  */
-export function allInOneSql(parts: readonly Part[], p: Ph): { sql: string; params: unknown[] } {
+export function allInOneSql(parts: readonly Part[], p: Ph, expected?: Readonly<Record<Report, number>>): { sql: string; params: unknown[] } {
   const params: unknown[] = [];
   const ctes = parts.map((x, i) => {
     const offset = params.length;
     params.push(...x.params);
     return `w${i} AS (${x.sql((n) => p(offset + n))})`;
   });
+  if (expected) {
+    // One condition per part that reports, each a count (a revision id is written once); a kind no part reports was planned as none.
+    const checks = parts.flatMap((x, i) => (!x.reports ? [] : [`(SELECT count(*) FROM w${i}) = ${p(params.push(expected[x.reports]))}`]));
+    return { sql: `WITH ${ctes.join(', ')} SELECT ${PLANNED_FN}(${checks.length === 0 ? 'true' : checks.join(' AND ')}) AS planned`, params };
+  }
   const select = parts.flatMap((x, i) =>
     !x.reports ? [] : [`(SELECT ${x.reports === 'revisions' ? "coalesce(array_agg(revision_id), '{}')" : 'count(*)'} FROM w${i}) AS ${x.reports}`],
   );
   return { sql: `WITH ${ctes.join(', ')} SELECT ${select.length === 0 ? '1 AS n' : select.join(', ')}`, params };
 }
+
+/**
+ * PostgreSQL's check that a batch wrote what its plan expected
+ * (postgres/transaction.ts): true, or it fails the statement with SQLSTATE
+ * BT001, so that a COMMIT sent behind it is skipped.
+ */
+export const PLANNED_FN = 'baton_planned';
+
+export const PLANNED_FN_SQL = `CREATE OR REPLACE FUNCTION ${PLANNED_FN}(ok boolean) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  IF ok IS NOT TRUE THEN
+    RAISE EXCEPTION 'the batch did not write what its plan expected' USING ERRCODE = 'BT001';
+  END IF;
+  RETURN true;
+END $$`;
 
 /** What a batch's statements reported, gathered by kind (Part.reports): revisions written, heads moved, balances charged. */
 export interface Reported {

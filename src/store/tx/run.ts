@@ -22,7 +22,8 @@ export async function runAsync<R>(program: Program<R>, ops: AsyncTxOps): Promise
   return step.value;
 }
 
-function dispatch<O extends TxOps | AsyncTxOps>(ops: O, call: Call): unknown {
+/** Answers one primitive call with `ops`. */
+export function dispatch<O extends TxOps | AsyncTxOps>(ops: O, call: Call): unknown {
   const fn = ops[call.op] as (...args: unknown[]) => unknown;
   return fn.apply(ops, call.args as unknown[]);
 }

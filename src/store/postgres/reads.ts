@@ -1,0 +1,79 @@
+/**
+ * The PostgreSQL primitives a transaction may send ahead of its program
+ * (./transaction.ts, issue #24): reads, locks, and a verdict's resolution, each as the statements it sends and how
+ * their answers become its result. The plain primitives (./ops.ts) run the
+ * same statements, so a read sent ahead is the read the program would have
+ * made.
+ */
+import { capacityOf, pruneThenCapacitySql } from '../capacity.ts';
+import type { Call, HeadRow, Lock, NodeRow, ReservationRow, TxOps } from '../tx/ops.ts';
+import type { Statement, StatementResult } from './pipeline.ts';
+import { lineageSql } from '../tx/rows-sql.ts';
+
+export interface ReadSpec {
+  statements: Statement[];
+  decode(results: readonly StatementResult[]): unknown;
+}
+
+export const lockSql = (lock: Lock) => (lock === 'update' ? ' FOR UPDATE' : lock === 'share' ? ' FOR SHARE' : '');
+
+const rows = (results: readonly StatementResult[]) => results[0]?.rows ?? [];
+
+type Specs = { [K in 'nodes' | 'streamHeads' | 'lockPreset' | 'rootCapacity' | 'reservationsClaiming' | 'lineage' | 'resolveHeld']: (...args: Parameters<TxOps[K]>) => ReadSpec };
+
+export const READS: Specs = {
+  nodes: (ids, lock) => ({
+    statements: ids.length === 0 ? [] : [{ text: `SELECT * FROM ledger_nodes WHERE node_id = ANY($1) ORDER BY node_id${lockSql(lock)}`, values: [[...ids]] }],
+    decode: (r) => rows(r) as NodeRow[],
+  }),
+  // Sorted, so concurrent transactions lock heads in one order (no deadlock).
+  streamHeads: (streams, lock) => ({
+    statements:
+      streams.length === 0
+        ? []
+        : [
+            {
+              text: `SELECT h.* FROM control_heads h JOIN unnest($1::text[], $2::text[]) AS s(project_id, branch_id)
+               ON h.project_id = s.project_id AND h.branch_id = s.branch_id ORDER BY h.project_id, h.branch_id${lockSql(lock)}${lock === 'none' ? '' : ' OF h'}`,
+              values: [streams.map((x) => x.project_id), streams.map((x) => x.branch_id)],
+            },
+          ],
+    decode: (r) => rows(r) as HeadRow[],
+  }),
+  // One statement whether or not the preset has locked before: the upsert locks the row it finds or inserts.
+  lockPreset: (preset) => ({
+    statements: [{ text: 'INSERT INTO preset_locks(preset_id) VALUES ($1) ON CONFLICT (preset_id) DO UPDATE SET preset_id = excluded.preset_id', values: [preset] }],
+    decode: () => undefined,
+  }),
+  rootCapacity: (ns, at, before, preset, claims) => {
+    const values = { ns, at, before, preset: preset?.preset_id, since: preset?.since, effect: claims?.effect_id, reservation: claims?.reservation_id };
+    const names: (keyof typeof values)[] = [];
+    const text = pruneThenCapacitySql((name) => `$${names.indexOf(name) + 1 || names.push(name)}`, preset !== undefined, claims !== undefined);
+    return { statements: [{ text, values: names.map((n) => values[n]) }], decode: (r) => capacityOf(rows(r)[0] as never) };
+  },
+  // The locks of the nodes returned (FOR SHARE OF n), not of the walk's own reads.
+  lineage: (id, max, lock) => ({
+    statements: [{ text: lineageSql((i) => `$${i}`, lock === 'none' ? '' : `${lockSql(lock)} OF n`), values: [id, max] }],
+    decode: (r) => rows(r) as NodeRow[],
+  }),
+  // READ COMMITTED: a concurrent resolution is waited for and the condition re-checked on the row it left.
+  resolveHeld: (id, status, settlement, at) => ({
+    statements: [
+      {
+        text: "UPDATE ledger_reservations SET status = $1, settlement = $2, settled_at = $3 WHERE reservation_id = $4 AND status = 'held' RETURNING *",
+        values: [status, settlement, at, id],
+      },
+    ],
+    decode: (r) => rows(r)[0] as ReservationRow | undefined,
+  }),
+  reservationsClaiming: (effectId, reservationId) => ({
+    statements: [{ text: 'SELECT * FROM ledger_reservations WHERE effect_id = $1 OR reservation_id = $2', values: [effectId, reservationId] }],
+    decode: (r) => rows(r) as ReservationRow[],
+  }),
+};
+
+/** The statements of `call`, where it is a read that can go ahead; undefined otherwise. */
+export function readSpec(call: Call): ReadSpec | undefined {
+  const make = (READS as Partial<Record<string, (...a: unknown[]) => ReadSpec>>)[call.op];
+  return make?.(...(call.args as unknown[]));
+}
