@@ -14,7 +14,7 @@ import { PgStore } from '../../src/store/postgres/store.ts';
 import { stalePlan } from '../../src/store/postgres/failure.ts';
 import { namingClient, StatementNames } from '../../src/store/postgres/prepared.ts';
 import { Pipeline } from '../../src/store/postgres/pipeline.ts';
-import { admission, chain, decision, freshSpace, publishAgent } from './support/fixtures.ts';
+import { admission, decision, publishedChain } from './support/fixtures.ts';
 import { freshSchema, PG_URL } from './support/pg.ts';
 
 describe.skipIf(!PG_URL)('postgres: prepared statements', () => {
@@ -94,9 +94,7 @@ describe.skipIf(!PG_URL)('postgres: prepared statements', () => {
   it('a store keeps answering reads and admissions after another node altered its tables', async () => {
     const store = await PgStore.open(db.url, { max: 1 });
     try {
-      const space = freshSpace();
-      await publishAgent(store, space);
-      const c = await chain(store, space);
+      const { space, c } = await publishedChain(store);
       const rec = decision('eff_prep');
       await store.putRecord(rec);
       // Prepared on the store's one connection: the record read, and every statement of an admission.
@@ -130,9 +128,7 @@ describe.skipIf(!PG_URL)('postgres: prepared statements', () => {
     const admitOnce = async (preparedStatements?: boolean) => {
       const store = await openStore({ store: { kind: 'postgres', url: db.url, ...(preparedStatements === undefined ? {} : { preparedStatements }) } } as Config);
       try {
-        const space = freshSpace();
-        await publishAgent(store, space);
-        const c = await chain(store, space);
+        const { space, c } = await publishedChain(store);
         sent.named = sent.unnamed = 0;
         await store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf));
         return { ...sent };

@@ -25,6 +25,13 @@ export async function publishAgent(store: Store, space: string, agent = 'agent_x
   await store.control.appendControl({ event_type: 'rw003.agent_card.published', control_scope_ref: agentScope(space, agent), actor_ref: actor });
 }
 
+/** A fresh space with its agent published, and a root → child → grandchild chain in it ({@link chain}). */
+export async function publishedChain(store: Store): Promise<{ space: string; c: Awaited<ReturnType<typeof chain>> }> {
+  const space = freshSpace();
+  await publishAgent(store, space);
+  return { space, c: await chain(store, space) };
+}
+
 /** Root → child → grandchild, each capped on `units` (admissions) and `tokens`. */
 export async function chain(store: Store, space: string, caps: { root: bigint; child?: bigint; leaf?: bigint } = { root: 10n }) {
   const root = randomIds.next('dlg');
