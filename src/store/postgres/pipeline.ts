@@ -13,8 +13,9 @@
  * server skips the rest up to the Sync, and the error names its statement
  * (`statementIndex`).
  *
- * {@link PgSession} uses it to put a transaction's BEGIN on its first statement
- * and its COMMIT on its last (./transaction.ts).
+ * ./session.ts uses it to put a transaction's BEGIN on its first statement and
+ * its batch's write on what follows it, COMMIT included; ./transaction.ts to
+ * send a program's first reads together.
  */
 import pg from 'pg';
 import { stalePlan } from './failure.ts';

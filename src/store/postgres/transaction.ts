@@ -22,15 +22,16 @@
  * path — its new nodes and streams without rows, nothing claimed, capacity to
  * spare) until it asks for something no answer can be presumed for (which
  * goes too, last, where it can: a verdict's resolution of its reservation),
- * or refuses a presumed one; the reads it asked for until then go to the
- * server in one round trip, with BEGIN, in that order, and the program's own calls
- * are answered from them as long as each is the very call read ahead. So a
- * new task's admission is two round trips: its reads, then its write with
- * COMMIT, and a verdict three (its reads; its write with its fence read;
- * COMMIT, which must wait for the fence check). A program that asks for anything else first, or finishes with
- * reads left over, missed its plan: the transaction rolls back and the
- * program runs the plain way. The reads ahead are the program's own, in its
- * own order, so they take its locks in its order.
+ * or refuses a presumed one. The reads it asked for until then go to the
+ * server in one round trip, with BEGIN, in that order, and the program's own
+ * calls are answered from them as long as each is the very call read ahead.
+ * So a new task's admission is two round trips (its reads; its write with
+ * COMMIT) and a verdict three (its reads; its write with its fence read;
+ * COMMIT, which waits for the fence check). A program that asks for anything
+ * else first, or finishes with reads left over, missed its plan: the
+ * transaction rolls back and the program runs the plain way. The reads ahead
+ * are the program's own, in its own order, so they take its locks in its
+ * order.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { BatchWrites, BatchWritten, Call, OpName, Program, RootCapacity } from '../tx/ops.ts';
@@ -112,20 +113,21 @@ export async function runTransaction<R>(make: () => Program<R>, ops: PgTxOps, se
       return session.flush().then(() => Promise.reject(err));
     }
   };
-  let step = await advance();
-  while (!step.done) {
-    const call: Call = step.value;
-    const write = planned && call.op === 'writeBatch' ? ops.plannedWrite(call.args[0] as BatchWrites) : undefined;
-    let answer: unknown;
+  const answerOf = async (call: Call): Promise<unknown> => {
     if (ahead.length > 0 && call.op !== 'serialWriters') {
       const read = ahead.shift()!;
       if (!isDeepStrictEqual(read.call, call)) throw new PlanMissed(`the program asked for ${call.op} where ${read.call.op} was read ahead`);
-      answer = read.answer;
-    } else if (write !== undefined) {
-      session.defer(write);
-      answer = asPlanned(call.args[0] as BatchWrites);
-    } else answer = await dispatch(ops, call);
-    step = await advance(checkedResult(call, answer));
+      return read.answer;
+    }
+    const write = planned && call.op === 'writeBatch' ? ops.plannedWrite(call.args[0] as BatchWrites) : undefined;
+    if (write === undefined) return dispatch(ops, call);
+    session.defer(write);
+    return asPlanned(call.args[0] as BatchWrites);
+  };
+  let step = await advance();
+  while (!step.done) {
+    const call: Call = step.value;
+    step = await advance(checkedResult(call, await answerOf(call)));
   }
   if (ahead.length > 0) throw new PlanMissed(`the program finished with ${ahead.length} reads ahead left over`);
   return step.value;
