@@ -32,13 +32,15 @@ export function pgOps(client: Queryable): PgTxOps {
     const cols = Object.keys(row);
     return exec(`INSERT INTO ${table}(${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
   };
+  /** Whether `parts` fit one statement's parameters. */
+  const withinCap = (parts: readonly Part[]) => parts.reduce((n, x) => n + x.params.length, 0) <= MAX_PARAMS;
   /**
    * Several tables' rows in one statement (one round trip, issue #24); table
    * by table past the parameter cap. Answers what the parts reported (Part.reports).
    */
   const insertParts = async (parts: readonly Part[]): Promise<Reported> => {
     const out = noneReported();
-    if (parts.length === 1 || parts.reduce((n, x) => n + x.params.length, 0) > MAX_PARAMS) {
+    if (parts.length === 1 || !withinCap(parts)) {
       for (const x of parts) gather(out, x.reports, (await client.query(x.sql((i) => `$${i}`), x.params)).rows);
       return out;
     }
@@ -81,7 +83,7 @@ export function pgOps(client: Queryable): PgTxOps {
     },
     plannedWrite: (w) => {
       const parts = writeParts(w);
-      if (parts.length === 0 || parts.reduce((n, x) => n + x.params.length, 0) > MAX_PARAMS) return undefined;
+      if (parts.length === 0 || !withinCap(parts)) return undefined;
       const { sql, params } = allInOneSql(parts, (n) => `$${n}`, { revisions: w.records.length, heads: w.records.length, charges: w.charges.length });
       return { text: sql, values: params };
     },

@@ -1,4 +1,7 @@
-/** Drivers that run a transaction program against primitives, sync or async. */
+/**
+ * Running a transaction program against primitives: synchronously here; the
+ * PostgreSQL adapter's asynchronous driver is postgres/transaction.ts.
+ */
 import type { Call, Program, TxOps } from './ops.ts';
 import { checkedResult } from './rows.ts';
 
@@ -9,15 +12,6 @@ export function runSync<R>(program: Program<R>, ops: TxOps): R {
   let step = program.next();
   while (!step.done) {
     step = program.next(checkedResult(step.value, dispatch(ops, step.value)));
-  }
-  return step.value;
-}
-
-/** Runs `program` to completion with asynchronous primitives (inside the caller's transaction). */
-export async function runAsync<R>(program: Program<R>, ops: AsyncTxOps): Promise<R> {
-  let step = program.next();
-  while (!step.done) {
-    step = program.next(checkedResult(step.value, await dispatch(ops, step.value)));
   }
   return step.value;
 }
