@@ -2,7 +2,16 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { PgStore } from '../../src/store/postgres/store.ts';
 import { freshSchema, PG_URL } from './support/pg.ts';
-import { liveRootsAgreeWithTheRule, pruneForgetsExpiredRoots } from './support/live-roots.ts';
+import { liveRootsAgreeWithTheRule, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots, type CountQuery } from './support/live-roots.ts';
+
+/** Runs a count with named placeholders on one client. */
+const countOn =
+  (client: pg.Client): CountQuery =>
+  async (sql, values) => {
+    const params: string[] = [];
+    const text = sql((name) => (params.push(values[name]!), `$${params.length}`));
+    return Number((await client.query<{ n: string }>(text, params)).rows[0]!.n);
+  };
 
 describe.skipIf(!PG_URL)('postgres: live roots', () => {
   let db: Awaited<ReturnType<typeof freshSchema>>;
@@ -18,11 +27,7 @@ describe.skipIf(!PG_URL)('postgres: live roots', () => {
     try {
       await liveRootsAgreeWithTheRule(
         store,
-        async (sql, values) => {
-          const params: string[] = [];
-          const text = sql((name) => (params.push(values[name]!), `$${params.length}`));
-          return Number((await client.query<{ n: string }>(text, params)).rows[0]!.n);
-        },
+        countOn(client),
         25,
       );
     } finally {
@@ -36,11 +41,19 @@ describe.skipIf(!PG_URL)('postgres: live roots', () => {
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
-      await pruneForgetsExpiredRoots(store, async (sql, values) => {
-        const params: string[] = [];
-        const text = sql((name) => (params.push(values[name]!), `$${params.length}`));
-        return Number((await client.query<{ n: string }>(text, params)).rows[0]!.n);
-      });
+      await pruneForgetsExpiredRoots(store, countOn(client));
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
+  it('a preset\'s issuance count is exact through a clock that goes back, and its window never moves back', async () => {
+    const store = await PgStore.open(db.url, { max: 2 });
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await presetWindowFollowsAnyClock(store, countOn(client));
     } finally {
       await client.end();
       await store.close();

@@ -133,6 +133,7 @@ describe('sqlite: previously initialised state is never an empty store', () => {
     raw.exec(`DROP VIEW record_appends; DROP VIEW control_appends; DROP VIEW ledger_journal; DROP TRIGGER attempt_work_ends_on_resolve;
       DROP TRIGGER ledger_live_root_prune_on_issue; DROP TRIGGER ledger_live_root_on_issue; DROP TRIGGER ledger_live_root_on_reserve; DROP TRIGGER ledger_live_root_on_consume; DROP TRIGGER ledger_live_root_on_resolve;
       DROP TRIGGER ledger_unresolved_on_insert; DROP TRIGGER ledger_unresolved_on_update; DROP TRIGGER ledger_unresolved_on_delete; DROP TABLE ledger_unresolved_counts;
+      DROP TRIGGER ledger_preset_window_on_issue; DROP TABLE ledger_preset_windows;
       DROP TABLE ledger_live_roots; DROP TABLE baton_meta; DROP TABLE gateway_identity; DROP TABLE card_history;
       DROP TABLE content; DROP TABLE attempt_work; DROP TABLE preset_locks; DROP INDEX ledger_nodes_by_preset; ALTER TABLE ledger_nodes DROP COLUMN preset_id;
       ALTER TABLE push_configs DROP COLUMN gateway_id; ALTER TABLE push_deliveries DROP COLUMN gateway_id;

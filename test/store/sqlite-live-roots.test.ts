@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
-import { liveRootsAgreeWithTheRule, pruneForgetsExpiredRoots } from './support/live-roots.ts';
+import { liveRootsAgreeWithTheRule, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots } from './support/live-roots.ts';
 
 describe('sqlite: live roots', () => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-live-roots-'));
@@ -49,7 +49,7 @@ describe('sqlite: live roots', () => {
       // The store as schema 15 left it: no counter, no triggers, the namespace index still there (migration 17 drops it).
       store.handle.exec(`DROP VIEW record_appends; DROP VIEW control_appends; DROP VIEW ledger_journal; DROP TRIGGER attempt_work_ends_on_resolve;
         DROP TRIGGER ledger_live_root_prune_on_issue; DROP TRIGGER ledger_unresolved_on_insert; DROP TRIGGER ledger_unresolved_on_update; DROP TRIGGER ledger_unresolved_on_delete;
-        DROP TABLE ledger_unresolved_counts; CREATE INDEX ledger_reservations_live ON ledger_reservations(owner_namespace, status);
+        DROP TABLE ledger_unresolved_counts; DROP TRIGGER ledger_preset_window_on_issue; DROP TABLE ledger_preset_windows; CREATE INDEX ledger_reservations_live ON ledger_reservations(owner_namespace, status);
         DELETE FROM schema_migrations WHERE version >= 16;`);
       await store.close();
       const marker = `${path}.initialized`;
@@ -71,6 +71,15 @@ describe('sqlite: live roots', () => {
     const store = SqliteStore.open(join(dir, 'prune.db'), { create: true });
     try {
       await pruneForgetsExpiredRoots(store, async (sql, values) => Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a preset\'s issuance count is exact through a clock that goes back, and its window never moves back', async () => {
+    const store = SqliteStore.open(join(dir, 'window.db'), { create: true });
+    try {
+      await presetWindowFollowsAnyClock(store, async (sql, values) => Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n));
     } finally {
       await store.close();
     }

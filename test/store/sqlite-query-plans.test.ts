@@ -5,7 +5,10 @@
  * grow each admission with the gateway's age (issue #15, flat growth). It
  * also guards migration 17, which dropped the namespace index SQLite no
  * longer reads (src/store/capacity.ts DROP_NAMESPACE_INDEX_SQLITE), and any
- * later index change: dropping ledger_unresolved, for one, fails it.
+ * later index change: dropping ledger_unresolved, for one, fails it. The
+ * same statements may not scan ledger_nodes either (every root ever issued):
+ * a preset's issuance count walks only its window's gap on ledger_nodes_by_preset
+ * (capacity.ts presetIssuedSinceSql, migration 24).
  *
  * The statements are the ones the store actually runs, recorded from the
  * driver while a workload admits, settles, issues preset roots, lists
@@ -77,7 +80,7 @@ describe('sqlite: query plans over ledger_reservations', () => {
       for (const { sql, args } of runs) {
         // A trigger's body is not in the plan of the statement that fires it; the live-root triggers reach reservations by root.
         const plan = store.handle.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as Array<{ detail: string }>;
-        for (const { detail } of plan) if (/^SCAN (ledger_reservations|r)\b(?! USING)/.test(detail)) scans.push(`${detail} ← ${sql.replace(/\s+/g, ' ').slice(0, 160)}`);
+        for (const { detail } of plan) if (/^SCAN (ledger_reservations|r|ledger_nodes|n|ledger_preset_windows|w)\b(?! USING)/.test(detail)) scans.push(`${detail} ← ${sql.replace(/\s+/g, ' ').slice(0, 160)}`);
       }
       expect(scans).toEqual([]);
     } finally {

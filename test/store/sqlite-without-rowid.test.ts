@@ -103,7 +103,7 @@ describe('SQLite migration 22: the small keyed tables WITHOUT ROWID', () => {
     try {
       const rowless = (store.handle.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%WITHOUT ROWID'").all() as Array<{ name: string }>).map((r) => r.name);
       // Named here, not read from the migration's list: dropping a table from that list must fail this.
-      expect(rowless.sort()).toEqual(['attempt_work', 'control_heads', 'ledger_balances', 'ledger_live_roots', 'ledger_unresolved_counts', 'record_heads']);
+      expect(rowless.sort()).toEqual(['attempt_work', 'control_heads', 'ledger_balances', 'ledger_live_roots', 'ledger_preset_windows', 'ledger_unresolved_counts', 'record_heads']);
     } finally {
       await store.close();
     }

@@ -12,7 +12,7 @@ import { expect } from 'vitest';
 import { isBatonError } from '../../../src/errors.ts';
 import { randomIds } from '../../../src/records/ids.ts';
 import type { Store } from '../../../src/store/port.ts';
-import { activeRootsSql, presetActiveRootsSql, retainedSql, type Unresolved } from '../../../src/store/capacity.ts';
+import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql, type Unresolved } from '../../../src/store/capacity.ts';
 import { actor, admission, agentScope, attemptScope, decision, delegationScope, freshSpace, plannedTask, publishAgent } from './fixtures.ts';
 
 /** Runs SQL with named placeholders (`:name`) and returns the single count it selects. */
@@ -34,6 +34,8 @@ const reference = {
       UNION
       SELECT r.root_id FROM ledger_reservations r JOIN ledger_nodes n ON n.node_id = r.root_id WHERE ${resWhere} AND r.status IN ('held', 'unknown')
     ) AS active`,
+  /** The preset's roots issued after `since`, over the rows (the count before migration 24's window). */
+  issued: (p: (n: string) => string) => `SELECT count(*) AS n FROM ledger_nodes WHERE preset_id = ${p('preset')} AND parent_id IS NULL AND created_at > ${p('since')}`,
   retained: (p: (n: string) => string) => `
     SELECT (SELECT count(*) FROM ledger_nodes n WHERE n.owner_namespace = ${p('ns')} AND n.not_after > ${p('at')} AND ${ROOT_LIVE('n.root_id')})
          + (SELECT count(*) FROM ledger_reservations WHERE owner_namespace = ${p('ns')} AND status IN ('held', 'unknown')) AS n`,
@@ -46,7 +48,8 @@ type Step =
   | { kind: 'admit'; node: number; consume: boolean }
   | { kind: 'settle'; reservation: number; outcome: 'measured' | 'unknown' | 'not_dispatched' }
   | { kind: 'revoke'; root: number }
-  | { kind: 'wait'; minutes: number };
+  | { kind: 'wait'; minutes: number }
+  | { kind: 'tick'; seconds: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('root' as const), minutes: fc.integer({ min: 1, max: 90 }), preset: fc.boolean() }),
@@ -58,6 +61,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('settle' as const), reservation: fc.nat(), outcome: fc.constantFrom('measured' as const, 'unknown' as const, 'not_dispatched' as const) }),
   fc.record({ kind: fc.constant('revoke' as const), root: fc.nat() }),
   fc.record({ kind: fc.constant('wait' as const), minutes: fc.integer({ min: 1, max: 70 }) }),
+  // Seconds either way: roots inside one preset minute, and an issuer whose clock is behind the one before it.
+  fc.record({ kind: fc.constant('tick' as const), seconds: fc.integer({ min: -90, max: 59 }) }),
 );
 
 /** Refusals the rules may give on a random history; anything else fails the run. */
@@ -81,6 +86,11 @@ export async function liveRootsAgreeWithTheRule(store: Store, count: CountQuery,
           expect(await count(activeRootsSql, values)).toBe(await count((p) => reference.active(p, `n.owner_namespace = ${p('ns')}`, `r.owner_namespace = ${p('ns')}`), values));
           expect(await count(presetActiveRootsSql, values)).toBe(await count((p) => reference.active(p, `n.preset_id = ${p('preset')}`, `n.preset_id = ${p('preset')}`), values));
           expect(await count((p) => retainedSql(p, unresolved), values)).toBe(await count(reference.retained, values));
+        }
+        // The preset's issuance after any time, behind or ahead of its window's own start (capacity.ts presetIssuedSinceSql).
+        for (const back of [-30, 0, 1, 30, 59, 60, 61, 90, 150]) {
+          const values = { preset: preset.preset_id, since: new Date(clock - back * 1_000).toISOString() };
+          expect(await count(presetIssuedSinceSql, values)).toBe(await count(reference.issued, values));
         }
       };
       for (const s of steps) {
@@ -137,6 +147,8 @@ export async function liveRootsAgreeWithTheRule(store: Store, count: CountQuery,
             await store.control.appendControl({ event_type: 'rw003.delegation.revoked', control_scope_ref: delegationScope(space, root), actor_ref: actor, idempotency_key: `revoke:${root}` });
           } else if (s.kind === 'wait') {
             clock += s.minutes * 60_000;
+          } else if (s.kind === 'tick') {
+            clock += s.seconds * 1_000;
           }
         } catch (err) {
           if (!expected(err)) throw err;
@@ -169,4 +181,37 @@ export async function pruneForgetsExpiredRoots(store: Store, count: CountQuery):
   await open('2030-01-01T00:02:00.000Z', '2030-01-01T01:00:00.000Z');
   const rows = (root: string) => count((p) => `SELECT count(*) AS n FROM ledger_live_roots WHERE root_id = ${p('root')}`, { root });
   expect([await rows(gone), await rows(kept)]).toStrictEqual([0, 1]);
+}
+
+/**
+ * A preset's issuance count (capacity.ts presetIssuedSinceSql) through a
+ * clock that goes back: roots at 0 s, 30 s and 100 s move the preset's
+ * window to start at 40 s; a root then issued at 50 s (an issuer whose clock
+ * is behind) must not move it back, and every count, before or after the
+ * window's start, is the count over the rows.
+ */
+export async function presetWindowFollowsAnyClock(store: Store, count: CountQuery): Promise<void> {
+  const space = freshSpace();
+  await publishAgent(store, space);
+  const preset = { preset_id: `preset-${space}`, max_active_roots: 1_000, max_per_minute: 1_000 };
+  const t0 = Date.parse('2030-01-01T00:00:00.000Z');
+  const iso = (s: number) => new Date(t0 + s * 1_000).toISOString();
+  const counts = async () => {
+    const out: Array<[number, number]> = [];
+    for (const s of [-61, -10, 0, 29, 30, 40, 41, 49, 50, 99, 100]) {
+      const values = { preset: preset.preset_id, since: iso(s) };
+      out.push([await count(presetIssuedSinceSql, values), await count(reference.issued, values)]);
+    }
+    return out;
+  };
+  for (const s of [0, 30, 100, 50]) {
+    await store.ledger.openBudget({
+      node_id: randomIds.next('dlg'), space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: iso(s), not_after: iso(3_600),
+      dimensions: [{ name: 'units', unit: 'admission', ceiling: 1n }], preset,
+    });
+    for (const [window, rows] of await counts()) expect(window).toBe(rows);
+  }
+  expect(await count((p) => `SELECT count(*) AS n FROM ledger_preset_windows WHERE preset_id = ${p('preset')} AND since = ${p('since')}`, { preset: preset.preset_id, since: iso(40) })).toBe(1);
+  // Since 40 s: the roots issued at 50 s and 100 s.
+  expect(await count(presetIssuedSinceSql, { preset: preset.preset_id, since: iso(40) })).toBe(2);
 }
