@@ -4,14 +4,22 @@ import { PgStore } from '../../src/store/postgres/store.ts';
 import { freshSchema, PG_URL } from './support/pg.ts';
 import { liveRootsAgreeWithTheRule, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots, type CountQuery } from './support/live-roots.ts';
 
-/** Runs a count with named placeholders on one client. */
-const countOn =
-  (client: pg.Client): CountQuery =>
-  async (sql, values) => {
-    const params: string[] = [];
-    const text = sql((name) => (params.push(values[name]!), `$${params.length}`));
-    return Number((await client.query<{ n: string }>(text, params)).rows[0]!.n);
-  };
+/** A store on `url`, and counts with named placeholders run on a client of its own; both closed after `fn`. */
+async function onStore(url: string, fn: (store: PgStore, count: CountQuery) => Promise<void>): Promise<void> {
+  const store = await PgStore.open(url, { max: 2 });
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await fn(store, async (sql, values) => {
+      const params: string[] = [];
+      const text = sql((name) => (params.push(values[name]!), `$${params.length}`));
+      return Number((await client.query<{ n: string }>(text, params)).rows[0]!.n);
+    });
+  } finally {
+    await client.end();
+    await store.close();
+  }
+}
 
 describe.skipIf(!PG_URL)('postgres: live roots', () => {
   let db: Awaited<ReturnType<typeof freshSchema>>;
@@ -20,43 +28,9 @@ describe.skipIf(!PG_URL)('postgres: live roots', () => {
   });
   afterAll(async () => db?.drop());
 
-  it('capacity counts over the live-root table agree with the rule over every ledger row', async () => {
-    const store = await PgStore.open(db.url, { max: 2 });
-    const client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-    try {
-      await liveRootsAgreeWithTheRule(
-        store,
-        countOn(client),
-        25,
-      );
-    } finally {
-      await client.end();
-      await store.close();
-    }
-  }, 180_000);
+  it('capacity counts over the live-root table agree with the rule over every ledger row', () => onStore(db.url, (store, count) => liveRootsAgreeWithTheRule(store, count, 25)), 180_000);
 
-  it('opening a root forgets never-reserved roots that expired a margin before it', async () => {
-    const store = await PgStore.open(db.url, { max: 2 });
-    const client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-    try {
-      await pruneForgetsExpiredRoots(store, countOn(client));
-    } finally {
-      await client.end();
-      await store.close();
-    }
-  });
+  it('opening a root forgets never-reserved roots that expired a margin before it', () => onStore(db.url, pruneForgetsExpiredRoots));
 
-  it('a preset\'s issuance count is exact through a clock that goes back, and its window never moves back', async () => {
-    const store = await PgStore.open(db.url, { max: 2 });
-    const client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-    try {
-      await presetWindowFollowsAnyClock(store, countOn(client));
-    } finally {
-      await client.end();
-      await store.close();
-    }
-  });
+  it('a preset\'s issuance count is exact through a clock that goes back, and its window never moves back', () => onStore(db.url, presetWindowFollowsAnyClock));
 });

@@ -4,25 +4,23 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
-import { liveRootsAgreeWithTheRule, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots } from './support/live-roots.ts';
+import { liveRootsAgreeWithTheRule, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots, type CountQuery } from './support/live-roots.ts';
 
 describe('sqlite: live roots', () => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-live-roots-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('capacity counts over the live-root table agree with the rule over every ledger row', async () => {
-    const store = SqliteStore.open(join(dir, 'ledger.db'), { create: true });
+  /** A fresh store in `file`, and counts with named placeholders run on its own connection; closed after `fn`. */
+  async function onStore(file: string, fn: (store: SqliteStore, count: CountQuery) => Promise<void>): Promise<void> {
+    const store = SqliteStore.open(join(dir, file), { create: true });
     try {
-      await liveRootsAgreeWithTheRule(
-        store,
-        async (sql, values) => Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n),
-        60,
-        'counter',
-      );
+      await fn(store, async (sql, values) => Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n));
     } finally {
       await store.close();
     }
-  }, 120_000);
+  }
+
+  it('capacity counts over the live-root table agree with the rule over every ledger row', () => onStore('ledger.db', (store, count) => liveRootsAgreeWithTheRule(store, count, 60, 'counter')), 120_000);
 
   it('migrations 16 and 17 count the unresolved reservations a store already holds, the triggers keep counting, and the namespace index goes', async () => {
     const path = join(dir, 'upgrade.db');
@@ -67,21 +65,7 @@ describe('sqlite: live roots', () => {
     }
   });
 
-  it('opening a root forgets never-reserved roots that expired a margin before it', async () => {
-    const store = SqliteStore.open(join(dir, 'prune.db'), { create: true });
-    try {
-      await pruneForgetsExpiredRoots(store, async (sql, values) => Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n));
-    } finally {
-      await store.close();
-    }
-  });
+  it('opening a root forgets never-reserved roots that expired a margin before it', () => onStore('prune.db', pruneForgetsExpiredRoots));
 
-  it('a preset\'s issuance count is exact through a clock that goes back, and its window never moves back', async () => {
-    const store = SqliteStore.open(join(dir, 'window.db'), { create: true });
-    try {
-      await presetWindowFollowsAnyClock(store, async (sql, values) => Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n));
-    } finally {
-      await store.close();
-    }
-  });
+  it('a preset\'s issuance count is exact through a clock that goes back, and its window never moves back', () => onStore('window.db', presetWindowFollowsAnyClock));
 });
