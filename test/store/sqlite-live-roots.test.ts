@@ -3,10 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import { expectCodeAsync } from '../helpers/errors.ts';
-import { randomIds } from '../../src/records/ids.ts';
-import { actor, admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
-import { liveRootsAgreeWithTheRule, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots, type CountQuery } from './support/live-roots.ts';
+import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
+import { liveRootsAgreeWithTheRule, presetRateAcrossMigration24, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots, type CountQuery } from './support/live-roots.ts';
 
 describe('sqlite: live roots', () => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-live-roots-'));
@@ -74,29 +72,15 @@ describe('sqlite: live roots', () => {
   it('migration 24 on a store whose preset already issued this minute: the rate counts those roots, exactly', async () => {
     const path = join(dir, 'window-upgrade.db');
     let store = SqliteStore.open(path, { create: true });
-    const space = freshSpace();
-    const preset = { preset_id: `preset-${space}`, max_active_roots: 100, max_per_minute: 3 };
-    const t0 = Date.parse('2030-01-01T00:00:00.000Z');
-    const issue = (s: number) =>
-      store.ledger.openBudget({
-        node_id: randomIds.next('dlg'), space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: new Date(t0 + s * 1_000).toISOString(),
-        not_after: new Date(t0 + 3_600_000).toISOString(), dimensions: [{ name: 'units', unit: 'admission', ceiling: 1n }], preset,
-      });
+    const count: CountQuery = async (sql, values) => Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n);
     try {
-      await publishAgent(store, space);
-      for (const s of [0, 10, 20]) await issue(s);
-      // The store as schema 23 left it: no window table, no trigger.
-      store.handle.exec(`DROP TRIGGER ledger_preset_window_on_issue; DROP TABLE ledger_preset_windows; DELETE FROM schema_migrations WHERE version >= 24;`);
-      await store.close();
-      const marker = `${path}.initialized`;
-      writeFileSync(marker, JSON.stringify({ ...JSON.parse(readFileSync(marker, 'utf8')), schema: 23 }));
-      store = SqliteStore.open(path);
-      // The three roots of the minute count, read over the rows while the preset has no window row: a fourth is over the rate.
-      expect((await expectCodeAsync(issue(30), 'limit_exceeded')).details).toMatchObject({ bound: 'issuance_rate', preset: preset.preset_id });
-      // A minute after the first root, it has left the minute: one more fits, and its insert starts the window row.
-      await issue(61);
-      expect(store.handle.prepare('SELECT since, n FROM ledger_preset_windows WHERE preset_id = ?').get(preset.preset_id)).toEqual({ since: '2030-01-01T00:00:01.000Z', n: 3n });
-      expect((await expectCodeAsync(issue(62), 'limit_exceeded')).details).toMatchObject({ bound: 'issuance_rate' });
+      await presetRateAcrossMigration24(store, count, async () => {
+        store.handle.exec('DROP TRIGGER ledger_preset_window_on_issue; DROP TABLE ledger_preset_windows; DELETE FROM schema_migrations WHERE version >= 24;');
+        await store.close();
+        const marker = `${path}.initialized`;
+        writeFileSync(marker, JSON.stringify({ ...JSON.parse(readFileSync(marker, 'utf8')), schema: 23 }));
+        return (store = SqliteStore.open(path));
+      });
     } finally {
       await store.close();
     }

@@ -10,6 +10,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { isBatonError } from '../../../src/errors.ts';
+import { expectCodeAsync } from '../../helpers/errors.ts';
 import { randomIds } from '../../../src/records/ids.ts';
 import type { Store } from '../../../src/store/port.ts';
 import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql, type Unresolved } from '../../../src/store/capacity.ts';
@@ -214,4 +215,32 @@ export async function presetWindowFollowsAnyClock(store: Store, count: CountQuer
   expect(await count((p) => `SELECT count(*) AS n FROM ledger_preset_windows WHERE preset_id = ${p('preset')} AND since = ${p('since')}`, { preset: preset.preset_id, since: iso(40) })).toBe(1);
   // Since 40 s: the roots issued at 50 s and 100 s.
   expect(await count(presetIssuedSinceSql, { preset: preset.preset_id, since: iso(40) })).toBe(2);
+}
+
+/**
+ * Migration 24 on a store whose preset already issued this minute: roots at
+ * 0, 10 and 20 s, then `downgrade` takes the store back to schema 23 (no
+ * window table, no trigger) and returns it reopened, migrated again. The
+ * three roots still count, over the rows while the preset has no window row:
+ * a fourth is over its rate of 3. A minute after the first, one more fits,
+ * and its insert starts the row with the count of the minute.
+ */
+export async function presetRateAcrossMigration24<S extends Store>(store: S, count: CountQuery, downgrade: () => Promise<S>): Promise<S> {
+  const space = freshSpace();
+  const preset = { preset_id: `preset-${space}`, max_active_roots: 100, max_per_minute: 3 };
+  const t0 = Date.parse('2030-01-01T00:00:00.000Z');
+  const issue = (s: number) =>
+    store.ledger.openBudget({
+      node_id: randomIds.next('dlg'), space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: new Date(t0 + s * 1_000).toISOString(),
+      not_after: new Date(t0 + 3_600_000).toISOString(), dimensions: [{ name: 'units', unit: 'admission', ceiling: 1n }], preset,
+    });
+  await publishAgent(store, space);
+  for (const s of [0, 10, 20]) await issue(s);
+  store = await downgrade();
+  expect((await expectCodeAsync(issue(30), 'limit_exceeded')).details).toMatchObject({ bound: 'issuance_rate', preset: preset.preset_id });
+  await issue(61);
+  const row = (p: (n: string) => string) => `SELECT count(*) AS n FROM ledger_preset_windows WHERE preset_id = ${p('preset')} AND since = ${p('since')} AND n = 3`;
+  expect(await count(row, { preset: preset.preset_id, since: '2030-01-01T00:00:01.000Z' })).toBe(1);
+  expect((await expectCodeAsync(issue(62), 'limit_exceeded')).details).toMatchObject({ bound: 'issuance_rate' });
+  return store;
 }
