@@ -10,11 +10,17 @@ describe('sqlite: live roots', () => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-live-roots-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** A fresh store in `file`, and counts with named placeholders run on its own connection; closed after `fn`. */
+  /** Counts with named placeholders, run on `store`'s own connection. */
+  const countOn =
+    (store: SqliteStore): CountQuery =>
+    async (sql, values) =>
+      Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n);
+
+  /** A fresh store in `file`, and counts on it (countOn); closed after `fn`. */
   async function onStore(file: string, fn: (store: SqliteStore, count: CountQuery) => Promise<void>): Promise<void> {
     const store = SqliteStore.open(join(dir, file), { create: true });
     try {
-      await fn(store, async (sql, values) => Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n));
+      await fn(store, countOn(store));
     } finally {
       await store.close();
     }
@@ -72,9 +78,9 @@ describe('sqlite: live roots', () => {
   it('migration 24 on a store whose preset already issued this minute: the rate counts those roots, exactly', async () => {
     const path = join(dir, 'window-upgrade.db');
     let store = SqliteStore.open(path, { create: true });
-    const count: CountQuery = async (sql, values) => Number((store.handle.prepare(sql((name) => `@${name}`)).get(values) as { n: bigint }).n);
     try {
-      await presetRateAcrossMigration24(store, count, async () => {
+      // The count follows the store the downgrade reopens.
+      await presetRateAcrossMigration24(store, (sql, values) => countOn(store)(sql, values), async () => {
         store.handle.exec('DROP TRIGGER ledger_preset_window_on_issue; DROP TABLE ledger_preset_windows; DELETE FROM schema_migrations WHERE version >= 24;');
         await store.close();
         const marker = `${path}.initialized`;

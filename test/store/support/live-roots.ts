@@ -12,6 +12,7 @@ import { expect } from 'vitest';
 import { isBatonError } from '../../../src/errors.ts';
 import { expectCodeAsync } from '../../helpers/errors.ts';
 import { randomIds } from '../../../src/records/ids.ts';
+import type { PresetIssuance } from '../../../src/ledger/types.ts';
 import type { Store } from '../../../src/store/port.ts';
 import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql, type Unresolved } from '../../../src/store/capacity.ts';
 import { actor, admission, agentScope, attemptScope, decision, delegationScope, freshSpace, plannedTask, publishAgent } from './fixtures.ts';
@@ -184,6 +185,16 @@ export async function pruneForgetsExpiredRoots(store: Store, count: CountQuery):
   expect([await rows(gone), await rows(kept)]).toStrictEqual([0, 1]);
 }
 
+/** The second `s` after 2030-01-01T00:00:00Z, as the ISO time the ledger stores. */
+const at2030 = (s: number) => new Date(Date.parse('2030-01-01T00:00:00.000Z') + s * 1_000).toISOString();
+
+/** Opens a root of `preset` in `space` at second `s` (at2030), expiring an hour in. */
+const presetRootAt = (store: Store, space: string, preset: PresetIssuance, s: number) =>
+  store.ledger.openBudget({
+    node_id: randomIds.next('dlg'), space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: at2030(s), not_after: at2030(3_600),
+    dimensions: [{ name: 'units', unit: 'admission', ceiling: 1n }], preset,
+  });
+
 /**
  * A preset's issuance count (capacity.ts presetIssuedSinceSql) through a
  * clock that goes back: roots at 0 s, 30 s and 100 s move the preset's
@@ -195,26 +206,21 @@ export async function presetWindowFollowsAnyClock(store: Store, count: CountQuer
   const space = freshSpace();
   await publishAgent(store, space);
   const preset = { preset_id: `preset-${space}`, max_active_roots: 1_000, max_per_minute: 1_000 };
-  const t0 = Date.parse('2030-01-01T00:00:00.000Z');
-  const iso = (s: number) => new Date(t0 + s * 1_000).toISOString();
   const counts = async () => {
     const out: Array<[number, number]> = [];
     for (const s of [-61, -10, 0, 29, 30, 40, 41, 49, 50, 99, 100]) {
-      const values = { preset: preset.preset_id, since: iso(s) };
+      const values = { preset: preset.preset_id, since: at2030(s) };
       out.push([await count(presetIssuedSinceSql, values), await count(reference.issued, values)]);
     }
     return out;
   };
   for (const s of [0, 30, 100, 50]) {
-    await store.ledger.openBudget({
-      node_id: randomIds.next('dlg'), space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: iso(s), not_after: iso(3_600),
-      dimensions: [{ name: 'units', unit: 'admission', ceiling: 1n }], preset,
-    });
+    await presetRootAt(store, space, preset, s);
     for (const [window, rows] of await counts()) expect(window).toBe(rows);
   }
-  expect(await count((p) => `SELECT count(*) AS n FROM ledger_preset_windows WHERE preset_id = ${p('preset')} AND since = ${p('since')}`, { preset: preset.preset_id, since: iso(40) })).toBe(1);
+  expect(await count((p) => `SELECT count(*) AS n FROM ledger_preset_windows WHERE preset_id = ${p('preset')} AND since = ${p('since')}`, { preset: preset.preset_id, since: at2030(40) })).toBe(1);
   // Since 40 s: the roots issued at 50 s and 100 s.
-  expect(await count(presetIssuedSinceSql, { preset: preset.preset_id, since: iso(40) })).toBe(2);
+  expect(await count(presetIssuedSinceSql, { preset: preset.preset_id, since: at2030(40) })).toBe(2);
 }
 
 /**
@@ -228,19 +234,15 @@ export async function presetWindowFollowsAnyClock(store: Store, count: CountQuer
 export async function presetRateAcrossMigration24<S extends Store>(store: S, count: CountQuery, downgrade: () => Promise<S>): Promise<S> {
   const space = freshSpace();
   const preset = { preset_id: `preset-${space}`, max_active_roots: 100, max_per_minute: 3 };
-  const t0 = Date.parse('2030-01-01T00:00:00.000Z');
-  const issue = (s: number) =>
-    store.ledger.openBudget({
-      node_id: randomIds.next('dlg'), space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: new Date(t0 + s * 1_000).toISOString(),
-      not_after: new Date(t0 + 3_600_000).toISOString(), dimensions: [{ name: 'units', unit: 'admission', ceiling: 1n }], preset,
-    });
+  // The store in use: `downgrade` replaces it.
+  const issue = (s: number) => presetRootAt(store, space, preset, s);
   await publishAgent(store, space);
   for (const s of [0, 10, 20]) await issue(s);
   store = await downgrade();
   expect((await expectCodeAsync(issue(30), 'limit_exceeded')).details).toMatchObject({ bound: 'issuance_rate', preset: preset.preset_id });
   await issue(61);
   const row = (p: (n: string) => string) => `SELECT count(*) AS n FROM ledger_preset_windows WHERE preset_id = ${p('preset')} AND since = ${p('since')} AND n = 3`;
-  expect(await count(row, { preset: preset.preset_id, since: '2030-01-01T00:00:01.000Z' })).toBe(1);
+  expect(await count(row, { preset: preset.preset_id, since: at2030(1) })).toBe(1);
   expect((await expectCodeAsync(issue(62), 'limit_exceeded')).details).toMatchObject({ bound: 'issuance_rate' });
   return store;
 }
