@@ -34,8 +34,10 @@ type Op = keyof typeof KEYS;
 export function approvalsSuite(name: string, storeConfig: () => Promise<Record<string, unknown> | undefined>): void {
   let world: World;
   let env: Record<string, string>;
-  /** A second node on the same store, in this process: its dispatcher admits approved effects when the test says so. */
+  /** A second node on the same store, in this process: it admits approved effects when the test says so (sweepNow). */
   let node2: Gateway | undefined;
+  /** node2's own approvals sweep; the property its sweep timer calls admits nothing (secondNode). */
+  let node2Sweep: Gateway['dispatcher']['sweepApprovals'] | undefined;
   const hooked: Array<{ task?: { id: string; status: { state: string } } }> = [];
   let hook: Server;
 
@@ -56,7 +58,9 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       config: {
         operators: Object.entries(KEYS).map(([id, key]) => ({ id, apiKeySha256: sha256(key) })),
         admin: { port: 0 },
-        // Slow sweeps: an approval recorded by the CLI is admitted when this test says so (node2), not by chance.
+        // Slow sweeps; and no gateway's timer admits an approval (BATON_E2E_APPROVALS_SWEEP below, secondNode): one
+        // recorded by the CLI is admitted when this test says so (sweepNow), not by chance. 60 s alone was chance: a
+        // suite running past a minute met the serving gateway's pass between an approval and the test's next look.
         revocationSweepMs: 60_000,
         ...(store ? { store } : {}),
         push: { allowHttp: true, allowAddresses: ['127.0.0.0/8'], intervalMs: 50 },
@@ -66,6 +70,7 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
           approvalSeconds: 300,
         },
       },
+      env: { BATON_E2E_APPROVALS_SWEEP: 'off' },
     });
     env = { BATON_CONFIG: world.configFile, BATON_LOG_LEVEL: 'silent' };
     // Started before any request: a node announcing its own card (its own URL) moves Baton's agent head, which requests fence.
@@ -104,8 +109,18 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
   type ErrorJson = { error: { code: string; details: { rule?: string } } };
 
   async function secondNode(): Promise<Gateway> {
-    node2 ??= await startGateway(loadConfig({ file: world.configFile, env: {} }), { logger: createLogger({ level: 'silent' }) });
+    if (!node2) {
+      node2 = await startGateway(loadConfig({ file: world.configFile, env: {} }), { logger: createLogger({ level: 'silent' }) });
+      node2Sweep = node2.dispatcher.sweepApprovals.bind(node2.dispatcher);
+      node2.dispatcher.sweepApprovals = async () => 0; // what its timer calls
+    }
     return node2;
+  }
+
+  /** This organisation's approvals sweep, now, on node2: the only sweep that admits in this suite. */
+  async function sweepNow(): Promise<number> {
+    await secondNode();
+    return node2Sweep!(() => undefined);
   }
 
   describe(`human gates (RW-003 §6, ADR-0014) on ${name}`, () => {
@@ -255,7 +270,7 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       expect(raced.filter((r) => r.status === 'fulfilled'), raced.map((r) => (r.status === 'rejected' ? String(r.reason) + JSON.stringify(r.reason.details) : 'ok')).join(' | ')).toHaveLength(1);
       const lost = raced.find((r) => r.status === 'rejected') as PromiseRejectedResult;
       expect(isBatonError(lost.reason, 'context_invalidated') && lost.reason.details.rule).toBe('approval_used');
-      expect(await n2.dispatcher.sweepApprovals(() => undefined)).toBe(0); // nothing left to admit
+      expect(await sweepNow()).toBe(0); // nothing left to admit
       await pollUntil(() => getTask(task.id), (t) => t.status.state === 'TASK_STATE_COMPLETED', { polls: 400, what: 'CLI-approved task completed' });
       expect(await sends('gated')).toBe(before + 1);
     }, 120_000);
@@ -269,8 +284,8 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
       const swept = Object.create(n2.dispatcher, {
         resumeApproved: {
           value: async (id: string) => {
-            await n2.dispatcher.sweepApprovals(() => undefined);
-            // Admitted by this sweep (or, as rarely, by the serving gateway's own): the action's admission comes second.
+            await sweepNow();
+            // Admitted by this sweep: the action's admission comes second.
             expect((await n2.dispatcher.deps.gates!.byTask(id))?.body.state).toBe('admitted');
             return n2.dispatcher.resumeApproved(id);
           },
@@ -403,7 +418,7 @@ export function approvalsSuite(name: string, storeConfig: () => Promise<Record<s
         await expect(other.dispatcher.resumeApproved(task.id)).rejects.toMatchObject({ code: 'invalid_request', message: 'no such approval request' });
         expect((await show(task.id)).state).toBe('approved');
         expect(await sends('gated')).toBe(before);
-        await (await secondNode()).dispatcher.sweepApprovals(() => undefined); // this gateway's own sweep admits it
+        await sweepNow(); // this gateway's own sweep admits it
         await pollUntil(() => getTask(task.id), (t) => t.status.state === 'TASK_STATE_COMPLETED', { polls: 400, what: 'own sweep admitted it' });
       } finally {
         await other.close();

@@ -46,6 +46,8 @@ export interface WorldOptions {
   config?: Record<string, unknown>;
   /** Extra delegatee config per agent id (e.g. `inboundAuth`). */
   delegatees?: Record<string, Record<string, unknown>>;
+  /** Extra environment of the gateway's process (e2e/harness/baton-main.ts reads BATON_E2E_*). */
+  env?: Record<string, string>;
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -95,7 +97,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   };
   const configFile = join(dir, 'baton.json');
   writeFileSync(configFile, JSON.stringify(config));
-  const baton = await spawnReady<{ url: string; adminUrl?: string }>(BATON_MAIN, [configFile]);
+  const baton = await spawnReady<{ url: string; adminUrl?: string }>(BATON_MAIN, [configFile], opts.env);
   const url = baton.ready.url;
   const bodies: string[] = [];
   const pending: Array<Promise<unknown>> = [];

@@ -3,7 +3,8 @@
  *   tsx e2e/harness/baton-main.ts <config.json>
  * Prints one JSON line `{"url": ...}` when it serves, then `{"sweep_pass": n}`
  * after each completed revocation sweep pass (so a test awaits passes instead
- * of sleeping); exits on SIGTERM or when its parent's stdin closes (no
+ * of sleeping); BATON_E2E_APPROVALS_SWEEP=off leaves approved effects to the
+ * test (below); exits on SIGTERM or when its parent's stdin closes (no
  * orphans after a crashed test run).
  */
 import { loadConfig } from '../../src/config.ts';
@@ -29,6 +30,9 @@ gw.dispatcher.sweepRevocations = async () => {
     process.stdout.write(`${JSON.stringify({ sweep_pass: ++passes })}\n`);
   }
 };
+// BATON_E2E_APPROVALS_SWEEP=off: the sweep timer's approvals pass admits nothing here, so an approval recorded by the
+// CLI is admitted when the test says so, by a node it drives (e2e/approvals-suite.ts), never by the timer's chance.
+if (process.env.BATON_E2E_APPROVALS_SWEEP === 'off') gw.dispatcher.sweepApprovals = async () => 0;
 const stop = async () => {
   await gw.close();
   process.exit(0);
