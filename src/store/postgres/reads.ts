@@ -47,8 +47,7 @@ export const READS: Specs = {
   }),
   rootCapacity: (ns, at, before, preset, claims) => {
     const values = { ns, at, before, preset: preset?.preset_id, since: preset?.since, effect: claims?.effect_id, reservation: claims?.reservation_id };
-    const names: (keyof typeof values)[] = [];
-    const text = pruneThenCapacitySql((name) => `$${names.indexOf(name) + 1 || names.push(name)}`, preset !== undefined, claims !== undefined);
+    const { text, names } = capacityText(preset !== undefined, claims !== undefined);
     return { statements: [{ text, values: names.map((n) => values[n]) }], decode: (r) => capacityOf(rows(r)[0] as never) };
   },
   // The locks of the nodes returned (FOR SHARE OF n), not of the walk's own reads.
@@ -71,6 +70,20 @@ export const READS: Specs = {
     decode: (r) => rows(r) as ReservationRow[],
   }),
 };
+
+type CapacityParam = 'ns' | 'at' | 'before' | 'preset' | 'since' | 'effect' | 'reservation';
+/** The capacity statement's text and parameter order, built once for each of its four variants (about 1.5 KB each). */
+const capacityTexts = new Map<string, { text: string; names: CapacityParam[] }>();
+function capacityText(withPreset: boolean, withClaims: boolean): { text: string; names: CapacityParam[] } {
+  const key = `${withPreset}:${withClaims}`;
+  let built = capacityTexts.get(key);
+  if (!built) {
+    const names: CapacityParam[] = [];
+    const text = pruneThenCapacitySql((name) => `$${names.indexOf(name as CapacityParam) + 1 || names.push(name as CapacityParam)}`, withPreset, withClaims);
+    capacityTexts.set(key, (built = { text, names }));
+  }
+  return built;
+}
 
 /** The statements of `call`, where it is a read that can go ahead; undefined otherwise. */
 export function readSpec(call: Call): ReadSpec | undefined {

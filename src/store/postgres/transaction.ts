@@ -39,7 +39,7 @@ import { dispatch, type AsyncTxOps } from '../tx/run.ts';
 import { checkedResult } from '../tx/rows.ts';
 import { PlanMissed } from './failure.ts';
 import type { Statement } from './pipeline.ts';
-import { readSpec } from './reads.ts';
+import { readSpec, type ReadSpec } from './reads.ts';
 import type { PgSession } from './session.ts';
 
 /** The PostgreSQL primitives, and a batch's write as one statement that fails unless it writes what was planned. */
@@ -67,37 +67,38 @@ const PRESUMED: Partial<Record<OpName, () => unknown>> = {
 const MAX_AHEAD = 16;
 
 /** The reads a copy of the program asks for on presumed answers, in order (see above). */
-export function readsAhead<R>(make: () => Program<R>): Call[] {
+export function readsAhead<R>(make: () => Program<R>): { call: Call; spec: ReadSpec }[] {
   const program = make();
-  const calls: Call[] = [];
+  const reads: { call: Call; spec: ReadSpec }[] = [];
   try {
     let step = program.next();
-    while (!step.done && calls.length < MAX_AHEAD) {
+    while (!step.done && reads.length < MAX_AHEAD) {
       const presume = PRESUMED[step.value.op];
+      const call = step.value;
       // The first call no answer can be presumed for goes ahead too, last, where it can (a verdict's resolution).
       if (!presume) {
-        if (readSpec(step.value)) calls.push(step.value);
+        const spec = readSpec(call);
+        if (spec) reads.push({ call, spec });
         break;
       }
-      if (step.value.op !== 'serialWriters') calls.push(step.value);
+      if (call.op !== 'serialWriters') reads.push({ call, spec: readSpec(call)! });
       step = program.next(presume());
     }
   } catch {
     // It refused a presumed answer (a fenced stream without a head): the read it refused on is in.
   }
-  return calls;
+  return reads;
 }
 
 /** Sends the reads `make`'s program will make first in one round trip; each with its answer. */
 async function sendAhead<R>(make: () => Program<R>, session: PgSession): Promise<{ call: Call; answer: unknown }[]> {
-  const calls = readsAhead(make);
-  const specs = calls.map((call) => readSpec(call)!);
-  const results = await session.run(specs.flatMap((s) => s.statements));
+  const reads = readsAhead(make);
+  const results = await session.run(reads.flatMap((r) => r.spec.statements));
   let at = 0;
-  return calls.map((call, i) => {
-    const n = specs[i]!.statements.length;
+  return reads.map(({ call, spec }) => {
+    const n = spec.statements.length;
     at += n;
-    return { call, answer: specs[i]!.decode(results.slice(at - n, at)) };
+    return { call, answer: spec.decode(results.slice(at - n, at)) };
   });
 }
 
