@@ -12,13 +12,13 @@
 import { randomUUID } from 'node:crypto';
 import { Role } from '@a2a-js/sdk';
 import { textPart } from '../e2e/agents/card.ts';
+import { sentChain } from '../e2e/agents/testlog.ts';
 import { startFederation } from '../e2e/gateway/federation.ts';
 import { streamActingAtWorking } from '../e2e/gateway/mid-stream.ts';
 import { pollUntil } from '../e2e/harness/process.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 import type { Store } from '../src/store/port.ts';
 
-const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
 const rounds = Math.min(20, Math.max(1, Number((JSON.parse(process.argv[2] ?? '{}') as { rounds?: number }).rounds ?? 5)));
 const send = (text: string) => ({
   tenant: '',
@@ -56,7 +56,7 @@ async function measure(hops: 2 | 3): Promise<Record<string, number[]>> {
       });
       const log = await fed.agent.log();
       const sent = [...log.requests].reverse().find((r) => r.method === 'SendStreamingMessage' || r.method === 'SendMessage')!;
-      const chain = (sent.messageMetadata as Record<string, { chain: Array<{ record_id: string }> }>)[CONTRACT_EXT]!.chain;
+      const chain = sentChain<{ record_id: string }>(sent)!;
       const revokedAt = await lastEventAt(() => fed.orgs[0]!.store(), 'space_a', root);
       for (let k = 1; k < hops; k++) {
         const org = fed.orgs[k]!;

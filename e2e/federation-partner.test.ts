@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send } from './federation-suite.ts';
 import { expectBatonCode } from './gateway/errors.ts';
 import { pollUntil } from './harness/process.ts';
+import { sentChain } from './agents/testlog.ts';
 import { forwardKey, startFederation, type Federation } from './gateway/federation.ts';
 import { HEAD_STATEMENT_TYPE } from '../src/federation/head-statement.ts';
 import { NOTICE_JWS_TYP } from '../src/federation/federation.ts';
@@ -36,7 +37,7 @@ type Link = {
 async function chainAtAgent(fed: Federation): Promise<Link[]> {
   const log = await fed.agent.log();
   const sent = [...log.requests].reverse().find((r) => r.method === 'SendStreamingMessage' || r.method === 'SendMessage')!;
-  return (sent.messageMetadata as Record<string, { chain: Link[] }>)[CONTRACT_EXT]!.chain;
+  return sentChain<Link>(sent)!;
 }
 
 async function atB<T>(fed: Federation, fn: (s: Store) => Promise<T>): Promise<T> {

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { partsText, textPart } from './agents/card.ts';
+import { sentChain } from './agents/testlog.ts';
 import { forwardKey, startFederation, type Federation } from './gateway/federation.ts';
 import { schemaRefFor } from '../src/records/schema-ref.ts';
 import type { Store } from '../src/store/port.ts';
@@ -50,7 +51,7 @@ async function newest(open: () => Promise<Store>, type: Parameters<typeof schema
 async function chainAtAgent(fed: Federation): Promise<Array<{ record_id: string; body: { budget_ceilings: Array<{ name: string; ceiling: string }> } }>> {
   const log = await fed.agent.log();
   const sent = [...log.requests].reverse().find((r) => r.method === 'SendStreamingMessage' || r.method === 'SendMessage')!;
-  return (sent.messageMetadata as Record<string, { chain: never[] }>)[CONTRACT_EXT]!.chain;
+  return sentChain<never>(sent)!;
 }
 
 export function federationSuite(name: string, setup: () => Promise<{ pgUrls?: Record<number, string> }>): void {

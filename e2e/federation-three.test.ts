@@ -7,6 +7,7 @@
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partsText } from './agents/card.ts';
+import { sentChain } from './agents/testlog.ts';
 import { expectBatonCode } from './gateway/errors.ts';
 import { send } from './federation-suite.ts';
 import { startFederation, type Federation } from './gateway/federation.ts';
@@ -14,7 +15,6 @@ import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { schemaRefFor } from '../src/records/schema-ref.ts';
 import { baton as batonCli } from '../test/cli/run.ts';
 
-const CONTRACT_EXT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
 type Link = { record_id: string; body: { lineage: { depth: number }; limits: { not_after: string }; budget_ceilings: Array<{ name: string; ceiling: string }>; delegatee_agent_ref: { actor_ref: { object_id: string } } } };
 
 describe('three organisations on three stores: A → B → C → agent', () => {
@@ -27,7 +27,7 @@ describe('three organisations on three stores: A → B → C → agent', () => {
   const chainAtAgent = async (): Promise<Link[]> => {
     const log = await fed.agent.log();
     const sent = [...log.requests].reverse().find((r) => r.method === 'SendStreamingMessage' || r.method === 'SendMessage')!;
-    return (sent.messageMetadata as Record<string, { chain: Link[] }>)[CONTRACT_EXT]!.chain;
+    return sentChain<Link>(sent)!;
   };
 
   it('delegates through three gateways, attenuating at each hop; C binds A\'s heads as vouched for by B', async () => {

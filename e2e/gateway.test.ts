@@ -4,6 +4,7 @@ import { TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors
 import { expectBatonCode } from './gateway/errors.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textPart, partsText } from './agents/card.ts';
+import { sentChain } from './agents/testlog.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, startWorld, type World } from './gateway/world.ts';
@@ -28,7 +29,8 @@ const TINY_KEY = 'e2e-tiny-key-not-a-secret';
 let world: World;
 beforeAll(async () => {
   world = await startWorld({
-    agents: { honest: { behaviour: 'honest', stepMs: 20 }, liar: { behaviour: 'lying-readback', lieState: 'failed' }, dropper: { behaviour: 'drop-after-accept' }, silent: { behaviour: 'never-answer' } },
+    // `older` declares the contract extension as gateways did before it named a placement (src/gateway/chain-placement.ts).
+    agents: { honest: { behaviour: 'honest', stepMs: 20 }, older: { behaviour: 'honest', declareExtension: CONTRACT_EXT }, liar: { behaviour: 'lying-readback', lieState: 'failed' }, dropper: { behaviour: 'drop-after-accept' }, silent: { behaviour: 'never-answer' } },
     remote: { headersTimeoutMs: 4000, bodyTimeoutMs: 20_000 }, // generous: CI machines are loaded
     // A short follow-up bound so the never-answering agent's effect reaches its `unknown` verdict within the test.
     config: { follow: { maxFollowMs: 8_000, tickMs: 100, pollMaxMs: 500 } },
@@ -51,14 +53,48 @@ describe('Baton gateway, end to end with real SDK agents', () => {
     // The honest agent's card streams: Baton forwards non-blocking and waits itself (DESIGN: block at Baton).
     const sent = log.requests.find((r) => r.method === 'SendStreamingMessage')!;
     expect(sent.a2aExtensions).toContain(CONTRACT_EXT);
-    const chain = (sent.messageMetadata as Record<string, { chain: Array<{ body: Record<string, unknown> }> }>)[CONTRACT_EXT]!.chain;
+    // In the request's metadata (src/gateway/chain-placement.ts): the honest agent does not declare the extension.
+    const chain = sentChain<{ body: Record<string, unknown> }>(sent)!;
     expect(chain).toHaveLength(2);
+    expect(sent.messageMetadata).toBeUndefined();
     expect(chain[1]!.body.lineage).toMatchObject({ kind: 'child', depth: 1 });
     expect(log.counts.GetTask).toBeGreaterThanOrEqual(1); // the read-back
 
     const again = await client.getTask({ tenant: '', id: task.id });
     expect(again.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(again.id).toBe(task.id);
+  });
+
+  it("keeps the chain out of the delegatee's task: the agent's own history holds the caller's message without it", async () => {
+    const task = (await (await world.client('honest')).sendMessage(send('not in history'))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const remote = (await attemptsOf(world.store(), 'honest')).find((a) => a.attempt_id === task.id)!.remote.task_id!;
+    // Straight to the agent (not world.fetch: its bodies are what a caller sees, and this one names the remote ids).
+    const res = await fetch(`${world.agents.honest!.url}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: remote } }),
+    });
+    const text = await res.text();
+    const history = (JSON.parse(text) as { result: { history: Array<{ role: string; parts: Array<{ text?: string }> }> } }).result.history;
+    expect(history.find((m) => m.role === 'ROLE_USER')?.parts[0]?.text).toBe('not in history');
+    expect(text).not.toContain(CONTRACT_EXT);
+  });
+
+  it('gives an agent that declares the extension without a placement the chain in the message, and still keeps it out of the caller\'s view', async () => {
+    const task = (await (await world.client('older')).sendMessage(send('the old way'))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(outcomeOf(task)).toMatchObject({ outcome: 'succeeded', verified: true });
+    const sent = (await world.agents.older!.log()).requests.find((r) => r.method === 'SendStreamingMessage' && JSON.stringify(r.messageParts).includes('the old way'))!;
+    expect(sentChain(sent)).toBeUndefined();
+    const chain = (sent.messageMetadata as Record<string, { chain: Array<{ body: Record<string, unknown> }> }>)[CONTRACT_EXT]!.chain;
+    expect(chain.map((c) => c.body.lineage)).toMatchObject([{ depth: 0 }, { kind: 'child', depth: 1 }]);
+    // The agent echoed it in its history; neither the answer nor Baton's recorded view carries it.
+    expect(JSON.stringify(task)).not.toContain(CONTRACT_EXT);
+    const viewDigest = (await attemptsOf(world.store(), 'older')).find((a) => a.attempt_id === task.id)!.view_digest;
+    const view = world.store().handle.prepare('SELECT document FROM content WHERE digest = ?').get(viewDigest) as { document: string };
+    expect(view.document).toContain('the old way');
+    expect(view.document).not.toContain(CONTRACT_EXT);
   });
 
   it('forwards no request-level metadata: a contract chain forged there never reaches the delegatee (issue #25 item 19)', async () => {
@@ -78,9 +114,11 @@ describe('Baton gateway, end to end with real SDK agents', () => {
     const log = await world.agents.honest!.log();
     const sent = log.requests.filter((r) => (r.method === 'SendStreamingMessage' || r.method === 'SendMessage') && JSON.stringify(r.messageParts).includes(marker));
     expect(sent).toHaveLength(1);
-    expect(sent[0]!.requestMetadata).toBeUndefined();
-    // The message's own chain is Baton's, not the forged one.
-    expect(JSON.stringify(sent[0]!.messageMetadata)).not.toContain(marker);
+    // The request's metadata holds Baton's chain and nothing else: not the caller's note, not the forged chain.
+    expect(Object.keys(sent[0]!.requestMetadata as object)).toEqual([CONTRACT_EXT]);
+    expect(JSON.stringify(sent[0]!.requestMetadata)).not.toContain(marker);
+    expect(sentChain(sent[0]!)).toHaveLength(2);
+    expect(JSON.stringify(sent[0]!.messageMetadata ?? null)).not.toContain(marker);
   });
 });
 

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AttemptBody } from '../src/attempts/record.ts';
 import { digestOf } from '../src/records/digest.ts';
 import { partsText, textPart } from './agents/card.ts';
+import { sentChain } from './agents/testlog.ts';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { API_KEY, recordingFetch, startWorld, type World } from './gateway/world.ts';
 
@@ -23,7 +24,6 @@ const SENDS = new Set(['SendMessage', 'SendStreamingMessage']);
 
 const INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
 const OUTCOME = 'urn:baton:outcome:v2';
-const CONTRACT = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
 const message = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] });
 const send = (text: string) => ({ tenant: '', message: message(text), configuration: undefined, metadata: undefined });
 
@@ -86,7 +86,7 @@ describe('a plain A2A v1.0 agent (signed card, pinned key, no RW-003 extension)'
     expect(a.remote.card).toMatchObject({ form: 'public', signed: true, identity: 'operator_attested', attested_by: 'principal_our_ops', payload_digest: expect.stringMatching(/^sha256:/), facts_digest: expect.stringMatching(/^sha256:/) });
     expect(a.remote.card_ref).toMatchObject({ object_id: 'card_partner_summariser', content_digest: a.remote.card!.payload_digest });
     const sent = (await world.agents.plain!.log()).requests.find((r) => SENDS.has(r.method))!;
-    expect(Object.keys(sent.messageMetadata as object)).toContain(CONTRACT);
+    expect(sentChain(sent)).toHaveLength(2);
   });
 
   it('without declared facts it is refused as UnsupportedOperationError, and its card route is an uncacheable A2A error', async () => {
@@ -172,7 +172,7 @@ describe('A2A v0.3', () => {
     expect(log.counts['tasks/get']).toBeGreaterThanOrEqual(1); // the read-back
     expect((log.counts.SendMessage ?? 0) + (log.counts.SendStreamingMessage ?? 0)).toBe(0);
     const sent = log.requests.find((r) => r.method === 'message/send' || r.method === 'message/stream')!;
-    expect(Object.keys(sent.messageMetadata as object)).toContain(CONTRACT);
+    expect(sentChain(sent)).toHaveLength(2); // v0.3's MessageSendParams.metadata
     expect(sent.messageRole).toBe('user'); // v0.3's wire shape
     expect(sent.a2aVersion).toBe('0.3');
   });
@@ -199,7 +199,7 @@ describe('A2A v0.3', () => {
     expect(sends(log.counts)).toBe(before + 1);
     const sent = log.requests.filter((r) => SENDS.has(r.method)).at(-1)!;
     expect(sent.messageRole).toBe('ROLE_USER'); // translated to v1.0, not the v0.3 params passed through
-    const chain = (sent.messageMetadata as Record<string, { chain: Array<{ body: { lineage: unknown } }> }>)[CONTRACT]!.chain;
+    const chain = sentChain<{ body: { lineage: unknown } }>(sent)!;
     expect(chain[1]!.body.lineage).toMatchObject({ kind: 'child', depth: 1 });
     expect((await legacy.getTask({ tenant: '', id: task.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });

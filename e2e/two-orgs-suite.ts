@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertNoDownstreamLeaks } from './gateway/leaks.ts';
 import { expectBatonCode, expectRpcInvalid } from './gateway/errors.ts';
 import { partsText, textPart } from './agents/card.ts';
+import { sentChain } from './agents/testlog.ts';
 import { streamActingAtWorking } from './gateway/mid-stream.ts';
 import { computeContentDigest } from '../src/records/envelope.ts';
 import { schemaRefFor } from '../src/records/schema-ref.ts';
@@ -39,7 +40,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
       // The agent received a three-contract chain: A's root, A's child for B, B's child for it.
       const log = await orgs.agent.log();
       const sent = log.requests.find((r) => r.method === 'SendStreamingMessage' || r.method === 'SendMessage')!;
-      const chain = (sent.messageMetadata as Record<string, { chain: Array<{ record_id: string; body: { lineage: { depth: number }; limits: { not_after: string }; delegatee_agent_ref: { actor_ref: { object_id: string } } } }> }>)[CONTRACT_EXT]!.chain;
+      const chain = sentChain<{ record_id: string; body: { lineage: { depth: number }; limits: { not_after: string }; delegatee_agent_ref: { actor_ref: { object_id: string } } } }>(sent)!;
       expect(chain.map((c) => c.body.lineage.depth)).toEqual([0, 1, 2]);
       expect(chain[0]!.record_id).toBe(meta.rootDelegationId);
       expect(chain.map((c) => c.body.delegatee_agent_ref.actor_ref.object_id)).toEqual(['actor_baton_a', 'actor_baton_b', 'actor_xagent']);
@@ -74,7 +75,7 @@ export function twoOrgSuite(name: string, setup: () => Promise<{ pgUrl?: string 
       await (await orgs.client()).sendMessage(send('a genuine chain to tamper with'));
       const log = await orgs.agent.log();
       const sent = log.requests.find((r) => r.method === 'SendStreamingMessage' || r.method === 'SendMessage')!;
-      const chain = structuredClone((sent.messageMetadata as Record<string, { chain: Array<Record<string, unknown>> }>)[CONTRACT_EXT]!.chain.slice(0, 2));
+      const chain = structuredClone(sentChain(sent)!.slice(0, 2));
       const store = await orgs.store();
       const count = async () => (await store.listCurrent('rw-agent-delegation/0.1.1#delegation_contract', { limit: 1000 })).records.length;
       const before = await count();

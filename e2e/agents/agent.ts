@@ -37,6 +37,8 @@ export interface AgentOptions {
   stepMs?: number | undefined;
   /** Refuse A2A requests whose `A2A-Extensions` header lacks this URI. */
   requireExtension?: string | undefined;
+  /** Extension URI the card declares, not required and without params. */
+  declareExtension?: string | undefined;
   /** State GetTask reports for lying-readback (default FAILED). */
   lieState?: 'failed' | 'working' | undefined;
   /** How the agent delivers push notifications (default `token`); see `push.ts`. */
@@ -105,7 +107,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const server = await listen(app, opts.port ?? 0);
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
-  const card = buildCard({ name: opts.name, baseUrl: url, requireExtension: opts.requireExtension, protocol: opts.protocol });
+  const card = buildCard({ name: opts.name, baseUrl: url, requireExtension: opts.requireExtension, declareExtension: opts.declareExtension, protocol: opts.protocol });
   // Signed once at start-up and served as exact bytes, like a published card (a v0.3 agent publishes v0.3's shape).
   const published = opts.protocol === '0.3' ? legacyCardJson({ name: opts.name, baseUrl: url }) : cardJson(card);
   const signed = await signAgentCard(published as { [key: string]: JsonValue }, opts.name, url, opts.cardKind);

@@ -8,6 +8,8 @@ export interface CardOptions {
   baseUrl: string;
   /** Extension URI the agent requires; advertised as `required: true`. */
   requireExtension?: string | undefined;
+  /** Extension URI the agent declares without requiring it (`required: false`, no params). */
+  declareExtension?: string | undefined;
   /** A2A version the agent speaks (default 1.0); a 0.3 agent serves a v0.3-shaped card. */
   protocol?: '1.0' | '0.3' | undefined;
 }
@@ -17,7 +19,7 @@ export interface CardOptions {
  * SDK client dials `supportedInterfaces[].url`, so the card must carry the real port.
  */
 export function buildCard(opts: CardOptions): AgentCard {
-  const { name, baseUrl, requireExtension } = opts;
+  const { name, baseUrl, requireExtension, declareExtension } = opts;
   const version = opts.protocol ?? '1.0';
   return {
     name,
@@ -32,9 +34,10 @@ export function buildCard(opts: CardOptions): AgentCard {
       streaming: true,
       // The SDK handler only stores push configs and calls the sender when this is true.
       pushNotifications: true,
-      extensions: requireExtension
-        ? [{ uri: requireExtension, description: 'required by this test agent', required: true, params: undefined }]
-        : [],
+      extensions: [
+        ...(requireExtension ? [{ uri: requireExtension, description: 'required by this test agent', required: true, params: undefined }] : []),
+        ...(declareExtension ? [{ uri: declareExtension, description: 'declared by this test agent', required: false, params: undefined }] : []),
+      ],
     },
     securitySchemes: {},
     securityRequirements: [],

@@ -1,7 +1,7 @@
 /**
  * Process entry for one test delegatee:
  *   tsx e2e/agents/main.ts --behaviour honest --name alice [--port 0] [--step-ms 50]
- *     [--require-extension URI] [--lie-state failed|working]
+ *     [--require-extension URI] [--declare-extension URI] [--lie-state failed|working]
  *     [--push-mode token|jwt|forge|replay|drop] [--push-jwt] [--card rw003|plain|unsigned]
  *     [--protocol 1.0|0.3] [--watch-stdin]
  * Prints exactly one JSON line `{"url":...,"name":...}` on stdout once it serves, then
@@ -19,6 +19,7 @@ const { values } = parseArgs({
     port: { type: 'string', default: '0' },
     'step-ms': { type: 'string', default: '50' },
     'require-extension': { type: 'string' },
+    'declare-extension': { type: 'string' },
     'lie-state': { type: 'string', default: 'failed' },
     'push-mode': { type: 'string', default: 'token' },
     'push-jwt': { type: 'boolean', default: false },
@@ -58,6 +59,7 @@ const agent = await startAgent({
   port,
   stepMs,
   requireExtension: values['require-extension'],
+  declareExtension: values['declare-extension'],
   lieState: lieState === 'working' ? 'working' : 'failed',
   pushMode,
   pushJwt: values['push-jwt'],

@@ -27,6 +27,18 @@ export interface LoggedRequest {
   traceparent?: string | undefined;
 }
 
+const CONTRACT_EXTENSION_KEY = 'urn:rw-agent-delegation:0.1.1:delegation-contract';
+
+/**
+ * The contract chain a gateway attached to `r`: in the request's metadata,
+ * where Baton puts it for an agent that does not declare the extension
+ * (src/gateway/chain-placement.ts); undefined when `r` carries none there.
+ */
+export function sentChain<T = Record<string, unknown>>(r: Pick<LoggedRequest, 'requestMetadata'>): T[] | undefined {
+  const meta = r.requestMetadata as Record<string, { chain?: T[] } | undefined> | undefined;
+  return meta?.[CONTRACT_EXTENSION_KEY]?.chain;
+}
+
 /** One push notification POST the agent made (or tried to make) to a registered webhook. */
 export interface LoggedPush {
   at: string;

@@ -157,6 +157,8 @@ export interface SpawnAgentOptions {
   port?: number;
   stepMs?: number;
   requireExtension?: string;
+  /** `--declare-extension`: the card declares the URI, not required, without params. */
+  declareExtension?: string;
   lieState?: 'failed' | 'working';
   /** `--push-mode` (default `token`): token | jwt | forge | replay | drop. */
   pushMode?: PushMode;
@@ -193,6 +195,7 @@ export async function spawnAgent(opts: SpawnAgentOptions): Promise<SpawnedAgent>
   if (opts.port !== undefined) flags.push('--port', String(opts.port));
   if (opts.stepMs !== undefined) flags.push('--step-ms', String(opts.stepMs));
   if (opts.requireExtension !== undefined) flags.push('--require-extension', opts.requireExtension);
+  if (opts.declareExtension !== undefined) flags.push('--declare-extension', opts.declareExtension);
   if (opts.lieState !== undefined) flags.push('--lie-state', opts.lieState);
   if (opts.pushMode !== undefined) flags.push('--push-mode', opts.pushMode);
   if (opts.pushJwt) flags.push('--push-jwt');

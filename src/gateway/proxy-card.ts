@@ -16,6 +16,7 @@ import { sha256Digest } from '../records/digest.ts';
 import type { JsonValue } from '../records/strict-json.ts';
 import type { DelegateeRegistry } from './delegatees.ts';
 import { delegateeOf } from './identity.ts';
+import { REQUEST_PLACEMENT } from './chain-placement.ts';
 import { CONTRACT_EXTENSION } from './present.ts';
 import { assertServable, servableForm } from '../cards/served-card.ts';
 
@@ -110,7 +111,8 @@ export class ProxyCards {
         pushNotifications: this.deps.push === true,
         extensions: [
           { uri: RW003_CARD_EXTENSION_URI, description: 'RW-003 card fields', params: params as unknown as JsonValue },
-          { uri: CONTRACT_EXTENSION, description: 'Baton attaches the attenuated Delegation Contract chain for the delegatee' },
+          // A Baton takes an upstream's chain in the request's metadata, kept out of the task's history (chain-placement.ts).
+          { uri: CONTRACT_EXTENSION, description: 'Baton attaches the attenuated Delegation Contract chain for the delegatee', params: { ...REQUEST_PLACEMENT } },
         ],
       },
       securitySchemes: {

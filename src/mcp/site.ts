@@ -94,7 +94,8 @@ export async function siteOf(config: McpServerConfig, upstream: McpUpstream, pol
       card: identity.observation,
       extensions: [CONTRACT_EXTENSION],
     },
-    target: { delegatee_id: config.id, endpoint: config.url, headers: {}, acceptance: policy.acceptance, streaming: false, pushNotifications: false },
+    // An MCP call carries the chain under its own `_meta` (mcp/run.ts), not where an A2A request would.
+    target: { delegatee_id: config.id, endpoint: config.url, headers: {}, acceptance: policy.acceptance, streaming: false, pushNotifications: false, chainPlacement: 'request' },
     // The calling node holds the call for its whole timeout; only then may another node judge it lost.
     leaseMs: config.callTimeoutMs + 30_000,
     amounts: { [INVOCATIONS]: 1n, [TOOL_CALLS]: 1n, ...(policy.cost ? { [policy.cost.dimension]: BigInt(policy.cost.amount) } : {}) },

@@ -4,10 +4,12 @@
  * card offers one, otherwise SendMessage with `returnImmediately`, so Baton
  * learns the remote task id before the agent finishes and can always cancel
  * and read back. The caller's validated message is forwarded as received,
- * with Baton's remote context and the signed contract chain attached.
- * Request-level `metadata` is the caller's word to Baton, not Baton's to pass
- * on: it is never forwarded (a chain forged there must not reach a delegatee
- * that reads one, issue #25 item 19); only the message travels.
+ * with Baton's remote context, and the signed contract chain is attached
+ * where the delegatee takes it (../chain-placement.ts: the request's
+ * metadata, or for a gateway from before that, the message's). The caller's
+ * request-level `metadata` is its word to Baton, not Baton's to pass on: it is
+ * never forwarded (a chain forged there must not reach a delegatee that reads
+ * one, issue #25 item 19); the request's metadata sent is Baton's own.
  */
 import type { JsonValue } from '../../records/strict-json.ts';
 import { CONTRACT_EXTENSION } from '../present.ts';
@@ -32,15 +34,20 @@ export function wireParams(deps: Pick<PathDeps, 'push'>, turn: AdmittedTurn, par
   // An integrator's webhook is Baton's to serve: the delegatee is asked to notify Baton's own instead (only then).
   const own: Json = _integrators != null && deps.push && turn.target.pushNotifications ? { taskPushNotificationConfig: deps.push.inbound(turn.attempt.record_id) as unknown as JsonValue } : {};
   const { metadata: _request, ...rest } = params;
+  const chain: Json = { [CONTRACT_EXTENSION]: { chain: turn.contracts as unknown as JsonValue } };
+  const inMessage = turn.target.chainPlacement === 'message';
+  const { metadata: _caller, ...sent } = message;
   return {
     ...rest,
     message: {
-      ...message,
+      ...sent,
       ...(turn.remoteTaskId ? { taskId: turn.remoteTaskId } : {}),
       ...(remote.context_id ? { contextId: remote.context_id } : {}),
-      metadata: { ...metadata, [CONTRACT_EXTENSION]: { chain: turn.contracts as unknown as JsonValue } },
+      ...(inMessage ? { metadata: { ...metadata, ...chain } } : Object.keys(metadata).length > 0 ? { metadata } : {}),
     },
     configuration: { ...configuration, ...(streaming ? {} : { returnImmediately: true }), ...own } as Json,
+    // The request's metadata is Baton's to the delegatee; the caller's to Baton never travels.
+    ...(inMessage ? {} : { metadata: chain }),
   };
 }
 

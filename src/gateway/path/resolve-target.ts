@@ -9,6 +9,7 @@ import { LEGACY_VERSION } from '../legacy-remote.ts';
 import { CARD_REJECTED, type ResolvedDelegatee } from '../delegatees.ts';
 import type { PathDeps } from './deps.ts';
 import type { Target } from './turn.ts';
+import { chainPlacementOf } from '../chain-placement.ts';
 
 export async function resolveTarget(deps: Pick<PathDeps, 'delegatees' | 'events'>, delegateeId: string): Promise<ResolvedDelegatee> {
   try {
@@ -22,8 +23,17 @@ export async function resolveTarget(deps: Pick<PathDeps, 'delegatees' | 'events'
 }
 
 export function targetOf(d: ResolvedDelegatee): Target {
-  const caps = d.verification.card.capabilities as { streaming?: boolean; pushNotifications?: boolean } | undefined;
-  return { delegatee_id: d.config.id, endpoint: d.endpoint, headers: d.headers, acceptance: d.config.acceptance, streaming: caps?.streaming === true, pushNotifications: caps?.pushNotifications === true };
+  const card = d.verification.card;
+  const caps = card.capabilities as { streaming?: boolean; pushNotifications?: boolean } | undefined;
+  return {
+    delegatee_id: d.config.id,
+    endpoint: d.endpoint,
+    headers: d.headers,
+    acceptance: d.config.acceptance,
+    streaming: caps?.streaming === true,
+    pushNotifications: caps?.pushNotifications === true,
+    chainPlacement: chainPlacementOf(card),
+  };
 }
 
 /**
@@ -41,5 +51,6 @@ export function pinnedTarget(deps: Pick<PathDeps, 'delegatees'>, attempt: Attemp
   }
   // A v0.3 delegatee is spoken to through the compatibility layer, whichever process admitted the attempt.
   if (attempt.body.remote.protocol_version === LEGACY_VERSION) headers = { ...headers, 'a2a-version': LEGACY_VERSION };
-  return { delegatee_id: attempt.body.delegatee_id, endpoint: attempt.body.remote.endpoint, headers, acceptance: config?.acceptance ?? {}, streaming: false, pushNotifications: false };
+  // Nothing sent to a pinned target carries a message (follow, cancel, read back): no chain goes with it.
+  return { delegatee_id: attempt.body.delegatee_id, endpoint: attempt.body.remote.endpoint, headers, acceptance: config?.acceptance ?? {}, streaming: false, pushNotifications: false, chainPlacement: 'request' };
 }

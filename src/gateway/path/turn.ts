@@ -10,6 +10,7 @@ import type { AcceptanceCriteria } from '../../attempts/outcome.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
 import type { AttemptBody } from '../../attempts/record.ts';
 import type { Attempt } from '../attempts.ts';
+import type { ChainPlacement } from '../chain-placement.ts';
 import type { RemoteFenceEntry } from '../../federation/head-statement.ts';
 import { showsMessage } from '../../attempts/task-view.ts';
 
@@ -25,6 +26,8 @@ export interface Target {
   streaming: boolean;
   /** The delegatee's card says it sends push notifications. */
   pushNotifications: boolean;
+  /** Where the contract chain goes in what is sent (gateway/chain-placement.ts). */
+  chainPlacement: ChainPlacement;
 }
 
 export interface Turn {

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { invalidRequest } from '../../errors.ts';
 import { RECORD_LIMITS } from '../../records/limits.ts';
 import type { JsonValue } from '../../records/strict-json.ts';
+import { CONTRACT_EXTENSION } from '../present.ts';
 
 /**
  * Nesting allowed in the params Baton forwards. The delegatee's reply carries
@@ -88,13 +89,32 @@ export function validateSend(params: Json): ValidSend {
     throw invalidRequest(`SendMessage request is malformed: ${issue.path.join('.') || 'request'}: ${issue.message}`, { path: issue.path.join('.') });
   }
   const m = parsed.data.message;
+  const presented = withPresentedChain(params, cleaned as Json);
   return {
-    params: { ...params, message: cleaned as Json },
-    message: cleaned as Json,
+    params: presented.params,
+    message: presented.message,
     ...(m.taskId ? { taskId: m.taskId } : {}),
     returnImmediately: parsed.data.configuration?.returnImmediately === true,
     ...(parsed.data.configuration?.historyLength !== undefined ? { historyLength: parsed.data.configuration.historyLength } : {}),
   };
+}
+
+/**
+ * A contract chain presented in the request's metadata (where a gateway sends
+ * one, ../chain-placement.ts) is read from then on as the message's: one place
+ * for bindAuthority, the human gate's recorded request and the task input to
+ * look, whichever placement the sender used. Presented in both is refused,
+ * never settled by a preference.
+ */
+function withPresentedChain(params: Json, message: Json): { params: Json; message: Json } {
+  const requestMeta = params.metadata;
+  if (!requestMeta || typeof requestMeta !== 'object' || Array.isArray(requestMeta) || !(CONTRACT_EXTENSION in requestMeta)) return { params: { ...params, message }, message };
+  const { [CONTRACT_EXTENSION]: chain, ...rest } = requestMeta;
+  const messageMeta = (message.metadata as Json | undefined) ?? {};
+  if (CONTRACT_EXTENSION in messageMeta) throw invalidRequest('the contract chain is presented twice, in the request metadata and in the message metadata', { extension: CONTRACT_EXTENSION });
+  const moved: Json = { ...message, metadata: { ...messageMeta, [CONTRACT_EXTENSION]: chain! } };
+  const { metadata: _request, ...others } = params;
+  return { params: { ...others, ...(Object.keys(rest).length > 0 ? { metadata: rest } : {}), message: moved }, message: moved };
 }
 
 function dropEmpty(message: Json, keys: readonly string[]): Json {

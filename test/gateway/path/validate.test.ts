@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateSend } from '../../../src/gateway/path/validate.ts';
 import { expectCode } from '../../helpers/errors.ts';
+import { CONTRACT_EXTENSION } from '../../../src/gateway/present.ts';
 
 const ok = { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'hello' }] } };
 
@@ -35,5 +36,32 @@ describe('validateSend (A2A v1.0 SendMessageRequest, before anything is admitted
     ['a negative historyLength', { ...ok, configuration: { historyLength: -1 } }],
   ])('refuses %s with invalid_request', (_what, params) => {
     expectCode(() => validateSend(params as never), 'invalid_request');
+  });
+
+  describe('a contract chain presented in the request metadata (src/gateway/chain-placement.ts)', () => {
+    const chain = { chain: [{ record_id: 'dlg_1' }] };
+
+    it('is read as the message\'s from then on, the rest of the request metadata kept where it was', () => {
+      const v = validateSend({ ...ok, metadata: { [CONTRACT_EXTENSION]: chain, note: 'n' } } as never);
+      expect(v.message.metadata).toEqual({ [CONTRACT_EXTENSION]: chain });
+      expect(v.params.message).toBe(v.message);
+      expect(v.params.metadata).toEqual({ note: 'n' });
+    });
+
+    it('keeps the message\'s own metadata, and drops a request metadata left empty', () => {
+      const v = validateSend({ message: { ...ok.message, metadata: { mine: 1 } }, metadata: { [CONTRACT_EXTENSION]: chain } } as never);
+      expect(v.message.metadata).toEqual({ mine: 1, [CONTRACT_EXTENSION]: chain });
+      expect(v.params).not.toHaveProperty('metadata');
+    });
+
+    it('is refused when the message presents one too: invalid_request, never a preference', () => {
+      const err = expectCode(() => validateSend({ message: { ...ok.message, metadata: { [CONTRACT_EXTENSION]: chain } }, metadata: { [CONTRACT_EXTENSION]: chain } } as never), 'invalid_request');
+      expect(err.message).toContain('presented twice');
+    });
+
+    it('leaves a request without one as it came', () => {
+      const params = { message: { ...ok.message, metadata: { [CONTRACT_EXTENSION]: chain } }, metadata: { note: 'n' } };
+      expect(validateSend(params as never).params).toEqual(params);
+    });
   });
 });

@@ -78,7 +78,7 @@ async function admittedTurn(file: string, followUp?: Turn['followUp']) {
     reservation_id: receipt.reservation_id,
     fence_set: [],
     scopes: [],
-    target: { delegatee_id: 'agent', endpoint: 'http://127.0.0.1:9/a2a', headers: {}, acceptance: {}, streaming: false, pushNotifications: false },
+    target: { delegatee_id: 'agent', endpoint: 'http://127.0.0.1:9/a2a', headers: {}, acceptance: {}, streaming: false, pushNotifications: false, chainPlacement: 'request' },
     ...(followUp ? { followUp } : {}),
   };
   return { store, attempt, attemptId, turn, reservationId: receipt.reservation_id, effect: task.effect, amounts: receipt.amounts, space };
