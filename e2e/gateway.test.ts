@@ -30,7 +30,7 @@ let world: World;
 beforeAll(async () => {
   world = await startWorld({
     // `older` declares the contract extension as gateways did before it named a placement (src/gateway/chain-placement.ts).
-    agents: { honest: { behaviour: 'honest', stepMs: 20 }, older: { behaviour: 'honest', declareExtension: CONTRACT_EXT }, liar: { behaviour: 'lying-readback', lieState: 'failed' }, dropper: { behaviour: 'drop-after-accept' }, silent: { behaviour: 'never-answer' } },
+    agents: { honest: { behaviour: 'honest', stepMs: 20 }, older: { behaviour: 'honest', declareExtension: CONTRACT_EXT }, picky: { behaviour: 'honest', requireExtension: CONTRACT_EXT }, liar: { behaviour: 'lying-readback', lieState: 'failed' }, dropper: { behaviour: 'drop-after-accept' }, silent: { behaviour: 'never-answer' } },
     remote: { headersTimeoutMs: 4000, bodyTimeoutMs: 20_000 }, // generous: CI machines are loaded
     // A short follow-up bound so the never-answering agent's effect reaches its `unknown` verdict within the test.
     config: { follow: { maxFollowMs: 8_000, tickMs: 100, pollMaxMs: 500 } },
@@ -95,6 +95,15 @@ describe('Baton gateway, end to end with real SDK agents', () => {
     const view = world.store().handle.prepare('SELECT document FROM content WHERE digest = ?').get(viewDigest) as { document: string };
     expect(view.document).toContain('the old way');
     expect(view.document).not.toContain(CONTRACT_EXT);
+  });
+
+  it('activates the contract extension on every call, so an agent that requires it is read back and verified', async () => {
+    const task = (await (await world.client('picky')).sendMessage(send('required'))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(outcomeOf(task)).toMatchObject({ outcome: 'succeeded', verified: true });
+    const log = await world.agents.picky!.log();
+    expect(log.counts.GetTask).toBeGreaterThanOrEqual(1); // the read-back, on its own route
+    for (const r of log.requests) expect(r.a2aExtensions, r.method).toContain(CONTRACT_EXT);
   });
 
   it('forwards no request-level metadata: a contract chain forged there never reaches the delegatee (issue #25 item 19)', async () => {

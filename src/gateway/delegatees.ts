@@ -19,6 +19,7 @@ import { Identifier } from '../records/ids.ts';
 import type { ActorRef } from '../records/revision-ref.ts';
 import type { Store } from '../store/port.ts';
 import { LEGACY_VERSION } from './legacy-remote.ts';
+import { CONTRACT_EXTENSION } from './present.ts';
 import { RequireApproval } from '../gates/policy.ts';
 import { identityOf, OperatorFacts, type CardObservation, type DelegateeIdentity } from './delegatee-identity.ts';
 
@@ -134,14 +135,17 @@ export class DelegateeRegistry {
 
   /**
    * The headers every call to a delegatee carries: its credential, from
-   * configuration alone (no card verification), and `A2A-Version: 0.3` when
-   * its card offered only v0.3 — which routes the call through the SDK's
-   * compatibility layer (legacy-remote.ts).
+   * configuration alone (no card verification); the contract extension
+   * activated (an agent's card may mark an extension `required`, and the agent
+   * then refuses any request that does not activate it — a read-back or a
+   * cancel as much as a send);
+   * and `A2A-Version: 0.3` when its card offered only v0.3 — which routes the
+   * call through the SDK's compatibility layer (legacy-remote.ts).
    */
   credentialsOf(id: string): Record<string, string> {
     const config = this.byId.get(id);
     if (!config) return {};
-    return { ...credentialHeaders(config), ...(this.versions.get(id) === '0.3' ? { 'a2a-version': LEGACY_VERSION } : {}) };
+    return { ...credentialHeaders(config), 'a2a-extensions': CONTRACT_EXTENSION, ...(this.versions.get(id) === '0.3' ? { 'a2a-version': LEGACY_VERSION } : {}) };
   }
 
   /** The A2A version each delegatee's card last offered (a wire-format choice, not authority). */

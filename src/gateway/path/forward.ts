@@ -52,7 +52,8 @@ export function wireParams(deps: Pick<PathDeps, 'push'>, turn: AdmittedTurn, par
 }
 
 export async function forward(deps: Pick<PathDeps, 'remote' | 'events'>, turn: Turn, params: Json, streaming: boolean): Promise<Forwarded> {
-  const headers = { ...turn.target.headers, 'a2a-extensions': CONTRACT_EXTENSION };
+  // The contract extension is activated in the delegatee's headers, on every call (delegatees.ts credentialsOf).
+  const headers = turn.target.headers;
   const started = performance.now();
   const done = (ok: boolean) => deps.events.emit({ type: 'upstream', call: 'send', delegatee: turn.attempt.body.delegatee_id, seconds: (performance.now() - started) / 1000, ok });
   // The span is the delegatee's parent: the remote client propagates the active trace context (W3C traceparent).
