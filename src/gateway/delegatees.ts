@@ -136,11 +136,10 @@ export class DelegateeRegistry {
   /**
    * The headers every call to a delegatee carries: its credential, from
    * configuration alone (no card verification); the contract extension
-   * activated (an agent's card may mark an extension `required`, and the agent
-   * then refuses any request that does not activate it — a read-back or a
-   * cancel as much as a send);
-   * and `A2A-Version: 0.3` when its card offered only v0.3 — which routes the
-   * call through the SDK's compatibility layer (legacy-remote.ts).
+   * activated, as a card may mark it `required`, and such an agent refuses any
+   * request that does not activate it, a read-back or a cancel as much as a
+   * send; and `A2A-Version: 0.3` when its card offered only v0.3, which routes
+   * the call through the SDK's compatibility layer (legacy-remote.ts).
    */
   credentialsOf(id: string): Record<string, string> {
     const config = this.byId.get(id);
