@@ -45,12 +45,16 @@ export const GROUPS = {
   records: {
     // Every contract test seals records; the list stays to the files with logic. Envelope, ids and
     // schema refs are the RW-003 §3 edge schemas of every record Baton accepts from a peer.
-    mutate: ['src/records/canonical.ts', 'src/records/key-order.ts', 'src/records/digest.ts', 'src/records/envelope.ts', 'src/records/revision-ref.ts', 'src/records/strict-json.ts', 'src/records/put.ts', 'src/records/ids.ts', 'src/records/schema-ref.ts', 'src/records/signature.ts', 'src/records/verified-signatures.ts', 'src/records/decode.ts'],
+    mutate: ['src/records/canonical.ts', 'src/records/key-order.ts', 'src/records/digest.ts', 'src/records/envelope.ts', 'src/records/revision-ref.ts', 'src/records/strict-json.ts', 'src/records/put.ts', 'src/records/ids.ts', 'src/records/schema-ref.ts', 'src/records/signature.ts', 'src/records/verified-signatures.ts', 'src/records/decode.ts', 'src/records/wire-json.ts'],
     tests: ['test/records/**/*.test.ts', 'test/store/sqlite-records.test.ts'],
     break: 85,
     measured: '87.25 % on 2026-12-05 (StrykerJS 9.6.1, incremental, concurrency 2)',
     static: true,
     classified: {
+      // wireJson's walk (issue #24): where it stops only decides what JSON.stringify writes natively, never the value written.
+      ...Object.fromEntries(
+        ['35:31', '42:90', '48:65'].map((at) => [`src/records/wire-json.ts:${at}`, 'equivalent (speed only): walking deeper, or never stopping, writes text that parses to the same value; records are spliced at any depth the walk reaches']),
+      ),
       'src/records/canonical.ts:99:18': 'equivalent: copyWrite assigns copiedText before every read of it',
       // The body's native write (issue #24): the long way (write over the copy) gives the same text and height, only slower.
       ...Object.fromEntries(

@@ -12,6 +12,7 @@ import { setMaxListeners } from 'node:events';
 import { Agent, request, type Dispatcher } from 'undici';
 import { BatonError, limitExceeded } from '../errors.ts';
 import { parseStrictJson, type JsonValue } from '../records/strict-json.ts';
+import { wireJson } from '../records/wire-json.ts';
 import { withTraceContext } from '../telemetry/tracing.ts';
 
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_INVALID_ARG']);
@@ -109,7 +110,7 @@ export class RemoteClient {
 
   /** One JSON-RPC call; returns the `result` or throws RemoteFailure / BatonError. */
   async call(url: string, method: string, params: unknown, opts: { headers?: Record<string, string>; readBack?: boolean; id?: string } = {}): Promise<JsonValue> {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: opts.id ?? method, method, params });
+    const body = wireJson({ jsonrpc: '2.0', id: opts.id ?? method, method, params });
     const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.limits.callDeadlineMs)]);
     const res = await this.send(url, body, opts.headers ?? {}, opts.readBack ? this.verify : this.forward, 'application/json', undefined, signal);
     return unwrapJsonRpc(await this.readJson(res, signal));
@@ -121,7 +122,8 @@ export class RemoteClient {
    * (A2A §9.4.2): that error is thrown here, not mistaken for an empty stream.
    */
   async stream(url: string, method: string, params: unknown, headers: Record<string, string> = {}, opts: StreamOptions = {}): Promise<Dispatcher.ResponseData> {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: method, method, params });
+    // The forwarded turn's chain is written as the contracts' canonical text, already known (records/wire-json.ts).
+    const body = wireJson({ jsonrpc: '2.0', id: method, method, params });
     const caller = opts.caller;
     const signal = caller ? AbortSignal.any([this.stopping.signal, caller]) : this.stopping.signal;
     const res = await this.send(url, body, headers, this.forward, 'text/event-stream', this.limits.streamIdleMs, signal);

@@ -369,9 +369,7 @@ function writeArray(value: readonly unknown[], depth: number): string {
   let text = '[';
   let h = 0;
   for (let i = 0; i < value.length; i++) {
-    const item = write(value[i], depth + 1);
-    if (i > 0) text += ',';
-    text += item;
+    text += (i > 0 ? ',' : '') + write(value[i], depth + 1);
     if (height >= h) h = height + 1;
   }
   height = h;
@@ -390,11 +388,12 @@ function writeObject(value: object, depth: number): string {
     const quoted = quotedKey(k);
     const v = (value as Record<string, unknown>)[k];
     if (v === undefined) throw invalidRequest('undefined member cannot be canonicalised', { key: k });
-    const member = write(v, depth + 1);
-    if (i > 0) text += ',';
-    text += quoted + member;
+    text += (i > 0 ? ',' : '') + quoted + write(v, depth + 1);
     if (height >= h) h = height + 1;
   }
   height = h;
   return `${text}}`;
 }
+
+/** The JCS text of `value` where it is already known (a sealed record once written, its body), without writing anything. */
+export const knownText = (value: object): string | undefined => (deepFrozen.has(value) ? texts.get(value)?.text : undefined);
