@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { invalidRequest } from '../errors.ts';
-import { canonicalCopy, canonicalText, frozenCopy, isCanonicalFrozen } from './canonical.ts';
+import { canonicalCopy, canonicalText, freezeCanonical, frozenCopy, isCanonicalFrozen } from './canonical.ts';
 import { Digest, digestOf, sha256Digest } from './digest.ts';
 import { Identifier, type IdSource } from './ids.ts';
 import { ActorRef, RevisionRef } from './revision-ref.ts';
@@ -83,7 +83,7 @@ export function sealRecord<B extends Record<string, unknown>>(
     body: input.body,
   });
   const content_digest = sha256Digest(canonicalText(unsigned));
-  const sealed = frozenCopy({ ...unsigned, content_digest });
+  const sealed = freezeCanonical(Object.assign({}, unsigned, { content_digest })); // deep-frozen members: frozen as it is; no spread (control/append.ts composeEvent)
   contentDigests.set(sealed, content_digest);
   return sealed as SealedRecord<B>;
 }
