@@ -167,7 +167,7 @@ export type Config = z.infer<typeof Config>;
 const ENV: Record<string, (c: Record<string, unknown>, v: string) => void> = {
   BATON_HOST: (c, v) => (c.host = v),
   BATON_PORT: (c, v) => (c.port = v),
-  BATON_ADMIN_PORT: (c, v) => (c.admin = { ...((c.admin as object | undefined) ?? {}), port: v }),
+  BATON_ADMIN_PORT: (c, v) => (c.admin = { ...{}, ...((c.admin as object | undefined) ?? {}), port: v }),
   BATON_PUBLIC_URL: (c, v) => (c.publicUrl = v),
   BATON_DATA_DIR: (c, v) => (c.dataDir = v),
   BATON_CARDS_DIR: (c, v) => (c.cardsDir = v),

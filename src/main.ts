@@ -239,7 +239,7 @@ export async function composeGateway(config: Config, deps: CoreDeps) {
     ...(gates ? { gates } : {}),
   });
   const breakers = new BreakerMonitor({
-    rules: new BreakerRules({ ...DEFAULT_BREAKER_POLICY, ...config.breakers }),
+    rules: new BreakerRules({ ...{}, ...DEFAULT_BREAKER_POLICY, ...config.breakers }),
     store,
     spaceId: config.spaceId,
     logger,

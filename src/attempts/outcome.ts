@@ -100,5 +100,5 @@ export function project(observation: Observation, readBack: ReadBack | undefined
  */
 export function withFences(p: Projection, fencesCurrent: boolean): Projection {
   if (fencesCurrent || p.outcome !== 'succeeded') return p;
-  return { ...p, outcome: 'unknown', settlement: 'hold', reasons: [...p.reasons, 'a control head moved after admission'] };
+  return { ...{}, ...p, outcome: 'unknown', settlement: 'hold', reasons: [...p.reasons, 'a control head moved after admission'] };
 }

@@ -82,7 +82,7 @@ export function mergeArtifact(view: Json, update: Json): void {
   const i = list.findIndex((a) => a.artifactId === artifact.artifactId);
   if (i >= 0 && update.append === true) {
     const prev = list[i]!;
-    list[i] = { ...prev, parts: [...((prev.parts as JsonValue[]) ?? []), ...((artifact.parts as JsonValue[]) ?? [])] };
+    list[i] = { ...{}, ...prev, parts: [...((prev.parts as JsonValue[]) ?? []), ...((artifact.parts as JsonValue[]) ?? [])] };
   } else if (i >= 0) list[i] = artifact;
   else list.push(artifact);
   view.artifacts = list;

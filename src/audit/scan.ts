@@ -28,7 +28,7 @@ export async function auditStore(reads: AuditReads, opts: AuditOptions = {}, con
   if (!content) return v.finish();
   await pages((after: string | undefined, limit) => content.scan(after, limit), (r) => r.digest, (r) => c.content(r), size);
   const counts = c.finish();
-  return { ...v.finish(), ...counts };
+  return { ...{}, ...v.finish(), ...counts };
 }
 
 async function pages<R, C>(scan: (after: C | undefined, limit: number) => Promise<R[]>, cursorOf: (row: R) => C, each: (row: R) => void, size: number) {

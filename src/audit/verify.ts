@@ -130,7 +130,7 @@ export class AuditVerifier {
     if (gap) this.add('event_position_gap', where, `expected position ${expected}, found ${row.position}${previous ? ` after ${previous.event_id}` : ''}`);
     const doc = this.parse(row.document, 'event', where);
     let self = { event_id: row.event_id, event_digest: row.event_digest }; // as for records: the document's, when readable
-    let fold: Fold = { ...(this.stream?.fold ?? UNFOLDED), complete: false };
+    let fold: Fold = { ...{}, ...(this.stream?.fold ?? UNFOLDED), complete: false };
     if (doc) {
       const shape = ControlEvent.safeParse(doc);
       if (!shape.success) {
@@ -238,11 +238,11 @@ export class AuditVerifier {
     const kind = f.kind ?? ref.scope_kind;
     try {
       assertPlacement(ref.scope_kind, e.event_type);
-      return { ...f, kind, state: nextState(ref.scope_kind, f.state, e.event_type, e.payload) };
+      return { ...{}, ...f, kind, state: nextState(ref.scope_kind, f.state, e.event_type, e.payload) };
     } catch (err) {
       if (!isBatonError(err, 'invalid_request')) throw err;
       this.add('event_state_invalid', where, `${e.event_type} on a ${ref.scope_kind} stream in state ${f.state}: ${err.message}; the fold keeps ${f.state}`);
-      return { ...f, kind };
+      return { ...{}, ...f, kind };
     }
   }
 

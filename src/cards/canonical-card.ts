@@ -48,7 +48,7 @@ const SecurityScheme: Descriptor = {
 };
 const AgentExtension: Descriptor = { uri: 'implicit', description: 'implicit', required: 'implicit', params: 'struct' };
 const AgentSkill: Descriptor = {
-  ...flow(['id', 'name', 'description', 'tags'], ['examples', 'inputModes', 'outputModes']),
+  ...{}, ...flow(['id', 'name', 'description', 'tags'], ['examples', 'inputModes', 'outputModes']),
   securityRequirements: { each: SecurityRequirement, implicit: true },
 };
 const AgentInterface: Descriptor = flow(['url', 'protocolBinding', 'protocolVersion'], ['tenant']);

@@ -57,11 +57,11 @@ async function completeParams(params: JsonObject, source: CardSource, ctx: Build
     ...(k.notAfter ? { valid_until: k.notAfter } : {}),
   }));
   const out: JsonObject = {
-    ...params,
+    ...{}, ...params,
     schema_ref: params.schema_ref ?? RW003_CARD_SCHEMA_REF,
     issued_at: params.issued_at ?? defaultIssuedAt(source, ctx),
     lifecycle: params.lifecycle ?? { state: 'active' },
-    signer: { ...signerIn, ...(ctx.jwksUrl && signerIn.verification_method_ref === undefined ? { verification_method_ref: ctx.jwksUrl } : {}), keys },
+    signer: { ...{}, ...signerIn, ...(ctx.jwksUrl && signerIn.verification_method_ref === undefined ? { verification_method_ref: ctx.jwksUrl } : {}), keys },
   };
   // Stable across restarts, new whenever content or the signer set changes.
   out.revision_id ??= `rev_${sha256Digest(canonicalText({ card: source.card, keys })).slice(7, 33)}`;
@@ -91,7 +91,7 @@ function extend(card: JsonObject, source: CardSource, ctx: BuildContext): JsonOb
   if (more.skills) extended.skills = [...(extended.skills as JsonValue[]), ...(more.skills as JsonValue[])];
   if (more.extension_params) {
     const ext = findExtension(asObject(extended.capabilities, 'capabilities'), source.slug);
-    ext.params = { ...asObject(ext.params ?? {}, 'RW-003 params'), ...(more.extension_params as JsonObject) };
+    ext.params = { ...{}, ...asObject(ext.params ?? {}, 'RW-003 params'), ...(more.extension_params as JsonObject) };
   }
   return extended;
 }

@@ -78,7 +78,7 @@ export async function assertActorContinuity(
   const header = readProtectedHeader(c.attestation);
   if (!previous.kids.includes(header.kid)) throw invalidRequest('continuity attestation is not signed by a key of the prior card', details);
   const found = await deps.trust.lookup(deps.origin, header);
-  if (!found.ok) throw invalidRequest('continuity attestation key is not trusted', { ...details, reason: found.reason });
+  if (!found.ok) throw invalidRequest('continuity attestation key is not trusted', { ...{}, ...details, reason: found.reason });
   const payload = continuityStatementBytes(params.agent_card_id, c.prior_agent_actor_ref, params.agent_actor_ref, c.attested_at);
   await verifyDetached(payload, c.attestation, found.key.key);
 }

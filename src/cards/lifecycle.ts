@@ -88,12 +88,12 @@ export function applyCardEvent(view: CardLifecycleView | undefined, record: Card
     }
     if (TERMINAL.includes(view.state)) throw invalidRequest('a terminal card cannot be republished', { state: view.state });
     // A new revision never reactivates a suspended card: only lifecycle_changed moves state.
-    return { ...view, head, card_payload_digest: body.card_payload_digest };
+    return { ...{}, ...view, head, card_payload_digest: body.card_payload_digest };
   }
   if (view === undefined) throw invalidRequest('lifecycle change for an unpublished card');
   if (view.state !== body.from) throw contextInvalidated('lifecycle change is based on a stale state', { state: view.state });
   if (!canTransition(body.from, body.to)) throw invalidRequest('illegal card lifecycle transition', { from: body.from, to: body.to });
-  return { ...view, state: body.to, head, reason: body.reason, effective_at: body.effective_at };
+  return { ...{}, ...view, state: body.to, head, reason: body.reason, effective_at: body.effective_at };
 }
 
 /** Projects a card's ordered records. */

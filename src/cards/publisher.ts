@@ -104,7 +104,7 @@ export async function loadCardPublisher(opts: CardPublisherOptions): Promise<Car
       // ES256 signatures are randomised, so the bytes differ per process; the signed
       // content does not. A weak validator over the payload (which names the signer
       // keys) stays stable across restarts and nodes (RFC 9110 §8.8.1, A2A §8.6.1).
-      return { ...doc, etag: `W/"${v.payload_digest.slice(7, 39)}"`, form, card: v.card, payloadDigest: v.payload_digest };
+      return { ...{}, ...doc, etag: `W/"${v.payload_digest.slice(7, 39)}"`, form, card: v.card, payloadDigest: v.payload_digest };
     };
     cards.push({
       slug: source.slug,

@@ -27,5 +27,5 @@ export async function signCard(
     const sig: DetachedSignature = await signDetached(payload, key.privateKey, { alg: key.alg, kid: key.kid, ...(opts.jku ? { jku: opts.jku } : {}) });
     signatures.push({ protected: sig.protected, signature: sig.signature });
   }
-  return { ...unsigned, signatures };
+  return { ...{}, ...unsigned, signatures };
 }

@@ -61,7 +61,7 @@ export async function loadCardSource(file: string): Promise<CardSource> {
   if (!parsed.success) throw invalidRequest('card source is malformed', { file: basename(file), issues: summariseIssues(parsed.error) });
   const slug = parsed.data.slug ?? basename(file, extname(file)).toLowerCase();
   if (!SLUG.test(slug)) throw invalidRequest('card source file name is not a valid slug', { file: basename(file) });
-  return { ...parsed.data, slug, file, modifiedAt: info.mtime };
+  return { ...{}, ...parsed.data, slug, file, modifiedAt: info.mtime };
 }
 
 function parseSourceBytes(bytes: Uint8Array, file: string): unknown {

@@ -84,7 +84,7 @@ export async function verifyCardBytes(input: VerifyCardInput, deps: VerifyCardDe
   if (signatures.length === 0) {
     if (!input.allowUnsigned) throw invalidRequest('Agent Card is unsigned');
     // Unsigned: nothing on it is evidence, so its RW-003 claims are not read as identity.
-    return { ...observation(input, rawDigest, payloadDigest, deps), verified_keys: [], skipped_signatures: [], card: parsed.data, signed: false };
+    return { ...{}, ...observation(input, rawDigest, payloadDigest, deps), verified_keys: [], skipped_signatures: [], card: parsed.data, signed: false };
   }
   const verified: CardVerification['verified_keys'] = [];
   const skipped: CardVerification['skipped_signatures'] = [];
@@ -104,7 +104,7 @@ export async function verifyCardBytes(input: VerifyCardInput, deps: VerifyCardDe
   const rw003 = readRw003Params(parsed.data);
   if (rw003) await checkRw003(rw003, verified, input.origin, deps);
   return {
-    ...observation(input, rawDigest, payloadDigest, deps),
+    ...{}, ...observation(input, rawDigest, payloadDigest, deps),
     verified_keys: verified,
     skipped_signatures: skipped,
     ...(rw003 ? { agent_card_id: rw003.agent_card_id, agent_actor_ref: rw003.agent_actor_ref, rw003 } : {}),
@@ -141,7 +141,7 @@ function prepare(bytes: Uint8Array, maxBytes: number): Prepared {
   const hit = prepared.get(bytes);
   // The signing bytes are copied out: a Uint8Array cannot be frozen, and no caller may alter another's.
   // Compared byte for byte with a private copy (cheaper than hashing them again per request).
-  if (hit && hit.raw.equals(bytes)) return { ...hit, payload: hit.payload.slice() };
+  if (hit && hit.raw.equals(bytes)) return { ...{}, ...hit, payload: hit.payload.slice() };
   const rawDigest = sha256Digest(bytes);
   const raw = parseStrictJson(bytes, { maxBytes });
   // A v0.3 card is validated (and read) in its v1.0 translation; its signatures cover the raw bytes.

@@ -63,7 +63,7 @@ export function composeMcp(
     path: deps.path,
     calls: deps.calls,
     args: new ArgumentCheck(),
-    identities: new McpIdentities({ ...deps.path, resolver: deps.resolver }),
+    identities: new McpIdentities({ ...{}, ...deps.path, resolver: deps.resolver }),
     cards: new McpCards({ keyring: deps.keyring, publicUrl: deps.publicUrl, identity: deps.identity }),
     preset: (id) => deps.presets.get(id),
     servers: handles,

@@ -50,8 +50,8 @@ export async function composePush(
   const registry = new PushRegistry({ store: deps.store, box, policy, ids: randomIds, outbox, maxPerTask: p.maxConfigsPerTask, clock: systemClock });
   const inbound = new InboundWebhooks({ store: deps.store, box, trust: deps.trust, publicUrl: deps.publicUrl, logger: deps.logger, delegatee: (id) => deps.delegatees.configOf(id), refresh: deps.refresh, clock: systemClock });
   const hooks: PushHooks = {
-    validate: (raw) => void checkWebhookUrl(parseConfigInput({ ...(raw as object), taskId: 'pending' }).url, policy),
-    register: async (caller, attempt, raw) => void (await registry.create(caller, attempt, { ...(raw as object), taskId: attempt.record_id })),
+    validate: (raw) => void checkWebhookUrl(parseConfigInput({ ...{}, ...(raw as object), taskId: 'pending' }).url, policy),
+    register: async (caller, attempt, raw) => void (await registry.create(caller, attempt, { ...{}, ...(raw as object), taskId: attempt.record_id })),
     inbound: (taskId) => inbound.registrationFor(taskId),
     notifyTask: async (taskId, revisionId, task) => void (await outbox.notifyTask(taskId, revisionId, task)),
   };

@@ -64,7 +64,7 @@ export class OperatorConsole {
   private readonly live: LiveFeed;
 
   constructor(private readonly deps: ConsoleDeps) {
-    this.sessions = new Sessions({ ...DEFAULT_SESSION_POLICY, ...deps.sessions });
+    this.sessions = new Sessions({ ...{}, ...DEFAULT_SESSION_POLICY, ...deps.sessions });
     this.reads = new ConsoleReads(deps);
     this.live = new LiveFeed({ render: async () => attemptRows(await this.reads.attempts(), Date.now()).value, sample: () => this.sample(), pollMs: deps.pollMs ?? 1000, logger: deps.logger });
     this.router = this.build();
@@ -209,7 +209,7 @@ export class OperatorConsole {
   }
 
   private policy(): SessionPolicy {
-    return { ...DEFAULT_SESSION_POLICY, ...this.deps.sessions };
+    return { ...{}, ...DEFAULT_SESSION_POLICY, ...this.deps.sessions };
   }
 
   private authenticate(req: Request, res: Response, next: NextFunction): void {
@@ -257,7 +257,7 @@ export class OperatorConsole {
       if (scope && i > 0 && !seen.has(scope)) seen.set(scope, { kind: scope.slice(0, i), id: scope.slice(i + 1) });
     }
     const rows = [];
-    for (const s of seen.values()) rows.push({ ...s, head: ScopeKind.safeParse(s.kind).success ? await this.reads.head(ScopeKind.parse(s.kind), s.id) : undefined });
+    for (const s of seen.values()) rows.push({ ...{}, ...s, head: ScopeKind.safeParse(s.kind).success ? await this.reads.head(ScopeKind.parse(s.kind), s.id) : undefined });
     return rows;
   }
 

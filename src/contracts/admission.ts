@@ -52,12 +52,12 @@ export async function evaluateChain(records: readonly unknown[], deps: Admission
     }
   }
   if (request) {
-    const failures = chain.contracts.flatMap((c, i) => operationFailures(c, request).map((f) => ({ ...f, index: i })));
+    const failures = chain.contracts.flatMap((c, i) => operationFailures(c, request).map((f) => ({ ...{}, ...f, index: i })));
     if (failures.length > 0) throw deny('operation is not permitted by every contract in the chain', { failures });
   }
   const leaf = chain.contracts[chain.contracts.length - 1]!;
   const notAfter = chain.contracts.map((c) => c.body.limits.not_after).sort()[0]!;
-  return { ...chain, leaf, fenceScopes: fenceScopesOf(chain.contracts), notAfter } as unknown as EvaluatedChain;
+  return { ...{}, ...chain, leaf, fenceScopes: fenceScopesOf(chain.contracts), notAfter } as unknown as EvaluatedChain;
 }
 
 // Children inherit their parent's scopes, so the union is normally the leaf's

@@ -153,9 +153,9 @@ async function checkIssuanceRate(preset: Preset, deps: IssuanceDeps): Promise<vo
 /** Proves the request within the source and picks the delegatee; deny lists every failure. */
 function narrow(source: Source, request: IssueRequest, delegationId: string, deps: IssuanceDeps): { terms: Terms; delegatee: DelegateeOption } {
   const ceiling: Terms = {
-    ...source.terms,
-    limits: { ...withoutLifetime(source.terms.limits), not_after: utc(new Date(source.notAfter)) },
-    retry_policy: { ...source.terms.retry_policy, idempotency_key: delegationId },
+    ...{}, ...source.terms,
+    limits: { ...{}, ...withoutLifetime(source.terms.limits), not_after: utc(new Date(source.notAfter)) },
+    retry_policy: { ...{}, ...source.terms.retry_policy, idempotency_key: delegationId },
   };
   const failures: AttenuationFailure[] = [];
   const delegatee = source.delegatees.find((d) => sameRevision(d.card_ref, request.delegatee_card_ref));
@@ -166,7 +166,7 @@ function narrow(source: Source, request: IssueRequest, delegationId: string, dep
   if (failures.length > 0 || !result.ok || !delegatee) throw attenuationDenied(failures);
   checkRegistered(result.terms.scope, deps.registry);
   const scopes = ownScopes(deps.owner.space_id, delegationId, delegatee.card_ref.object_id, result.terms.control_scopes);
-  return { terms: { ...result.terms, control_scopes: scopes }, delegatee };
+  return { terms: { ...{}, ...result.terms, control_scopes: scopes }, delegatee };
 }
 
 function withoutLifetime(limits: CeilingTerms['limits']): Omit<CeilingTerms['limits'], 'lifetime_seconds'> {

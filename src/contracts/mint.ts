@@ -103,7 +103,7 @@ function childBody(parent: EvaluatedChain, request: MintRequest, actor: ActorRef
     ledger_ref: p.ledger_ref,
     ancestry: parent.chain.links,
     ...terms,
-    retry_policy: { ...terms.retry_policy, idempotency_key: delegationId },
+    retry_policy: { ...{}, ...terms.retry_policy, idempotency_key: delegationId },
     control_scopes: ownScopes(p.owner.space_id, delegationId, card.object_id, terms.control_scopes),
   };
 }
@@ -136,7 +136,7 @@ export async function reviseChild(
   // Against the revision it replaces, the delegatee's own agent stream is the one scope that may change.
   const withoutAgent = <S extends { scope_kind: string; scope_id: string }>(scopes: readonly S[], cardId: string) => scopes.filter((s) => !(s.scope_kind === 'agent' && s.scope_id === cardId));
   const body: ContractBody = {
-    ...c,
+    ...{}, ...c,
     delegatee_agent_ref: { card_ref: card, actor_ref: request.delegatee.actor_ref },
     accountable_operator_ref: request.delegatee.operator_ref,
     objective: request.objective,
@@ -146,12 +146,12 @@ export async function reviseChild(
     // "with the remaining budget": no dimension above what the delegation has left.
     budget_ceilings: terms.budget_ceilings.map((b) => {
       const left = budget.get(b.name);
-      return left !== undefined && BigInt(b.ceiling) > left ? { ...b, ceiling: left.toString() } : b;
+      return left !== undefined && BigInt(b.ceiling) > left ? { ...{}, ...b, ceiling: left.toString() } : b;
     }),
     // The delegatee's own agent stream replaces the old one; every other fenced scope stays.
     control_scopes: ownScopes(c.owner.space_id, c.delegation_id, card.object_id, withoutAgent(terms.control_scopes, c.delegatee_agent_ref.card_ref.object_id)),
   };
-  const termsWithoutAgent = (t: ReturnType<typeof termsOf>, cardId: string) => ({ ...t, control_scopes: withoutAgent(t.control_scopes, cardId) });
+  const termsWithoutAgent = (t: ReturnType<typeof termsOf>, cardId: string) => ({ ...{}, ...t, control_scopes: withoutAgent(t.control_scopes, cardId) });
   const failures = [
     ...compareHop({ body: parent.leaf.body, ref: refOf(parent.leaf) }, body),
     ...compareTerms(termsWithoutAgent(termsOf(c), c.delegatee_agent_ref.card_ref.object_id), termsWithoutAgent(termsOf(body), card.object_id), 'same'),

@@ -195,5 +195,5 @@ function parseContractOnce(value: unknown): DelegationContract {
   validateBody(parsed.data);
   // Nested objects are strict, so the parsed body is canonically identical to
   // the digested one; signatures verify over either.
-  return { ...envelope, body: parsed.data } as DelegationContract;
+  return { ...{}, ...envelope, body: parsed.data } as DelegationContract;
 }

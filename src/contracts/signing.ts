@@ -63,7 +63,7 @@ export async function sealContract(
   const common = { type: 'delegation_contract' as const, body: input.body, issuedBy: deps.signer.actorRef, lifecycle: 'issued' as const };
   const sealed = (
     input.prior
-      ? sealRecord({ ...common, prior: input.prior, recordId: input.body.delegation_id }, deps)
+      ? sealRecord({ ...{}, ...common, prior: input.prior, recordId: input.body.delegation_id }, deps)
       : sealRecord(common, { clock: deps.clock, ids: withRecordId(deps.ids, input.body.delegation_id) })
   ) as unknown as DelegationContract;
   if (sealed.record_id !== input.body.delegation_id) throw new TypeError('sealed record id does not match the delegation id');

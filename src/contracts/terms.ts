@@ -84,18 +84,18 @@ export function mergeTerms(ceiling: Terms, req: TermsRequest, opts: { childDepth
   const spend = reqSpend === null ? undefined : (reqSpend ?? ceiling.limits.spend);
   const { spend: _ceilingSpend, ...ceilingLimits } = ceiling.limits;
   return {
-    scope: { ...ceiling.scope, ...defined(req.scope) },
-    limits: { ...ceilingLimits, ...reqLimits, ...(spend ? { spend } : {}) },
+    scope: { ...{}, ...ceiling.scope, ...defined(req.scope) },
+    limits: { ...{}, ...ceilingLimits, ...reqLimits, ...(spend ? { spend } : {}) },
     budget_ceilings: mergeBudgets(ceiling.budget_ceilings, req.budget_ceilings),
-    autonomy: { ...ceiling.autonomy, ...defined(req.autonomy) },
+    autonomy: { ...{}, ...ceiling.autonomy, ...defined(req.autonomy) },
     human_authorities: req.human_authorities ?? ceiling.human_authorities,
     reviewers: req.reviewers ?? ceiling.reviewers,
     consent_refs: req.consent_refs ?? ceiling.consent_refs,
-    verification: { ...ceiling.verification, ...defined(req.verification) },
-    monitoring: { ...ceiling.monitoring, ...defined(req.monitoring) },
+    verification: { ...{}, ...ceiling.verification, ...defined(req.verification) },
+    monitoring: { ...{}, ...ceiling.monitoring, ...defined(req.monitoring) },
     subdelegation_policy: mergeSubdelegation(ceiling.subdelegation_policy, req.subdelegation_policy, opts.childDepth),
-    retry_policy: { ...ceiling.retry_policy, ...defined(req.retry_policy) },
-    revocation: { ...ceiling.revocation, ...defined(req.revocation) },
+    retry_policy: { ...{}, ...ceiling.retry_policy, ...defined(req.retry_policy) },
+    revocation: { ...{}, ...ceiling.revocation, ...defined(req.revocation) },
     control_scopes: req.control_scopes ?? ceiling.control_scopes,
     constraints: req.constraints ?? ceiling.constraints,
   };
@@ -120,7 +120,7 @@ function mergeSubdelegation(
   childDepth: boolean,
 ): SubdelegationPolicy {
   const depth = childDepth ? Math.max(0, ceiling.max_remaining_depth - 1) : ceiling.max_remaining_depth;
-  const merged = { ...ceiling, max_remaining_depth: depth, ...defined(req) };
+  const merged = { ...{}, ...ceiling, max_remaining_depth: depth, ...defined(req) };
   // An inherited "allowed" with nothing left to spend would be self-contradictory.
   if (req?.allowed === undefined && merged.max_remaining_depth === 0) merged.allowed = false;
   return merged;

@@ -14,7 +14,7 @@ export function federationOf(config: Config, deps: { store: Store; keyring: Keyr
   );
   const downstreams = config.callers.flatMap((c) => (c.downstream ? [{ actorObjectId: c.downstream.actorObjectId, notifyUrl: c.downstream.notifyUrl, contractJwksFile: c.downstream.contractJwksFile }] : []));
   return new Federation({
-    ...deps,
+    ...{}, ...deps,
     clock: systemClock,
     spaceId: config.spaceId,
     upstreams,

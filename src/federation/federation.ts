@@ -259,7 +259,7 @@ export class Federation {
   }
 
   private receipts(): ReceiptContext {
-    return { ...this.deps, hasUpstreams: this.byActor.size > 0, split: (c) => this.split(c), jwksAt: (f) => this.jwksAt(f) };
+    return { ...{}, ...this.deps, hasUpstreams: this.byActor.size > 0, split: (c) => this.split(c), jwksAt: (f) => this.jwksAt(f) };
   }
 
   private async localHead(scope: ControlScopeRef): Promise<HeadEntry> {

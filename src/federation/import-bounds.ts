@@ -104,7 +104,7 @@ export function clampedChildTerms(leaf: DelegationContract, bounds: ImportBounds
       max_protected_operations: min(limits.max_protected_operations, bounds.maxInvocations),
       max_concurrency: min(limits.max_concurrency, bounds.maxConcurrency),
     },
-    budget_ceilings: budget_ceilings.map((c) => (c.name === INVOCATIONS && BigInt(c.ceiling) > BigInt(bounds.maxInvocations) ? { ...c, ceiling: String(bounds.maxInvocations) } : c)),
+    budget_ceilings: budget_ceilings.map((c) => (c.name === INVOCATIONS && BigInt(c.ceiling) > BigInt(bounds.maxInvocations) ? { ...{}, ...c, ceiling: String(bounds.maxInvocations) } : c)),
     subdelegation_policy: { max_remaining_depth: Math.max(0, min(sub.max_remaining_depth - 1, bounds.depth - 1)) },
   };
 }

@@ -43,7 +43,7 @@ export function splitChain(contracts: readonly DelegationContract[], self: strin
   for (const c of contracts.slice(k + 1)) {
     for (const s of c.body.control_scopes as ControlScopeRef[]) {
       if (seen.has(canonicalText(s))) continue;
-      add(s.scope_kind === 'agent' ? { ...s, space_id: spaceId } : s);
+      add(s.scope_kind === 'agent' ? { ...{}, ...s, space_id: spaceId } : s);
     }
   }
   return { upstreamLeaf: k, upstreamActor: up.issued_by_actor_ref.object_id, remote, local: [...local.values()] };
@@ -51,5 +51,5 @@ export function splitChain(contracts: readonly DelegationContract[], self: strin
 
 /** The local stream a chain scope is held under here (agents are announced in this gateway's space). */
 export function localStreamScope(s: ControlScopeRef, spaceId: string): ControlScopeRef {
-  return s.scope_kind === 'agent' ? { ...s, space_id: spaceId } : s;
+  return s.scope_kind === 'agent' ? { ...{}, ...s, space_id: spaceId } : s;
 }

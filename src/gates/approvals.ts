@@ -72,7 +72,7 @@ export class HumanGates {
 
   tierFor(req: { delegatee: string; preset?: string }): GatedTier | undefined {
     const own = this.deps.requireApprovalOf(req.delegatee);
-    return requiredTier(this.deps.config, { ...req, ...(own !== undefined ? { requireApproval: own } : {}) });
+    return requiredTier(this.deps.config, { ...{}, ...req, ...(own !== undefined ? { requireApproval: own } : {}) });
   }
 
   principalOf(callerId: string): string {
@@ -93,7 +93,7 @@ export class HumanGates {
   async open(body: OpenRequest): Promise<ApprovalRequest> {
     const now = this.deps.clock.now();
     const full = {
-      ...body,
+      ...{}, ...body,
       params: { message: body.params.message },
       caller_principal: this.principalOf(body.caller_id),
       requested_at: utc(now),
@@ -108,7 +108,7 @@ export class HumanGates {
       { ids: { next: (p) => (p === 'rev' ? this.deps.ids.next('rev') : requestIdOf(body.task_id)) }, clock: this.deps.clock },
     );
     await this.deps.store.putRecord(ride(record, apart.content));
-    return { ...record, body: { ...apart.body, params: whole.params, preview: whole.preview } };
+    return { ...{}, ...record, body: { ...{}, ...apart.body, params: whole.params, preview: whole.preview } };
   }
 
   /** The request behind a task id, read back through its schema; another gateway's is none of this one's (isOwnRequest). */
@@ -120,14 +120,14 @@ export class HumanGates {
   /** A request record read back through its schema, made whole from the content store (content.ts). */
   private async requestOf(r: Envelope | undefined): Promise<ApprovalRequest | undefined> {
     if (!r || r.schema_ref !== REQUEST_SCHEMA || !this.own(r)) return undefined;
-    return { ...r, body: ApprovalRequestBody.parse(await hydrateBody(r.body as Record<string, unknown>, this.deps.store.content)) } as SealedRecord<ApprovalRequestBody>;
+    return { ...{}, ...r, body: ApprovalRequestBody.parse(await hydrateBody(r.body as Record<string, unknown>, this.deps.store.content)) } as SealedRecord<ApprovalRequestBody>;
   }
 
   async decision(ref: { object_id: string; revision_id: string } | undefined): Promise<AuthorityDecision | undefined> {
     if (!ref) return undefined;
     const r = await this.deps.store.getRecord(ref.object_id, ref.revision_id);
     if (!r || r.schema_ref !== DECISION_SCHEMA) return undefined;
-    return { ...r, body: AuthorityDecisionBody.parse(r.body) } as AuthorityDecision;
+    return { ...{}, ...r, body: AuthorityDecisionBody.parse(r.body) } as AuthorityDecision;
   }
 
   /** This gateway's requests (isOwnRequest), newest first; a bounded scan. */
@@ -187,7 +187,7 @@ export class HumanGates {
   /** The request's next revision (sealed, not stored): for the admission transaction to commit. Its content stays apart. */
   nextRevision(request: ApprovalRequest, patch: Partial<ApprovalRequestBody>, by: ActorRef = this.deps.gatewayActor): ApprovalRequest {
     const lifecycle = patch.state === 'approved' || patch.state === 'admitted' ? 'active' : patch.state === 'pending' ? 'proposed' : 'recorded';
-    const apart = detachBody(ApprovalRequestBody.parse({ ...request.body, ...patch }) as ApprovalRequestBody);
+    const apart = detachBody(ApprovalRequestBody.parse({ ...{}, ...request.body, ...patch }) as ApprovalRequestBody);
     const next = sealRecord<ApprovalRequestBody>({ type: 'approval_request', issuedBy: by, lifecycle, recordId: request.record_id, prior: refOf(request), body: apart.body }, this.deps);
     return ride(next, apart.content);
   }
@@ -196,12 +196,12 @@ export class HumanGates {
   async revise(request: ApprovalRequest, patch: Partial<ApprovalRequestBody>, by?: ActorRef): Promise<ApprovalRequest> {
     const next = this.nextRevision(request, patch, by);
     await this.deps.store.putRecord(next);
-    return { ...next, body: { ...next.body, params: request.body.params, preview: { ...next.body.preview, rendering: request.body.preview.rendering } } } as ApprovalRequest;
+    return { ...{}, ...next, body: { ...{}, ...next.body, params: request.body.params, preview: { ...{}, ...next.body.preview, rendering: request.body.preview.rendering } } } as ApprovalRequest;
   }
 
   /** Records why an approved effect was not admitted (ADR-0014 code); nothing was forwarded. */
   refuse(request: ApprovalRequest, r: Refusal): Promise<ApprovalRequest> {
-    return this.revise(request, { state: 'refused', refusal: { ...r, at: utc(this.deps.clock.now()) } });
+    return this.revise(request, { state: 'refused', refusal: { ...{}, ...r, at: utc(this.deps.clock.now()) } });
   }
 }
 

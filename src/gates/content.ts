@@ -19,17 +19,17 @@ export const PURGED_RENDERING = '(purged by retention: the message is no longer 
 /** The body as sealed (digests only) and the content riding beside it. */
 export function detachBody(body: ApprovalRequestBody): { body: ApprovalRequestBody; content: DetachedContent[] } {
   // A later revision (or one read back after a purge) re-names the same digests.
-  if (body.content === 'apart' || body.content === 'purged') return { body: { ...stripped(body), content: 'apart' }, content: [] };
+  if (body.content === 'apart' || body.content === 'purged') return { body: { ...{}, ...stripped(body), content: 'apart' }, content: [] };
   const params = detachedOf('task_input', body.params as JsonValue);
   const rendering = detachedOf('task_input', body.preview.rendering as string);
-  return { body: { ...stripped(body), params_digest: params.digest, rendering_digest: rendering.digest, content: 'apart' }, content: [params, rendering] };
+  return { body: { ...{}, ...stripped(body), params_digest: params.digest, rendering_digest: rendering.digest, content: 'apart' }, content: [params, rendering] };
 }
 
 /** The body without the content itself. */
 function stripped(body: ApprovalRequestBody): ApprovalRequestBody {
   const { params: _p, ...rest } = body;
   const { rendering: _r, ...preview } = body.preview;
-  return { ...rest, preview } as ApprovalRequestBody;
+  return { ...{}, ...rest, preview } as ApprovalRequestBody;
 }
 
 /** The body made whole from the content store; a purged message reads as an empty one. */
@@ -39,7 +39,7 @@ export async function hydrateBody(body: { [key: string]: unknown }, content: Pic
   const [params, rendering] = await Promise.all([content.get(String(body.params_digest)), content.get(String(body.rendering_digest))]);
   if (!params?.document || !rendering?.document) {
     // Nothing of the message is left: an empty one (its digest no longer matches, so no approval admits it).
-    return { ...body, content: 'purged', params: { message: { messageId: `${String(body.task_id)}-purged`, role: 'ROLE_USER', parts: [] } }, preview: { ...preview, rendering: PURGED_RENDERING } };
+    return { ...{}, ...body, content: 'purged', params: { message: { messageId: `${String(body.task_id)}-purged`, role: 'ROLE_USER', parts: [] } }, preview: { ...{}, ...preview, rendering: PURGED_RENDERING } };
   }
-  return { ...body, params: JSON.parse(params.document) as unknown, preview: { ...preview, rendering: JSON.parse(rendering.document) as unknown } };
+  return { ...{}, ...body, params: JSON.parse(params.document) as unknown, preview: { ...{}, ...preview, rendering: JSON.parse(rendering.document) as unknown } };
 }

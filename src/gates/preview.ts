@@ -79,7 +79,7 @@ function withoutChain(message: { [key: string]: JsonValue }): { [key: string]: J
   if (meta === null || typeof meta !== 'object' || Array.isArray(meta) || !(CHAIN_KEY in meta)) return message;
   const { [CHAIN_KEY]: _chain, ...metadata } = meta;
   const { metadata: _m, ...rest } = message;
-  return Object.keys(metadata).length > 0 ? { ...rest, metadata } : rest;
+  return Object.keys(metadata).length > 0 ? { ...{}, ...rest, metadata } : rest;
 }
 
 /**

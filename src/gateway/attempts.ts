@@ -43,7 +43,7 @@ export function attemptOf(record: Envelope | undefined): Attempt | undefined {
   const body = AttemptBodySchema.safeParse(record.body);
   // ADR-0014: state that cannot be read is a storage error, never an empty or guessed one.
   if (!body.success) throw storageError('a stored attempt record does not parse', { record_id: record.record_id, issues: summariseIssues(body.error) });
-  const attempt = { ...record, body: body.data as AttemptBody } as Attempt;
+  const attempt = { ...{}, ...record, body: body.data as AttemptBody } as Attempt;
   if (frozen) parsedAttempts.set(record, freezeCanonical(attempt));
   return attempt;
 }
@@ -57,7 +57,7 @@ const shownViews = new WeakMap<object, StoredTaskView>();
 /** A sealed revision as callers see it: with the task view it was sealed with. */
 export function shown(a: Attempt): Attempt {
   const view = shownViews.get(a);
-  return view ? { ...a, body: { ...a.body, view } } : a;
+  return view ? { ...{}, ...a, body: { ...{}, ...a.body, view } } : a;
 }
 
 /** See {@link AttemptRepository.remoteTaskId}. */
@@ -101,8 +101,8 @@ export class AttemptRepository {
     const digest = a.body.view_digest;
     if (a.body.view || !digest) return a;
     const row = await this.deps.store.content.get(digest);
-    if (row?.document) return { ...a, body: { ...a.body, view: JSON.parse(row.document) as StoredTaskView } };
-    if (row?.purged_at) return { ...a, body: { ...a.body, content_purged: true } };
+    if (row?.document) return { ...{}, ...a, body: { ...{}, ...a.body, view: JSON.parse(row.document) as StoredTaskView } };
+    if (row?.purged_at) return { ...{}, ...a, body: { ...{}, ...a.body, content_purged: true } };
     throw storageError('the task view an attempt names is missing from the content store', { record_id: a.record_id, digest });
   }
 
@@ -139,7 +139,7 @@ export class AttemptRepository {
    * in-memory attempt with its view.
    */
   seal(attempt: Attempt, patch: Partial<AttemptBody>): Attempt {
-    const { view, content_purged: _purged, ...body } = { ...attempt.body, ...patch };
+    const { view, content_purged: _purged, ...body } = { ...{}, ...attempt.body, ...patch };
     const content = view ? detachedOf('task_view', view as unknown as JsonValue) : undefined;
     const record = sealRecord<AttemptBody>(
       {
@@ -148,7 +148,7 @@ export class AttemptRepository {
         lifecycle: (patch.state ?? attempt.body.state) === 'closed' ? 'recorded' : 'active',
         recordId: attempt.record_id,
         prior: refOf(attempt),
-        body: content ? { ...body, view_digest: content.digest } : body,
+        body: content ? { ...{}, ...body, view_digest: content.digest } : body,
       },
       this.deps,
     );

@@ -99,7 +99,7 @@ export class DelegationAuthority {
    * binding is replaced, never edited: the old one is shared by (frozen) sealed records.
    */
   reviseOwner(config_revision: string): void {
-    this.deps = { ...this.deps, owner: { ...this.deps.owner, config_revision } };
+    this.deps = { ...{}, ...this.deps, owner: { ...{}, ...this.deps.owner, config_revision } };
   }
 
   /**
@@ -211,7 +211,7 @@ export class DelegationAuthority {
     const all = [...contracts, child];
     const keys = this.either(resolveSignerKey);
     const budgets = local
-      ? [{ ...this.importedRoot(contracts[split!.upstreamLeaf]!, caller.actor), ...local.root }, { ...this.budgetOf(child), owner_namespace: local.root.owner_namespace }]
+      ? [{ ...{}, ...this.importedRoot(contracts[split!.upstreamLeaf]!, caller.actor), ...local.root }, { ...{}, ...this.budgetOf(child), owner_namespace: local.root.owner_namespace }]
       : [...contracts.map((c) => this.budgetOf(c, caller.actor)), this.budgetOf(child)];
     return {
       contracts: all,
@@ -311,7 +311,7 @@ export class DelegationAuthority {
  */
 function inSpaceOf(contracts: readonly DelegationContract[], op?: OperationRequest): OperationRequest | undefined {
   if (!op || op.resource.kind !== 'project') return op;
-  return { ...op, resource: { ...op.resource, project_id: contracts[0]!.body.owner.space_id } };
+  return { ...{}, ...op, resource: { ...{}, ...op.resource, project_id: contracts[0]!.body.owner.space_id } };
 }
 
 /** The one child id for (upstream leaf revision, this gateway, delegatee card): `dlg_` + 26 base32 chars of a digest. */

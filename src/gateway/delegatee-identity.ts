@@ -57,7 +57,7 @@ export function identityOf(delegateeId: string, v: CardVerification, facts: Oper
     return {
       option: { card_ref: cardRefOf(p, v.payload_digest), actor_ref: p.agent_actor_ref, operator_ref: operatorRefOf(p) },
       lifecycle: { agent_card_id: p.agent_card_id, state: p.lifecycle.state },
-      observation: { ...seen, identity: 'card_extension' },
+      observation: { ...{}, ...seen, identity: 'card_extension' },
     };
   }
   if (!facts) {
@@ -79,9 +79,9 @@ export function identityOf(delegateeId: string, v: CardVerification, facts: Oper
       card_ref: { object_id: cardId, revision_id: revision, content_digest: v.payload_digest },
       actor_ref: facts.agent_actor_ref,
       // The operator reference names the attestation too: the same operator attested by someone else is another fact.
-      operator_ref: { ...operator, content_digest: digestOf({ accountable_operator: facts.accountable_operator, attested_by: facts.attested_by }) },
+      operator_ref: { ...{}, ...operator, content_digest: digestOf({ accountable_operator: facts.accountable_operator, attested_by: facts.attested_by }) },
     },
     lifecycle: { agent_card_id: cardId, state: facts.lifecycle.state },
-    observation: { ...seen, identity: 'operator_attested', attested_by: facts.attested_by, facts_digest: factsDigest },
+    observation: { ...{}, ...seen, identity: 'operator_attested', attested_by: facts.attested_by, facts_digest: factsDigest },
   };
 }

@@ -144,7 +144,7 @@ export class DelegateeRegistry {
   credentialsOf(id: string): Record<string, string> {
     const config = this.byId.get(id);
     if (!config) return {};
-    return { ...credentialHeaders(config), 'a2a-extensions': CONTRACT_EXTENSION, ...(this.versions.get(id) === '0.3' ? { 'a2a-version': LEGACY_VERSION } : {}) };
+    return { ...{}, ...credentialHeaders(config), 'a2a-extensions': CONTRACT_EXTENSION, ...(this.versions.get(id) === '0.3' ? { 'a2a-version': LEGACY_VERSION } : {}) };
   }
 
   /** The A2A version each delegatee's card last offered (a wire-format choice, not authority). */
@@ -258,10 +258,10 @@ export function usableCard(config: DelegateeConfig, verification: CardVerificati
   const identity = identityOf(config.id, verification, config.rw003);
   const { option, lifecycle } = identity;
   // RW-003 §4.3: a card asserting anything but active refuses new delegation.
-  assertCardUsableForDelegation({ ...lifecycle, state: lifecycle.state as 'active', head: option.card_ref, card_payload_digest: verification.payload_digest });
+  assertCardUsableForDelegation({ ...{}, ...lifecycle, state: lifecycle.state as 'active', head: option.card_ref, card_payload_digest: verification.payload_digest });
   const { endpoint, protocolVersion } = jsonRpcEndpoint(verification);
   assertEndpointAllowed(endpoint, config);
-  return { ...identity, endpoint, protocolVersion };
+  return { ...{}, ...identity, endpoint, protocolVersion };
 }
 
 /** The JSON-RPC interface Baton talks to: v1.x preferred, else v0.3 through the SDK's compatibility layer. */

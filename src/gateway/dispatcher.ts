@@ -155,7 +155,7 @@ export class Dispatcher {
     if (!this.deps.push || taskId === undefined) return false;
     const target = await this.deps.delegatees.resolve(latest.body.delegatee_id);
     if ((target.verification.card.capabilities as { pushNotifications?: boolean } | undefined)?.pushNotifications !== true) return false;
-    await this.deps.remote.call(target.endpoint, 'CreateTaskPushNotificationConfig', { ...this.deps.push.inbound(latest.record_id), taskId }, { headers: target.headers });
+    await this.deps.remote.call(target.endpoint, 'CreateTaskPushNotificationConfig', { ...{}, ...this.deps.push.inbound(latest.record_id), taskId }, { headers: target.headers });
     return true;
   }
 
@@ -172,7 +172,7 @@ export class Dispatcher {
    * outcome is followed and verified as any other.
    */
   async startResumed(prior: Attempt, contracts: readonly DelegationContract[], delegateeId: string, input: Json, checkpoint: RevisionRef): Promise<Attempt> {
-    const message: Json = { ...input, messageId: this.deps.ids.next('msg') };
+    const message: Json = { ...{}, ...input, messageId: this.deps.ids.next('msg') };
     const turn = await runAdmission(this.deps, { variant: 'resumed', callerId: prior.body.caller_id, delegateeId, operation: 'a2a.SendMessage', message, resumed: { prior, contracts, checkpoint } });
     // No gate step runs for a resumed attempt (path/steps.ts): it is admitted or refused, never held.
     if ('held' in turn) throw new Error('a resumed attempt was held at the gate');

@@ -82,7 +82,7 @@ export class VersionedRemoteClient extends RemoteClient {
    */
   private transport(url: string, headers: Record<string, string>, readBack: boolean, streams: StreamOptions = {}): LegacyJsonRpcTransport {
     // v0.3 names the extensions header X-A2A-Extensions.
-    const h: Record<string, string> = { ...headers, ...(headers['a2a-extensions'] ? { 'x-a2a-extensions': headers['a2a-extensions'] } : {}) };
+    const h: Record<string, string> = { ...{}, ...headers, ...(headers['a2a-extensions'] ? { 'x-a2a-extensions': headers['a2a-extensions'] } : {}) };
     const fetchImpl = async (_input: unknown, init?: { body?: unknown; headers?: unknown }): Promise<Response> => {
       const env = JSON.parse(String(init?.body)) as { id: number | string; method: string; params: unknown };
       const accept = String((init?.headers as Record<string, string> | undefined)?.Accept ?? '');
@@ -102,7 +102,7 @@ export class VersionedRemoteClient extends RemoteClient {
 async function* rewriteIds(body: AsyncIterable<Uint8Array>, id: number | string): AsyncGenerator<Uint8Array> {
   for await (const ev of parseSse(body)) {
     const env = parseEnvelope(ev.data); // strict, as every byte a delegatee sends
-    yield Buffer.from(`${ev.event !== 'message' ? `event: ${ev.event}\n` : ''}data: ${JSON.stringify({ ...env, id })}\n\n`);
+    yield Buffer.from(`${ev.event !== 'message' ? `event: ${ev.event}\n` : ''}data: ${JSON.stringify({ ...{}, ...env, id })}\n\n`);
   }
 }
 

@@ -95,24 +95,24 @@ export function presentTask(remote: Json, attempt: AttemptBody, outcome: Outcome
   const { id: _id, contextId: _ctx, status: _status, history, artifacts, metadata, ...rest } = remote;
   const swap = idSwaps(attempt);
   return {
-    ...(scrub(rest, swap) as Json),
+    ...{}, ...(scrub(rest, swap) as Json),
     id: attempt.attempt_id,
     contextId: attempt.context_id,
     status,
     ...(Array.isArray(artifacts) ? { artifacts: artifacts.map((a) => scrub(a, swap)) } : {}),
     ...(Array.isArray(history) ? { history: history.map((m) => presentMessage(m, attempt)) } : {}),
-    metadata: { ...withoutRw003(metadata, swap), [OUTCOME_METADATA]: outcomeMetadata(attempt, outcome) as unknown as JsonValue },
+    metadata: { ...{}, ...withoutRw003(metadata, swap), [OUTCOME_METADATA]: outcomeMetadata(attempt, outcome) as unknown as JsonValue },
   };
 }
 
 function presentStatus(status: Json, attempt: AttemptBody, outcome: Outcome | undefined): Json {
-  const shown: Json = { ...status, ...(status.message !== undefined && status.message !== null ? { message: presentMessage(status.message, attempt) } : {}) };
+  const shown: Json = { ...{}, ...status, ...(status.message !== undefined && status.message !== null ? { message: presentMessage(status.message, attempt) } : {}) };
   const state = stateForOutcome(outcome);
   if (state === undefined) return scrub(shown, idSwaps(attempt)) as Json;
   const held = outcome === 'unknown' || outcome === 'partially_applied';
   const { message: remoteMessage, ...noMessage } = shown;
   return {
-    ...(scrub(noMessage, idSwaps(attempt)) as Json),
+    ...{}, ...(scrub(noMessage, idSwaps(attempt)) as Json),
     state,
     ...(held
       ? { message: { messageId: `${attempt.attempt_id}-status`, role: 'ROLE_AGENT', taskId: attempt.attempt_id, contextId: attempt.context_id, parts: [{ text: `Baton could not verify this result (${outcome}); it is held for reconciliation.` }] } }
@@ -130,7 +130,7 @@ export function presentMessage(value: JsonValue, attempt: AttemptBody): JsonValu
   const swap = idSwaps(attempt);
   const meta = withoutRw003(metadata, swap);
   return {
-    ...(scrub(rest, swap) as Json),
+    ...{}, ...(scrub(rest, swap) as Json),
     ...(taskId !== undefined ? { taskId: attempt.attempt_id } : {}),
     ...(contextId !== undefined ? { contextId: attempt.context_id } : {}),
     ...(Object.keys(meta).length > 0 ? { metadata: meta } : {}),
@@ -143,7 +143,7 @@ export function withIds(value: JsonValue, attempt: AttemptBody): JsonValue {
   const { status, metadata, ...rest } = value;
   const swap = idSwaps(attempt);
   const out: Json = {
-    ...(scrub(rest, swap) as Json),
+    ...{}, ...(scrub(rest, swap) as Json),
     ...('taskId' in value ? { taskId: attempt.attempt_id } : {}),
     ...('contextId' in value ? { contextId: attempt.context_id } : {}),
   };
@@ -194,7 +194,7 @@ export function withoutRw003(metadata: JsonValue | undefined, swaps: ReadonlyArr
 export function withClosingRevision(task: Json, closed: { revision_id: string; issued_at: string }): Json {
   const metadata = (task.metadata as Json | undefined) ?? {};
   const outcome = (metadata[OUTCOME_METADATA] as Json | undefined) ?? {};
-  return { ...task, metadata: { ...metadata, [OUTCOME_METADATA]: { ...outcome, revisionId: closed.revision_id, closedAt: closed.issued_at } } };
+  return { ...{}, ...task, metadata: { ...{}, ...metadata, [OUTCOME_METADATA]: { ...{}, ...outcome, revisionId: closed.revision_id, closedAt: closed.issued_at } } };
 }
 
 /** The outcome metadata with this gateway's signed consumption receipt for an upstream Baton (issue #16). */
@@ -202,7 +202,7 @@ export function withConsumptionReceipt(task: Json, jws: string | undefined): Jso
   if (jws === undefined) return task;
   const metadata = (task.metadata as Json | undefined) ?? {};
   const outcome = (metadata[OUTCOME_METADATA] as Json | undefined) ?? {};
-  return { ...task, metadata: { ...metadata, [OUTCOME_METADATA]: { ...outcome, consumptionReceipt: jws } } };
+  return { ...{}, ...task, metadata: { ...{}, ...metadata, [OUTCOME_METADATA]: { ...{}, ...outcome, consumptionReceipt: jws } } };
 }
 
 function isObject(v: JsonValue | undefined): v is Json {

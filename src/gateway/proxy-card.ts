@@ -89,7 +89,7 @@ export class ProxyCards {
     const root = this.deps.publicUrl();
     const base = `${root}/agents/${id}`;
     const params: Rw003CardParams = {
-      ...this.deps.identity,
+      ...{}, ...this.deps.identity,
       agent_card_id: `${this.deps.identity.agent_card_id}_${id.replace(/-/g, '_')}`,
       display_name: `${this.deps.identity.display_name} for ${id}`.slice(0, 256),
       supported_adapters: [{ protocol: 'a2a', version: '1.0', binding: 'JSONRPC', endpoint_ref: `${base}/a2a/jsonrpc`, authentication_methods: ['api_key', 'bearer_jwt'] }],
@@ -156,7 +156,7 @@ export async function publishSigned(card: Json, params: Rw003CardParams, deps: {
   const payloadDigest = sha256Digest(cardSigningBytes(unsigned));
   const option = delegateeOf(params, payloadDigest, deps.source);
   // ES256 signatures are randomised: a weak validator over the signed payload is stable across restarts and nodes.
-  return { signed, doc: { ...document(signed, new Date()), etag: `W/"${payloadDigest.slice(7, 39)}"` }, option };
+  return { signed, doc: { ...{}, ...document(signed, new Date()), etag: `W/"${payloadDigest.slice(7, 39)}"` }, option };
 }
 
 /**

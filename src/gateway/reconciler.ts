@@ -70,7 +70,7 @@ export class Reconciler {
     const current = await fencesCurrent(this.deps.store, turn.fence_set, turn.scopes);
     const projection: Projection =
       !current && judged.outcome === 'succeeded'
-        ? { ...judged, outcome: 'unknown', settlement: 'consume', reasons: [...judged.reasons, 'consumed: the effect happened, but a control head moved after admission, so it is no authorised success'] }
+        ? { ...{}, ...judged, outcome: 'unknown', settlement: 'consume', reasons: [...judged.reasons, 'consumed: the effect happened, but a control head moved after admission, so it is no authorised success'] }
         : judged;
     const closed = await commitVerdict(this.deps, turn, { observation: { kind: 'task', task: first.task, fingerprint: first.fingerprint }, back: second, projection, fencesCurrent: current });
     const after = await this.deps.store.ledger.reservation(reservationId);

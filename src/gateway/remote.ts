@@ -98,11 +98,11 @@ export class RemoteClient {
   private readonly stopping = new AbortController();
 
   constructor(opts: RemoteClientOptions = {}) {
-    this.limits = { ...DEFAULT_REMOTE_LIMITS, ...opts.limits };
+    this.limits = { ...{}, ...DEFAULT_REMOTE_LIMITS, ...opts.limits };
     const common = { headersTimeout: this.limits.headersTimeoutMs, bodyTimeout: this.limits.bodyTimeoutMs, maxRedirections: 0 } as const;
-    this.forward = new Agent({ ...common, connections: opts.connections ?? 64, keepAliveTimeout: this.limits.keepAliveMs });
+    this.forward = new Agent({ ...{}, ...common, connections: opts.connections ?? 64, keepAliveTimeout: this.limits.keepAliveMs });
     // Its own pool (keep-alive, but never shared with forwarded calls).
-    this.verify = new Agent({ ...common, connections: 8, keepAliveTimeout: this.limits.keepAliveMs });
+    this.verify = new Agent({ ...{}, ...common, connections: 8, keepAliveTimeout: this.limits.keepAliveMs });
     // Every call and effect stream in flight listens on this one signal (removed when it ends), so more than
     // Node's default of 10 at once is normal load, not a leak: no MaxListenersExceededWarning in operators' logs.
     setMaxListeners(0, this.stopping.signal);

@@ -122,7 +122,7 @@ export class Stopper {
     if (turns.length === 0) {
       // An interrupted task has no turn in flight (each settled when answered): only the task closes.
       const cancelled = task.status.state === 'TASK_STATE_CANCELED' && (task.artifacts ?? []).length === 0;
-      return this.deps.attempts.revise(latest, (l) => (l.body.state === 'closed' ? undefined : { state: 'closed', outcome: cancelled ? 'cancelled' : 'partially_applied', observed: fingerprint(task), view: storedView(raw as never), remote: { ...l.body.remote, task_id: taskId } }));
+      return this.deps.attempts.revise(latest, (l) => (l.body.state === 'closed' ? undefined : { state: 'closed', outcome: cancelled ? 'cancelled' : 'partially_applied', observed: fingerprint(task), view: storedView(raw as never), remote: { ...{}, ...l.body.remote, task_id: taskId } }));
     }
     for (const turn of turns) {
       turn.remoteTaskId = taskId;

@@ -20,7 +20,7 @@ type Json = { [key: string]: JsonValue };
 export function inputMessage(message: Json): Json {
   const { [CONTRACT_EXTENSION]: _chain, ...metadata } = (message.metadata as Json | undefined) ?? {};
   const { metadata: _m, ...rest } = message;
-  return Object.keys(metadata).length > 0 ? { ...rest, metadata } : rest;
+  return Object.keys(metadata).length > 0 ? { ...{}, ...rest, metadata } : rest;
 }
 
 /**

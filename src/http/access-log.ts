@@ -109,7 +109,7 @@ function line(req: IncomingMessage, res: ServerResponse, latency: number | undef
   // No request_id here: pino-http already binds it (customAttributeKeys) to the line's logger, and a
   // second copy would make every line a JSON object with a duplicate key (issue #25 item 9).
   return {
-    ...(callers.has(req.headers) ? { caller: callers.get(req.headers) } : {}),
+    ...{}, ...(callers.has(req.headers) ? { caller: callers.get(req.headers) } : {}),
     ...(delegateeOf(path) ? { delegatee: delegateeOf(path) } : {}),
     binding,
     method: methodOf(req, path, binding),

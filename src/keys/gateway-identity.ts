@@ -41,5 +41,5 @@ export function decideIdentity(stored: GatewayIdentity | undefined, mine: Gatewa
       missing_kids: missing,
     });
   }
-  return { ...mine, kids: [...new Set([...stored.kids, ...mine.kids])].sort() };
+  return { ...{}, ...mine, kids: [...new Set([...stored.kids, ...mine.kids])].sort() };
 }

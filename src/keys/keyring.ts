@@ -59,7 +59,7 @@ export class Keyring {
     const stored = { kid, alg, createdAt, privateJwk: await exportJWK(privateKey) };
     const file = join(this.dir, `${createdAt.replace(/[:.]/g, '-')}-${kid}.jwk.json`);
     await writeAtomic(file, stored);
-    const entry: KeyEntry = { kid, alg, createdAt, privateKey, publicKey, publicJwk: { ...publicJwk, kid, alg, use: 'sig' } };
+    const entry: KeyEntry = { kid, alg, createdAt, privateKey, publicKey, publicJwk: { ...{}, ...publicJwk, kid, alg, use: 'sig' } };
     this.entries.push(entry);
     return entry;
   }
@@ -94,7 +94,7 @@ export class Keyring {
   jwks(now = new Date()): { keys: JWK[] } {
     return {
       keys: this.signingKeys(now).map((e) =>
-        e.notAfter ? { ...e.publicJwk, exp: Math.floor(Date.parse(e.notAfter) / 1000) } : e.publicJwk,
+        e.notAfter ? { ...{}, ...e.publicJwk, exp: Math.floor(Date.parse(e.notAfter) / 1000) } : e.publicJwk,
       ),
     };
   }
@@ -110,7 +110,7 @@ export class Keyring {
     const at = entry.notAfter && Date.parse(entry.notAfter) < notAfter.getTime() ? entry.notAfter : notAfter.toISOString();
     const file = join(this.dir, (await readdir(this.dir)).find((n) => n.endsWith(`-${kid}.jwk.json`)) ?? '');
     const stored = await readStored(file);
-    await writeAtomic(file, { ...stored, notAfter: at });
+    await writeAtomic(file, { ...{}, ...stored, notAfter: at });
     entry.notAfter = at;
     return entry;
   }
@@ -141,6 +141,6 @@ async function loadKey(path: string): Promise<KeyEntry> {
   const { d: _d, ...pub } = privateJwk;
   const privateKey = (await importJWK(privateJwk, stored.alg)) as SigningKey;
   const publicKey = (await importJWK(pub, stored.alg)) as VerifyKey;
-  const publicJwk: JWK = { ...pub, kid: stored.kid, alg: stored.alg, use: 'sig' };
+  const publicJwk: JWK = { ...{}, ...pub, kid: stored.kid, alg: stored.alg, use: 'sig' };
   return { kid: stored.kid, alg: stored.alg, createdAt: stored.createdAt, notAfter: stored.notAfter, privateKey, publicKey, publicJwk };
 }

@@ -73,10 +73,10 @@ export function planOpens(budgets: readonly OpenBudgetRequest[], fence: readonly
     const place = b.parent_id === undefined ? { root_id: b.node_id, depth: 0 } : parent && { root_id: parent.root_id, depth: parent.depth + 1 };
     if (!place) return b;
     placed.set(b.node_id, place);
-    const withId = { ...b, issued_event_id: ids.next('evt') };
+    const withId = { ...{}, ...b, issued_event_id: ids.next('evt') };
     const composed = plannedIssue(withId, place);
     heads.push(boundaryOf(composed.event));
-    return { ...withId, planned_issue: { placed: place, composed } };
+    return { ...{}, ...withId, planned_issue: { placed: place, composed } };
   });
   return { budgets: planned, fence_set: [...fenceSetOf([...fence, ...heads])] };
 }

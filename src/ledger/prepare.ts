@@ -49,9 +49,9 @@ export function openDigest(req: OpenBudgetRequest): string {
   // The announcer, time, issuing preset and the plan's event are not part of what the node is.
   const { at: _at, actor_ref: _actor, record, dimensions, preset: _preset, issued_event_id: _event, planned_issue: _planned, ...rest } = req;
   return digestOf({
-    ...rest,
+    ...{}, ...rest,
     record: record?.content_digest ?? null,
-    dimensions: dimensions.map((d) => ({ ...d, ceiling: d.ceiling.toString() })),
+    dimensions: dimensions.map((d) => ({ ...{}, ...d, ceiling: d.ceiling.toString() })),
   });
 }
 
@@ -124,7 +124,7 @@ export function prepareAdmission(req: AdmissionRequest, expected: ExpectedHead, 
 }
 
 export function prepareTask(req: TaskAdmissionRequest, expected: ExpectedHead, ids: IdSource): Prepared {
-  return { ...prepareAdmission(req.admission, expected, ids), opens: new Map(req.budgets.map((b) => [b.node_id, openDigest(b)])) };
+  return { ...{}, ...prepareAdmission(req.admission, expected, ids), opens: new Map(req.budgets.map((b) => [b.node_id, openDigest(b)])) };
 }
 
 export function prepareSettlement(req: SettlementRequest, expected: ExpectedHead, ids: IdSource): Prepared {

@@ -98,7 +98,7 @@ function* admitIn(batch: TxBatch, req: AdmissionRequest, limits: LedgerLimits, p
   const nodeIds = chain.map((n) => n.node_id);
   // A chain this transaction opened is known as it stands (no other transaction sees it yet): not read again.
   const rows = batch.newBalances(nodeIds) ?? (yield* batch.storedBalances(nodeIds, 'update'));
-  const balances = rows.map((b) => ({ ...b, ceiling: BigInt(b.ceiling), consumed: BigInt(b.consumed), reserved: BigInt(b.reserved) }));
+  const balances = rows.map((b) => ({ ...{}, ...b, ceiling: BigInt(b.ceiling), consumed: BigInt(b.consumed), reserved: BigInt(b.reserved) }));
   // Fences: every ancestor delegation stream plus the caller-named authority scopes, read in one statement.
   const required = [...chain.map((n) => delegationScope(n.space_id, n.node_id)), ...req.scopes];
   const toRead = streamsToRead(req.fence_set, required);

@@ -90,7 +90,7 @@ function* settleOnly(req: SettlementRequest, batch: TxBatch): Program<{ result: 
   const status = nextReservationStatus(row.status as Reservation['status'], req.outcome);
   yield* tx('resolveReservation', req.reservation_id, status, settlement, status === 'unknown' ? null : req.at);
   // Not held when resolveHeld above looked (only another writer's resolution could change that since).
-  return { result: yield* settled(req, batch, { ...row, status, settlement, settled_at: status === 'unknown' ? null : req.at }), leftHeld: false };
+  return { result: yield* settled(req, batch, { ...{}, ...row, status, settlement, settled_at: status === 'unknown' ? null : req.at }), leftHeld: false };
 }
 
 /**

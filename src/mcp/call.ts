@@ -116,13 +116,13 @@ async function prepareCall(deps: McpCallDeps, server: McpServerHandle, caller: C
   const prepared = presented
     ? await deps.path.authority.prepareAdopt(caller, presented, (await deps.cards.get(server.config.id)).option, site.option, objective)
     : await deps.path.authority.prepareOpen(caller, site.option, objective, childTermsFor(server.config.id, name));
-  const op = { ...deps.path.authority.operation(MCP_CALL, 'reversible_mutation'), tool: toolScopeId(server.config.id, name) };
+  const op = { ...{}, ...deps.path.authority.operation(MCP_CALL, 'reversible_mutation'), tool: toolScopeId(server.config.id, name) };
   // The tool's own gate (policy, else its annotations) and the operator's approval rules for this server: the higher tier applies.
   const ruled = deps.path.gates?.tierFor({ delegatee: server.config.id, ...(caller.preset ? { preset: caller.preset } : {}) });
   const own = gateOf(policy, tool);
   const tier = own === 'T4_consequential_execute' || ruled === 'T4_consequential_execute' ? 'T4_consequential_execute' : (own ?? ruled);
   const asTask = await server.upstream.runsAsTask(tool);
-  return { server, caller, policy, args, asTask, message, site, authority: { ...prepared, reevaluate: () => prepared.reevaluate(op) }, tier };
+  return { server, caller, policy, args, asTask, message, site, authority: { ...{}, ...prepared, reevaluate: () => prepared.reevaluate(op) }, tier };
 }
 
 /** Step 4: the A2A path's admission (path/admit.ts), optionally with the approval bound. */
@@ -199,10 +199,10 @@ async function admitApprovedCall(deps: McpCallDeps, call: PreparedCall, request:
  */
 function present(closed: Attempt, result: Json | undefined, consumptionReceipt?: string): Json {
   const outcome = closed.body.outcome;
-  const meta = { [OUTCOME_METADATA]: { ...outcomeMetadata(closed.body, outcome), ...(consumptionReceipt ? { consumptionReceipt } : {}) } as unknown as JsonValue };
+  const meta = { [OUTCOME_METADATA]: { ...{}, ...outcomeMetadata(closed.body, outcome), ...(consumptionReceipt ? { consumptionReceipt } : {}) } as unknown as JsonValue };
   if (result && (outcome === 'succeeded' || outcome === 'failed')) {
     const { _meta: _theirs, ...rest } = result;
-    return { ...rest, ...(outcome === 'failed' ? { isError: true } : {}), _meta: meta };
+    return { ...{}, ...rest, ...(outcome === 'failed' ? { isError: true } : {}), _meta: meta };
   }
   // Still running as an MCP Task: the durable follower judges it; the outcome is recorded on the attempt (console, CLI, audit).
   const text = closed.body.state === 'closed' ? `Baton could not verify this result (${outcome ?? 'unknown'}); it is held for reconciliation.` : `The call still runs at the server as an MCP Task; Baton follows it to its verdict (attempt ${closed.body.attempt_id}).`;

@@ -41,7 +41,7 @@ export class McpCards {
     const root = this.deps.publicUrl();
     const endpoint = `${root}/mcp/${id}`;
     const params: Rw003CardParams = {
-      ...this.deps.identity,
+      ...{}, ...this.deps.identity,
       agent_card_id: `${this.deps.identity.agent_card_id}_mcp_${id.replace(/-/g, '_')}`,
       display_name: `${this.deps.identity.display_name} for MCP server ${id}`.slice(0, 256),
       supported_adapters: [{ protocol: 'mcp', version: MCP_FRONT_VERSION, binding: 'streamable_http', endpoint_ref: endpoint, authentication_methods: ['api_key', 'bearer_jwt'] }],

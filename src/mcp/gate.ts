@@ -58,7 +58,7 @@ export function callPreview(i: { tier: GatedTier; callerId: string; server: stri
 export async function holdCall(deps: PathDeps, gates: HumanGates, i: { tier: GatedTier; callerId: string; server: string; card: { object_id: string; content_digest: string }; leaf: DelegationContract; fenceScopes: readonly unknown[]; message: Json }): Promise<never> {
   const taskId = deps.ids.next('att');
   const expiresAt = utc(new Date(deps.clock.now().getTime() + gates.deps.config.pendingSeconds * 1000));
-  const preview = callPreview({ ...i, expiresAt });
+  const preview = callPreview({ ...{}, ...i, expiresAt });
   const fence = await deps.store.control.fenceSet(i.fenceScopes as never);
   const request = await gates.open({
     task_id: taskId,

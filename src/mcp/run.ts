@@ -54,13 +54,13 @@ export async function runCall(deps: RunDeps, call: CallParts, turn: AdmittedTurn
   // RW-003 §10.2: the contract chain travels in extension metadata, as in an A2A message's (src/gateway/path/forward.ts).
   // The forward span is the server's parent: its W3C trace context travels in `_meta` too (`traceparent`, `tracestate`).
   const meta: Json = { [CONTRACT_EXTENSION]: { chain: turn.contracts as unknown as JsonValue } };
-  const traced = (m: Json): Json => ({ ...withTraceContext({}), ...m });
+  const traced = (m: Json): Json => ({ ...{}, ...withTraceContext({}), ...m });
   const running = deps.calls.start(turn.attempt.body.attempt_id);
   const signal = cancelled ? AbortSignal.any([running.signal, cancelled]) : running.signal;
   const started = performance.now();
   let sent: Sent;
   try {
-    sent = await inSpan('baton.forward', { ...turnIds(turn), 'baton.mcp.tool': policy.name, 'baton.mcp.task': call.asTask }, async (span) => {
+    sent = await inSpan('baton.forward', { ...{}, ...turnIds(turn), 'baton.mcp.tool': policy.name, 'baton.mcp.task': call.asTask }, async (span) => {
       const s = call.asTask ? await forwardTask(deps.path, call, turn, traced(meta), signal) : await server.upstream.call(policy.name, args, traced(meta), { signal });
       span.setAttribute('baton.forwarded', s.kind);
       return s;
@@ -96,7 +96,7 @@ export async function judgeSent(deps: PathDeps, call: CallParts, turn: Turn, sen
   const observation: Observation = { kind: 'task', task: view, fingerprint: fingerprint(view) };
   const consumption = projection.settlement === 'consume' ? await consumptionOf(deps, turn, sent.result) : undefined;
   const closed = await commitVerdict(deps, turn, {
-    ...(consumption ? { consumption } : {}),
+    ...{}, ...(consumption ? { consumption } : {}),
     observation,
     back: read.back,
     projection,

@@ -58,7 +58,7 @@ export class McpIdentities {
       const digest = discoveryDigest(d);
       const seen = { form: 'mcp_discovery', source: config.url, raw_digest: digest, payload_digest: digest, signed: false } as unknown as CardVerification;
       const attested = identityOf(config.id, seen, config.rw003);
-      identity = { ...attested, observation: { ...attested.observation, form: 'mcp_discovery' } };
+      identity = { ...{}, ...attested, observation: { ...{}, ...attested.observation, form: 'mcp_discovery' } };
     }
     await this.announce(identity);
     return { identity, protocolVersion: d.protocolVersion };

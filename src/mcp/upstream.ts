@@ -154,7 +154,7 @@ export class McpUpstream {
       const t = await (await this.connected()).experimental.tasks.getTask(taskId, { timeout: 30_000, ...(signal ? { signal } : {}) });
       return { kind: 'status', status: t.status, ...(t.pollInterval ? { pollMs: t.pollInterval } : {}) };
     } catch (err) {
-      return { ...classifyFailure(err), kind: 'lost' };
+      return { ...{}, ...classifyFailure(err), kind: 'lost' };
     }
   }
 
@@ -163,7 +163,7 @@ export class McpUpstream {
     try {
       return { kind: 'result', result: (await (await this.connected()).experimental.tasks.getTaskResult(taskId, CallToolResultSchema, { timeout: 30_000 })) as unknown as Json };
     } catch (err) {
-      return { ...classifyFailure(err), kind: 'lost' };
+      return { ...{}, ...classifyFailure(err), kind: 'lost' };
     }
   }
 

@@ -60,7 +60,7 @@ export class ApprovalDesk {
   /** By the state shown: a pending request past its expiry is listed as expired (it is never revised for that). */
   async list(opts: { state?: RequestState; limit?: number } = {}): Promise<ApprovalSummary[]> {
     const stored = opts.state === 'pending' || opts.state === 'expired' ? 'pending' : opts.state;
-    const rows = (await this.gates.list({ ...(stored ? { state: stored } : {}), ...(opts.limit ? { limit: opts.limit } : {}) })).map((r) => this.summary(r));
+    const rows = (await this.gates.list({ ...{}, ...(stored ? { state: stored } : {}), ...(opts.limit ? { limit: opts.limit } : {}) })).map((r) => this.summary(r));
     return opts.state ? rows.filter((r) => r.state === opts.state) : rows;
   }
 
@@ -70,7 +70,7 @@ export class ApprovalDesk {
     const decision = await this.gates.decision(r.body.decision_ref);
     const attempt = r.body.state === 'admitted' ? await this.deps.dispatcher.deps.attempts.get(taskId) : undefined;
     return {
-      ...this.summary(r),
+      ...{}, ...this.summary(r),
       preview: r.body.preview,
       request: { record_id: r.record_id, revision_id: r.revision_id, content_digest: r.content_digest },
       ...(decision ? { decision } : {}),

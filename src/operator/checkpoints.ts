@@ -43,7 +43,7 @@ export class Checkpoints {
     if (!attempt) throw invalidRequest('no such attempt', { attempt: attemptId.slice(0, 128) });
     // A running turn's task id is on its work row until the verdict records it on the attempt.
     const taskId = await remoteTaskIdOf(this.deps.store, attempt);
-    const a = taskId === attempt.body.remote.task_id ? attempt.body : { ...attempt.body, remote: { ...attempt.body.remote, task_id: taskId } };
+    const a = taskId === attempt.body.remote.task_id ? attempt.body : { ...{}, ...attempt.body, remote: { ...{}, ...attempt.body.remote, task_id: taskId } };
     const reservation = await this.deps.store.ledger.reservation(a.reservation_id);
     const node = findNode(await this.deps.store.ledger.tree(a.root_ref.object_id), a.delegation_ref.object_id);
     const { remote, remoteError } = await this.readRemote(a.delegatee_id, taskId);

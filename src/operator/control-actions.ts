@@ -66,7 +66,7 @@ export class ControlActions {
     const revised = await reviseChild(
       parents,
       current,
-      { delegatee: { ...current.body.delegatee_agent_ref, operator_ref: current.body.accountable_operator_ref }, objective: current.body.objective, input_revisions: current.body.input_revisions, terms },
+      { delegatee: { ...{}, ...current.body.delegatee_agent_ref, operator_ref: current.body.accountable_operator_ref }, objective: current.body.objective, input_revisions: current.body.input_revisions, terms },
       new Map(),
       this.deps.gatewayActor,
       this.deps.lineage.mintDeps(),

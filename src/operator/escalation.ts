@@ -77,7 +77,7 @@ export class Escalations {
     if (!current || current.schema_ref !== ESCALATION_SCHEMA) throw invalidRequest('no such escalation', { escalation: id.slice(0, 128) });
     if (current.body.state === 'acknowledged') return current;
     const next = sealRecord<EscalationBody>(
-      { type: 'escalation', issuedBy: by, lifecycle: 'recorded', recordId: id, prior: refOf(current), body: { ...current.body, state: 'acknowledged', acknowledged_by: by, note: note.slice(0, 2048) } },
+      { type: 'escalation', issuedBy: by, lifecycle: 'recorded', recordId: id, prior: refOf(current), body: { ...{}, ...current.body, state: 'acknowledged', acknowledged_by: by, note: note.slice(0, 2048) } },
       this.deps,
     );
     await this.deps.store.putRecord(next);

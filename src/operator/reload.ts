@@ -201,7 +201,7 @@ export class LiveConfig {
     p.authority.forgetUpstreamKeys();
     p.cards.forget();
     const live = Object.fromEntries(LIVE_KEYS.map((k) => [k, config[k]]));
-    this.current = { ...this.current, ...live } as Config;
+    this.current = { ...{}, ...this.current, ...live } as Config;
     p.applied?.(this.current);
   }
 

@@ -57,9 +57,9 @@ export class OperatorService {
     this.desk = new ApprovalDesk({ dispatcher: deps.dispatcher, clock: deps.clock, ...(deps.gates ? { gates: deps.gates } : {}) });
     this.queries = new OperatorQueries(deps);
     const lineage = new Lineage(deps);
-    this.control = new ControlActions({ ...deps, lineage, openAttempts: () => this.openAttempts(), checkpoint: (id, reason, by) => this.checkpoint(id, reason, by) });
+    this.control = new ControlActions({ ...{}, ...deps, lineage, openAttempts: () => this.openAttempts(), checkpoint: (id, reason, by) => this.checkpoint(id, reason, by) });
     this.reassignment = new Reassignment({
-      ...deps,
+      ...{}, ...deps,
       lineage,
       checkpoints: this.checkpoints,
       latestAttempt: async (delegationId) => (await this.attempts((a) => a.delegation_ref.object_id === delegationId, 1))[0],
@@ -154,7 +154,7 @@ export class OperatorService {
   }
 
   escalationList(state?: 'open' | 'acknowledged', limit?: number) {
-    return this.deps.escalations.list({ ...(state ? { state } : {}), ...(limit ? { limit } : {}) });
+    return this.deps.escalations.list({ ...{}, ...(state ? { state } : {}), ...(limit ? { limit } : {}) });
   }
 
   acknowledge(id: string, note: string, by: ActorRef) {

@@ -46,7 +46,7 @@ export function parseConfigInput(value: unknown): PushConfigInput {
 
 export function credentialsOf(input: PushConfigInput): PushCredentials | undefined {
   const creds: PushCredentials = {
-    ...(input.token ? { token: input.token } : {}),
+    ...{}, ...(input.token ? { token: input.token } : {}),
     ...(input.authentication ? { authentication: input.authentication } : {}),
   };
   return creds.token || creds.authentication ? creds : undefined;

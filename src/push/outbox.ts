@@ -217,8 +217,8 @@ export class Outbox {
       last_error: verdict.status === 'delivered' ? null : verdict.error,
     });
     if (!kept) this.deps.logger.warn(log, 'push: lease lost before the result was recorded; the delivery will be retried');
-    else if (verdict.status === 'dead') this.deps.logger.warn({ ...log, error: verdict.error }, 'push: delivery dead-lettered');
-    else if (verdict.status === 'pending') this.deps.logger.info({ ...log, error: verdict.error }, 'push: delivery failed; will retry');
+    else if (verdict.status === 'dead') this.deps.logger.warn({ ...{}, ...log, error: verdict.error }, 'push: delivery dead-lettered');
+    else if (verdict.status === 'pending') this.deps.logger.info({ ...{}, ...log, error: verdict.error }, 'push: delivery failed; will retry');
     else this.deps.logger.debug(log, 'push: delivered');
   }
 

@@ -66,7 +66,7 @@ export class PushRegistry {
     };
     await this.deps.store.push.putConfig(row);
     if (attempt.body.state === 'closed') await this.deps.outbox.notify(attempt);
-    return presentConfig({ ...row, deleted_at: null, seen_revision: null }, input.authentication?.scheme);
+    return presentConfig({ ...{}, ...row, deleted_at: null, seen_revision: null }, input.authentication?.scheme);
   }
 
   async get(attempt: Attempt, configId: string): Promise<Record<string, unknown> | undefined> {

@@ -94,7 +94,7 @@ export function sealRecord<B extends Record<string, unknown>>(
  * is the signed copy's too and is not computed again.
  */
 export function withSignatures<R extends object>(record: R, signatures: readonly DetachedSignature[]): R & { signatures: DetachedSignature[] } {
-  const signed = frozenCopy({ ...record, signatures: [...signatures] });
+  const signed = frozenCopy({ ...{}, ...record, signatures: [...signatures] });
   const known = isCanonicalFrozen(record) ? contentDigests.get(record) : undefined;
   if (known !== undefined) contentDigests.set(signed, known);
   return signed;

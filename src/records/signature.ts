@@ -67,7 +67,7 @@ export function signDetachedForRecord(payload: Uint8Array, key: SigningKey, head
 }
 
 function sign(payload: Uint8Array, key: SigningKey, header: { alg: SigningAlg; kid: string; jku?: string }, claims: Readonly<Record<string, string | number>>): { protectedB64: string; input: Buffer; signature: Buffer; k: KeyObject } {
-  const protectedB64 = Buffer.from(JSON.stringify({ ...claims, typ: 'JOSE', ...header })).toString('base64url');
+  const protectedB64 = Buffer.from(JSON.stringify({ ...{}, ...claims, typ: 'JOSE', ...header })).toString('base64url');
   const input = signingInput(protectedB64, payload);
   const k = keyObjectOf(key);
   checkKeyFor(header.alg, k);

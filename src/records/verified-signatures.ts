@@ -81,7 +81,7 @@ export function rememberProvenOnRecord(record: object, index: number, key: KeyOb
 
 /** Hits, misses and size, for tests and diagnostics. */
 export function verifiedSignatureStats(): { hits: number; misses: number; recordHits: number; size: number } {
-  return { ...stats, size: proven.size };
+  return { ...{}, ...stats, size: proven.size };
 }
 
 /** Empties the cache (tests). */

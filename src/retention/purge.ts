@@ -83,7 +83,7 @@ export async function purgeContent(deps: PurgeDeps, before: Date, by: ActorRef, 
   const purgedDeliveries = await deps.store.push.purgeBodies(iso, started.record_id);
   const reclaimed = await deps.store.content.reclaim();
   const finished = sealRecord<RetentionPurgeBody>(
-    { type: 'retention_purge', issuedBy: by, lifecycle: 'recorded', recordId: started.record_id, prior: refOf(started), body: { ...started.body, purged, purged_deliveries: purgedDeliveries, finished_at: deps.clock.now().toISOString() } },
+    { type: 'retention_purge', issuedBy: by, lifecycle: 'recorded', recordId: started.record_id, prior: refOf(started), body: { ...{}, ...started.body, purged, purged_deliveries: purgedDeliveries, finished_at: deps.clock.now().toISOString() } },
     deps,
   );
   await deps.store.putRecord(finished);

@@ -59,7 +59,7 @@ export function composeControl(run: RunProgram, reads: StoreReads, ids: IdSource
     appendControl: async (input, opts) => {
       const parsed = parseEventInput(input);
       const at = opts?.at ?? now();
-      return run(() => appendControl(parsed, { ...opts, at }, ids));
+      return run(() => appendControl(parsed, { ...{}, ...opts, at }, ids));
     },
     head: (scope) => head(streamOf(scope)),
     streamHead: (stream) => head(stream),

@@ -92,7 +92,7 @@ const CHUNK = 500;
 const clamp = (limit: number) => Math.min(Math.max(Math.trunc(limit) || 1, 1), 1000);
 
 /** SQLite reads integers as BigInt. */
-const deliveryOf = (row: DeliveryRow): DeliveryRow => ({ ...row, attempts: Number(row.attempts) });
+const deliveryOf = (row: DeliveryRow): DeliveryRow => ({ ...{}, ...row, attempts: Number(row.attempts) });
 
 const byDue = (a: DeliveryRow, b: DeliveryRow) =>
   a.next_at < b.next_at ? -1 : a.next_at > b.next_at ? 1 : a.delivery_id < b.delivery_id ? -1 : a.delivery_id > b.delivery_id ? 1 : 0;

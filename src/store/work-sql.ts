@@ -63,7 +63,7 @@ export const workEndsOnResolveSql = (dialect: 'sqlite' | 'postgres'): string => 
 };
 
 const COLUMNS = 'effect_id, attempt_id, reservation_id, lease_owner, lease_until, tries, deadline, created_at, remote_task_id, gateway_id';
-const rowOf = (r: WorkRow): WorkRow => ({ ...r, tries: Number(r.tries) });
+const rowOf = (r: WorkRow): WorkRow => ({ ...{}, ...r, tries: Number(r.tries) });
 const clamp = (limit: number) => Math.min(Math.max(Math.trunc(limit) || 1, 1), 1000);
 
 export function composeWork({ p, lock, all }: PushDialect): WorkStore {

@@ -178,7 +178,7 @@ async function admitFirst(deps: PathDeps, req: FirstTurnRequest, site: Site, aut
           fence_set: fence,
           idempotency_key: effect.effect_id,
           remote: {
-            ...site.remote,
+            ...{}, ...site.remote,
             context_id: remoteContext,
             ...(typeof message.messageId === 'string' ? { message_id: message.messageId } : {}),
           },
@@ -263,12 +263,12 @@ async function admitPlan(deps: PathDeps, site: Site, plan: Plan): Promise<Admitt
   const at = utc(now);
   // The nodes open at the admission's instant: one `at` for the whole transaction lets it carry its root's
   // retained count forward to the admission's instead of counting again (ledger/open.ts retainedIn).
-  const budgets = plan.budgets.map((b) => ({ ...b, at }));
+  const budgets = plan.budgets.map((b) => ({ ...{}, ...b, at }));
   const opens = planOpens(budgets, preFence, deps.ids, await placementsOf(deps, budgets, preFence));
   const fence = opens.fence_set;
   const { attempt, records } = plan.records(effect, fence);
   const admission: AdmissionRequest = {
-    ...effect,
+    ...{}, ...effect,
     node_id: plan.chain.leaf.record_id,
     kind: 'reserve',
     amounts: site.amounts ?? { [INVOCATIONS]: 1n },

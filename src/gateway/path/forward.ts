@@ -38,14 +38,14 @@ export function wireParams(deps: Pick<PathDeps, 'push'>, turn: AdmittedTurn, par
   const inMessage = turn.target.chainPlacement === 'message';
   const { metadata: _caller, ...sent } = message;
   return {
-    ...rest,
+    ...{}, ...rest,
     message: {
-      ...sent,
+      ...{}, ...sent,
       ...(turn.remoteTaskId ? { taskId: turn.remoteTaskId } : {}),
       ...(remote.context_id ? { contextId: remote.context_id } : {}),
-      ...(inMessage ? { metadata: { ...metadata, ...chain } } : Object.keys(metadata).length > 0 ? { metadata } : {}),
+      ...(inMessage ? { metadata: { ...{}, ...metadata, ...chain } } : Object.keys(metadata).length > 0 ? { metadata } : {}),
     },
-    configuration: { ...configuration, ...(streaming ? {} : { returnImmediately: true }), ...own } as Json,
+    configuration: { ...{}, ...configuration, ...(streaming ? {} : { returnImmediately: true }), ...own } as Json,
     // The request's metadata is Baton's to the delegatee; the caller's to Baton never travels.
     ...(inMessage ? {} : { metadata: chain }),
   };
@@ -57,7 +57,7 @@ export async function forward(deps: Pick<PathDeps, 'remote' | 'events'>, turn: T
   const started = performance.now();
   const done = (ok: boolean) => deps.events.emit({ type: 'upstream', call: 'send', delegatee: turn.attempt.body.delegatee_id, seconds: (performance.now() - started) / 1000, ok });
   // The span is the delegatee's parent: the remote client propagates the active trace context (W3C traceparent).
-  return inSpan('baton.forward', { ...turnIds(turn), 'baton.streaming': streaming }, async (span) => {
+  return inSpan('baton.forward', { ...{}, ...turnIds(turn), 'baton.streaming': streaming }, async (span) => {
     try {
       const sent: Forwarded = streaming
         ? { kind: 'stream', body: (await deps.remote.stream(turn.target.endpoint, 'SendStreamingMessage', params, headers)).body }

@@ -68,7 +68,7 @@ export async function holdForApproval(deps: PathDeps, gates: HumanGates, tier: G
     tier,
     operation,
     // The integrator's webhook credentials go to the sealed push registry, never into this record.
-    params: { ...req.params, configuration } as Record<string, unknown>,
+    params: { ...{}, ...req.params, configuration } as Record<string, unknown>,
     preview,
     preview_digest: previewDigest(preview),
     fence_set: fence as unknown as Array<Record<string, unknown>>,
@@ -210,7 +210,7 @@ export function presentRequest(r: ApprovalRequestBody, now: Date): Json {
       message: { messageId: `${r.task_id}-gate-${state}`, role: 'ROLE_AGENT', taskId: r.task_id, contextId: r.context_id, parts: [{ text }] },
     },
     artifacts: [],
-    history: [{ ...(inputMessage((r.params as Json).message as Json) as Json), taskId: r.task_id, contextId: r.context_id }],
+    history: [{ ...{}, ...(inputMessage((r.params as Json).message as Json) as Json), taskId: r.task_id, contextId: r.context_id }],
     metadata: {
       [APPROVAL_METADATA]: {
         state,

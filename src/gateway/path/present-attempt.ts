@@ -16,7 +16,7 @@ export function presentAttempt(attempt: AttemptBody, historyLength?: number): Js
   const trimmed = history && historyLength !== undefined ? (historyLength === 0 ? [] : history.slice(-historyLength)) : history;
   // RW-003 §6 T4: executed and read back, but not `succeeded` until the reviewer decided.
   const reviewing: Json = attempt.review?.state === 'pending' ? { status: { state: 'TASK_STATE_WORKING', message: { messageId: `${attempt.attempt_id}-review`, role: 'ROLE_AGENT', parts: [{ text: 'The effect was executed and read back; it waits for a reviewer\'s decision before its outcome is projected.' }] } } } : {};
-  const task = presentTask({ ...view, ...resolved, ...reviewing, id: '', contextId: '', ...(trimmed ? { history: trimmed } : {}) }, attempt, attempt.resolution ? undefined : attempt.outcome);
+  const task = presentTask({ ...{}, ...view, ...resolved, ...reviewing, id: '', contextId: '', ...(trimmed ? { history: trimmed } : {}) }, attempt, attempt.resolution ? undefined : attempt.outcome);
   if (!task.artifacts) task.artifacts = [];
   return task;
 }

@@ -82,7 +82,7 @@ function* finalEvents(turn: Turn, end: TurnEnd, asTask: boolean): Generator<Json
 function shownBody(turn: Turn): AttemptBody {
   const body = turn.attempt.body;
   const remote = remoteWithTask(turn, body);
-  return remote === body.remote ? body : { ...body, remote };
+  return remote === body.remote ? body : { ...{}, ...body, remote };
 }
 
 /** Pulls a follow generator to its end, discarding its events (its caller left). */

@@ -69,7 +69,7 @@ export function storedView(task: Json): StoredTaskView {
   const view: StoredTaskView = { status: status ?? { state: 'TASK_STATE_UNSPECIFIED' }, ...(artifacts ? { artifacts } : {}), ...(history ? { history: history.map(withoutChain) } : {}) };
   if (viewBytes(view) <= VIEW_BUDGET_BYTES) return view;
   const { history: _h, ...lean } = view;
-  if (viewBytes(lean) <= VIEW_BUDGET_BYTES) return { ...lean, truncated: 'history' };
+  if (viewBytes(lean) <= VIEW_BUDGET_BYTES) return { ...{}, ...lean, truncated: 'history' };
   return { status: view.status, truncated: 'history,artifacts' };
 }
 
@@ -78,7 +78,7 @@ function withoutChain(message: unknown): unknown {
   const m = message as { metadata?: Record<string, unknown> };
   if (!m.metadata || !(CONTRACT_EXTENSION in m.metadata)) return message;
   const { [CONTRACT_EXTENSION]: _chain, ...metadata } = m.metadata;
-  return { ...m, metadata };
+  return { ...{}, ...m, metadata };
 }
 
 /**

@@ -50,7 +50,7 @@ export function pinnedTarget(deps: Pick<PathDeps, 'delegatees'>, attempt: Attemp
     // No credential in the environment any more: try without; the read-back decides.
   }
   // A v0.3 delegatee is spoken to through the compatibility layer, whichever process admitted the attempt.
-  if (attempt.body.remote.protocol_version === LEGACY_VERSION) headers = { ...headers, 'a2a-version': LEGACY_VERSION };
+  if (attempt.body.remote.protocol_version === LEGACY_VERSION) headers = { ...{}, ...headers, 'a2a-version': LEGACY_VERSION };
   // Nothing sent to a pinned target carries a message (follow, cancel, read back): no chain goes with it.
   return { delegatee_id: attempt.body.delegatee_id, endpoint: attempt.body.remote.endpoint, headers, acceptance: config?.acceptance ?? {}, streaming: false, pushNotifications: false, chainPlacement: 'request' };
 }

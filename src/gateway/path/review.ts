@@ -53,7 +53,7 @@ export async function reviewEffect(deps: PathDeps, gates: HumanGates, taskId: st
   const reviewed = await deps.attempts.revise(attempt, (latest) =>
     latest.body.review?.state !== 'pending'
       ? undefined
-      : { outcome: decision === 'approve' ? 'succeeded' : 'failed', review: { ...latest.body.review, state: decision === 'approve' ? 'accepted' : 'rejected', decision_ref: refOf(record) } },
+      : { outcome: decision === 'approve' ? 'succeeded' : 'failed', review: { ...{}, ...latest.body.review, state: decision === 'approve' ? 'accepted' : 'rejected', decision_ref: refOf(record) } },
   );
   if (reviewed.body.review?.decision_ref?.revision_id !== record.revision_id) throw invalidRequest('the review was decided by someone else first', { rule: 'no_review_pending' });
   await deps.events.emit({ type: 'closed', attempt: reviewed, reasons: [`reviewed: ${decision}`] });

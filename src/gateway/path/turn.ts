@@ -73,5 +73,5 @@ export function heardIn(turn: Pick<Turn, 'followUp'>, view: Json): boolean {
 
 /** The attempt's remote facts with the delegatee's task id this turn learned, where no revision records it yet. */
 export function remoteWithTask(turn: Pick<Turn, 'remoteTaskId'>, body: AttemptBody): AttemptBody['remote'] {
-  return turn.remoteTaskId && !body.remote.task_id ? { ...body.remote, task_id: turn.remoteTaskId } : body.remote;
+  return turn.remoteTaskId && !body.remote.task_id ? { ...{}, ...body.remote, task_id: turn.remoteTaskId } : body.remote;
 }

@@ -83,7 +83,7 @@ export function validateSend(params: Json): ValidSend {
   // The SDK codec fills absent ids with "": an empty taskId/contextId means "none" (A2A §6.1 optional fields).
   const message = params.message as Json | undefined;
   const cleaned = message && typeof message === 'object' && !Array.isArray(message) ? dropEmpty(message, ['taskId', 'contextId']) : message;
-  const parsed = SendMessageRequest.safeParse({ ...params, message: cleaned });
+  const parsed = SendMessageRequest.safeParse({ ...{}, ...params, message: cleaned });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw invalidRequest(`SendMessage request is malformed: ${issue.path.join('.') || 'request'}: ${issue.message}`, { path: issue.path.join('.') });
@@ -108,13 +108,13 @@ export function validateSend(params: Json): ValidSend {
  */
 function withPresentedChain(params: Json, message: Json): { params: Json; message: Json } {
   const requestMeta = params.metadata;
-  if (!requestMeta || typeof requestMeta !== 'object' || Array.isArray(requestMeta) || !(CONTRACT_EXTENSION in requestMeta)) return { params: { ...params, message }, message };
+  if (!requestMeta || typeof requestMeta !== 'object' || Array.isArray(requestMeta) || !(CONTRACT_EXTENSION in requestMeta)) return { params: { ...{}, ...params, message }, message };
   const { [CONTRACT_EXTENSION]: chain, ...rest } = requestMeta;
   const messageMeta = (message.metadata as Json | undefined) ?? {};
   if (CONTRACT_EXTENSION in messageMeta) throw invalidRequest('the contract chain is presented twice, in the request metadata and in the message metadata', { extension: CONTRACT_EXTENSION });
-  const moved: Json = { ...message, metadata: { ...messageMeta, [CONTRACT_EXTENSION]: chain! } };
+  const moved: Json = { ...{}, ...message, metadata: { ...{}, ...messageMeta, [CONTRACT_EXTENSION]: chain! } };
   const { metadata: _request, ...others } = params;
-  return { params: { ...others, ...(Object.keys(rest).length > 0 ? { metadata: rest } : {}), message: moved }, message: moved };
+  return { params: { ...{}, ...others, ...(Object.keys(rest).length > 0 ? { metadata: rest } : {}), message: moved }, message: moved };
 }
 
 function dropEmpty(message: Json, keys: readonly string[]): Json {

@@ -105,20 +105,20 @@ async function assess(deps: Deps, turn: Turn, observation: Observation, reserved
 /** The assessment with its local fences read now, where it had left them to the commit. */
 async function fencesRead(deps: Deps, turn: Turn, a: Assessment): Promise<Assessment> {
   if (!a.fencesInCommit) return a;
-  return (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) ? { ...a, fencesInCommit: false } : stale(turn, a);
+  return (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) ? { ...{}, ...a, fencesInCommit: false } : stale(turn, a);
 }
 
 /** The assessment projected again with the fences stale (RW-003 §1.2: a racing control change makes success unknown). */
 function stale(turn: Turn, a: Assessment): Assessment {
   const { consumption: _c, ...rest } = a;
-  return { ...rest, fencesCurrent: false, fencesInCommit: false, projection: withFences(project(a.observation, a.back, turn.target.acceptance), false) };
+  return { ...{}, ...rest, fencesCurrent: false, fencesInCommit: false, projection: withFences(project(a.observation, a.back, turn.target.acceptance), false) };
 }
 
 /** Commits an assessment; one whose fences the commit found moved is projected again and committed without them. */
 async function commitAssessed(deps: Deps, turn: Turn, a: Assessment, view: Json | undefined, read: Known): Promise<Attempt> {
   const { fencesInCommit, ...judged } = a;
   try {
-    return await commitVerdict(deps, turn, { ...judged, ...(view ? { view } : {}), read: { ...read, ...(fencesInCommit ? { fencesInCommit } : {}) } });
+    return await commitVerdict(deps, turn, { ...{}, ...judged, ...(view ? { view } : {}), read: { ...{}, ...read, ...(fencesInCommit ? { fencesInCommit } : {}) } });
   } catch (err) {
     if (!fencesInCommit || !isConflict(err, 'fences_moved')) throw err;
     return commitAssessed(deps, turn, stale(turn, a), view, read);
@@ -134,7 +134,7 @@ async function commitAssessed(deps: Deps, turn: Turn, a: Assessment, view: Json 
 async function judgeForeign(deps: Deps, turn: Turn): Promise<Attempt> {
   const current = (await fencesCurrent(deps.store, turn.fence_set, turn.scopes)) && (await remoteFenceCurrent(deps, turn));
   const observation: Observation = { kind: 'lost', reason: NOT_SHOWN };
-  const projection = { ...withFences(project(observation, undefined, turn.target.acceptance), current), outcome: 'unknown' as const };
+  const projection = { ...{}, ...withFences(project(observation, undefined, turn.target.acceptance), current), outcome: 'unknown' as const };
   const receipt = receiptOf(deps, turn, observation, undefined, projection, current);
   return settleTurn(deps, turn, projection.settlement, refOf(receipt), [receipt], [terminalEvent(deps, turn, receipt, projection)], undefined, () => undefined);
 }
@@ -183,7 +183,7 @@ export function commitVerdict(deps: Deps, turn: Turn, j: Judgement): Promise<Att
 }
 
 async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attempt> {
-  const projection = { ...j.projection, outcome: j.projection.outcome ?? 'unknown' };
+  const projection = { ...{}, ...j.projection, outcome: j.projection.outcome ?? 'unknown' };
   const receipt = receiptOf(deps, turn, j.observation, j.back, projection, j.fencesCurrent, { consumption: j.consumption, profile: j.profile, readback: j.readback });
   const evidence = j.back?.kind === 'task' ? j.back.raw : undefined;
   const shown = j.shown ?? evidence ?? j.view;
@@ -194,7 +194,7 @@ async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attem
     latest.body.state === 'closed'
       ? undefined
       : {
-          ...turnFields(turn, latest),
+          ...{}, ...turnFields(turn, latest),
           state: 'closed',
           ...(review ? { review: { state: 'pending' as const, receipt_outcome: projection.outcome } } : { outcome: projection.outcome }),
           receipt_ref: refOf(receipt),
@@ -220,7 +220,7 @@ async function commitJudged(deps: Deps, turn: Turn, j: Judgement): Promise<Attem
 export function verdictInterrupted(deps: Deps, turn: Turn, view: Json): Promise<Attempt> {
   const task = TaskView.parse(view);
   return deps.attempts.oneAtATime(turn.effect_id, () => settleOwn(deps, turn, 'consume', (latest) => ({
-    ...turnFields(turn, latest),
+    ...{}, ...turnFields(turn, latest),
     ...(latest.body.state === 'closed' ? {} : { state: 'open' as const }),
     observed: fingerprint(task),
     view: storedView(view),
@@ -234,14 +234,14 @@ export function verdictInterrupted(deps: Deps, turn: Turn, view: Json): Promise<
  * task as the previous turn left it.
  */
 export function verdictReleased(deps: Deps, turn: Turn, reason: string): Promise<Attempt> {
-  return inSpan('baton.verdict', { ...turnIds(turn), 'baton.settlement': 'release' }, () => release(deps, turn, reason));
+  return inSpan('baton.verdict', { ...{}, ...turnIds(turn), 'baton.settlement': 'release' }, () => release(deps, turn, reason));
 }
 
 async function release(deps: Deps, turn: Turn, reason: string): Promise<Attempt> {
   const at = utc(deps.clock.now());
   const first = turn.attempt.body.state === 'dispatching' && turn.attempt.body.effect_id === turn.effect_id;
   const closed = await settleOwn(deps, turn, 'release', (latest) => ({
-    ...(first && latest.body.state !== 'closed' ? { state: 'closed' as const, outcome: 'failed' as const } : {}),
+    ...{}, ...(first && latest.body.state !== 'closed' ? { state: 'closed' as const, outcome: 'failed' as const } : {}),
     refused: { reason: reason.slice(0, 512), at },
   }));
   if (first) await deps.events.emit({ type: 'closed', attempt: closed, reasons: [reason] });
@@ -249,7 +249,7 @@ async function release(deps: Deps, turn: Turn, reason: string): Promise<Attempt>
 }
 
 /** What a turn admitted here starts from: its reservation as the admission left it, settled only while still held. */
-const admitted = (turn: Turn, reserved: NonNullable<Turn['reserved']>): Known => ({ latest: turn.attempt, reservation: { ...reserved, status: 'held' }, heldOnly: true });
+const admitted = (turn: Turn, reserved: NonNullable<Turn['reserved']>): Known => ({ latest: turn.attempt, reservation: { ...{}, ...reserved, status: 'held' }, heldOnly: true });
 
 /**
  * A settlement without a receipt (interrupted, released): for a turn admitted here on what its admission left,
@@ -310,7 +310,7 @@ async function settleTurn(
           ? { kind: 'measured', actual: new Map(Object.entries(r.amounts).map(([k, v]) => [k, BigInt(v)])) }
           : { kind: 'unknown' };
     try {
-      const checks = { ...(heldOnly ? { held_only: true } : {}), ...(known?.fencesInCommit ? { fences: { fence_set: turn.fence_set, scopes: turn.scopes } } : {}) };
+      const checks = { ...{}, ...(heldOnly ? { held_only: true } : {}), ...(known?.fencesInCommit ? { fences: { fence_set: turn.fence_set, scopes: turn.scopes } } : {}) };
       await deps.store.ledger.settle({ reservation_id: turn.reservation_id, outcome, evidence: evidence ?? refOf(next ?? latest), at, records: all, events: [...events], ends_follow: turn.effect_id, ...checks });
     } catch (err) {
       // Judged on what the admission left (not_held) or with fences it did not read (fences_moved): the caller judges again.

@@ -70,7 +70,7 @@ export class TxBatch {
     if (missing.length === 0) return;
     const rows = yield* tx('streamHeads', missing, lock);
     for (const s of missing) this.heads.set(streamKey(s), null);
-    for (const r of rows) this.heads.set(streamKey(r), { ...r, position: Number(r.position) });
+    for (const r of rows) this.heads.set(streamKey(r), { ...{}, ...r, position: Number(r.position) });
   }
 
   /** The heads of `streams` this batch knows, keyed by streamKey (absent streams left out). */
@@ -141,7 +141,7 @@ export class TxBatch {
       const at = unwritten?.findIndex((b) => b.dimension === r.dimension) ?? -1;
       if (at >= 0) {
         const b = unwritten![at]!;
-        unwritten![at] = { ...b, consumed: b.consumed + r.d_consumed, reserved: b.reserved + r.d_reserved };
+        unwritten![at] = { ...{}, ...b, consumed: b.consumed + r.d_consumed, reserved: b.reserved + r.d_reserved };
         continue;
       }
       const key = `${r.node_id}\u0000${r.dimension}`;

@@ -206,7 +206,7 @@ export function batchParts(w: BatchWrites, own: DialectParts): Part[] {
     ...(own.control ?? [insertPart(EVENT_ROWS, w.events), insertPart(HEAD_ROWS, w.heads)]),
     insertPart(RESERVATION_ROWS, w.reservations),
     ...(own.journal ?? [insertPart(ENTRY_ROWS, w.entries)]),
-    insertPart(WORK_ROWS, w.work.map((r) => ({ ...r, gateway_id: r.gateway_id ?? null }))),
+    insertPart(WORK_ROWS, w.work.map((r) => ({ ...{}, ...r, gateway_id: r.gateway_id ?? null }))),
     donePart(w.done),
   ];
   return parts.filter((x) => x.rows > 0);
