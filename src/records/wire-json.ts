@@ -20,7 +20,7 @@ import { knownText } from './canonical.ts';
 /**
  * How deep the walk looks for records whose text is known; below it, values
  * are written natively. A chain sits at depth 5 (params.metadata[uri].chain[i])
- * or 6 (in the message's metadata); the caller's message parts need no walk.
+ * or 6 (in the message's metadata); what lies deeper is not walked.
  */
 const WALK_DEPTH = 7;
 
