@@ -83,7 +83,7 @@ export function sealRecord<B extends Record<string, unknown>>(
     body: input.body,
   });
   const content_digest = sha256Digest(canonicalText(unsigned));
-  const sealed = freezeCanonical(Object.assign({}, unsigned, { content_digest })); // deep-frozen members: frozen as it is; no spread (control/append.ts composeEvent)
+  const sealed = freezeCanonical({ ...{}, ...unsigned, content_digest }); // a fresh object over deep-frozen members: frozen as it is
   contentDigests.set(sealed, content_digest);
   return sealed as SealedRecord<B>;
 }

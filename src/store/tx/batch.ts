@@ -301,7 +301,7 @@ export class TxBatch {
       const prior = q.record.prior_revision_ref;
       if (!batched.has(q.record.record_id) && (!prior || prior.object_id === q.record.record_id)) batched.set(q.record.record_id, q);
     }
-    const records = [...batched.values()].map(({ record, document, at }) => Object.assign(recordRowOf(record, document, at), { prior_digest: record.prior_revision_ref?.content_digest ?? null })); // a fresh row: no spread (control/append.ts composeEvent)
+    const records = [...batched.values()].map(({ record, document, at }) => Object.assign(recordRowOf(record, document, at), { prior_digest: record.prior_revision_ref?.content_digest ?? null })); // the row is fresh: its digest added in place
     // A batched record's content rides with it: a content row is keyed by its digest and never replaced, and one
     // written for a record that did not fit is either already stored (a replay) or goes with the refusal's rollback.
     const contents = [...batched.values()].flatMap(({ record, at }) => ridersOf(record).map((c) => contentRowOf(c, at)));
