@@ -18,6 +18,7 @@ import { composeEvent, inputTexts, ownEventInput, type ComposedEvent } from '../
 import { boundaryOf, type ParsedEventInput } from '../control/event.ts';
 import { fenceSetOf, type ControlBoundaryRef } from '../control/fence.ts';
 import { streamKey, streamOf, type ControlScopeRef } from '../control/scope.ts';
+import { frozenCopy } from '../records/canonical.ts';
 import { refOf } from '../records/envelope.ts';
 import type { IdSource } from '../records/ids.ts';
 import type { OpenBudgetRequest } from './types.ts';
@@ -78,7 +79,9 @@ export function planOpens(budgets: readonly OpenBudgetRequest[], fence: readonly
     heads.push(boundaryOf(composed.event));
     return { ...{}, ...withId, planned_issue: { placed: place, composed } };
   });
-  return { budgets: planned, fence_set: [...fenceSetOf([...fence, ...heads])] };
+  // Deep-frozen (a copy: the heads may be the caller's), so its JCS text is written once for the admission's digest
+  // and the audit events that carry it (RW-003 §1.2), not once each (issue #24).
+  return { budgets: planned, fence_set: frozenCopy([...fenceSetOf([...fence, ...heads])]) };
 }
 
 /** The parents `planOpens` needs placed and cannot place itself (nodes that exist already): the caller reads them. */

@@ -8,20 +8,59 @@
  * - one pass that both checks and writes (it was a check pass plus the
  *   `canonicalize` package, which still serves as the reference in tests);
  * - `freezeCanonical` deep-freezes a value; from then on the JCS text of each
- *   of its objects is computed once and remembered (keyed by the object, in a
- *   WeakMap, so it lives exactly as long as the record does). Only objects this
- *   module froze itself are trusted, so a cached text can never go stale.
+ *   of its objects is computed once and remembered (on the object's mark, so
+ *   it lives exactly as long as the record does). Only objects this module
+ *   froze itself are trusted, so a cached text can never go stale.
  */
 import { invalidRequest } from '../errors.ts';
+import { kept, PLAIN, quotedKey } from './json-text.ts';
 import { sortKeys } from './key-order.ts';
 
 const encoder = new TextEncoder();
 const MAX_DEPTH = 128;
 
-/** Objects frozen, with everything beneath them, by `freezeCanonical`. */
-const deepFrozen = new WeakSet<object>();
-/** Their JCS text and nesting height, computed on first use. */
-const texts = new WeakMap<object, { text: string; height: number }>();
+/**
+ * What this module knows of an object it froze with everything beneath it:
+ * its JCS text and nesting height once written (`text` undefined before).
+ * `owner` is the object itself, so a mark that reached another object (a
+ * prototype's, or one copied with its property descriptors) is not trusted.
+ */
+interface Mark {
+  readonly owner: object;
+  text: string | undefined;
+  height: number;
+}
+
+/**
+ * The mark, as a member under a symbol only this module holds, defined
+ * (non-enumerable, read-only) just before the object is frozen. Spread,
+ * Object.assign and Object.keys see only enumerable members, and JSON,
+ * structuredClone and zod no symbols, so no copy or encoding carries it.
+ * Issue #24: it was a WeakSet of the objects and a WeakMap of their texts;
+ * each of the ~70 entries a delegated call made went through V8's ephemeron
+ * write barrier and was revisited by every scavenge: V8's ephemeron tables
+ * took 1.9 % of the request thread at c=32 (perf), 0.8 % with marks.
+ */
+const MARK = Symbol('baton.canonical');
+/** Marks of objects that were already non-extensible when frozen here (frozen by someone else first: no member can be added). */
+const sealedMarks = new WeakMap<object, Mark>();
+
+function markOf(value: object): Mark | undefined {
+  // A marked object is frozen: an extensible one (most of what is written) is answered without looking up a member it lacks.
+  if (Object.isExtensible(value)) return undefined;
+  const m = (value as { [MARK]?: Mark })[MARK];
+  if (m !== undefined) return m.owner === value ? m : undefined;
+  return sealedMarks.get(value);
+}
+
+/** Marks `value` (holding `text` where it is already written) and freezes it; everything beneath it is frozen and marked already. */
+function markFrozen(value: object, text?: string, height = 0): void {
+  const m: Mark = { owner: value, text, height };
+  if (Object.isExtensible(value)) Object.defineProperty(value, MARK, { value: m });
+  else sealedMarks.set(value, m);
+  Object.freeze(value);
+}
+
 /**
  * Texts are kept for a value written at the top (a record, a body, an event)
  * and for its direct members (a record's body; an event's members), never for
@@ -99,7 +138,7 @@ export function canonicalCopy<T>(value: T): T {
 let copiedText = '';
 
 function copyWrite(value: unknown, depth: number): unknown {
-  if (typeof value !== 'object' || value === null || deepFrozen.has(value)) {
+  if (typeof value !== 'object' || value === null || markOf(value) !== undefined) {
     copiedText = write(value, depth);
     return value;
   }
@@ -109,7 +148,9 @@ function copyWrite(value: unknown, depth: number): unknown {
     const out = sortedCopy(value, depth) as object;
     const h = height;
     copiedText = ordered ? JSON.stringify(out) : write(out, depth);
-    texts.set(out, { text: copiedText, height: h });
+    const m = markOf(out)!;
+    m.text = copiedText;
+    m.height = h;
     height = h;
     return out;
   }
@@ -148,9 +189,8 @@ function copyWrite(value: unknown, depth: number): unknown {
     text = sortedObjectText(keys, members);
     out = copy;
   }
-  Object.freeze(out);
-  deepFrozen.add(out);
-  if (depth <= CACHED_DEPTH) texts.set(out, { text: kept(text), height: h });
+  if (depth <= CACHED_DEPTH) markFrozen(out, kept(text), h);
+  else markFrozen(out);
   height = h;
   copiedText = text;
   return out;
@@ -227,8 +267,8 @@ function sortedCopy(value: unknown, depth: number): unknown {
     }
     out = copy;
   }
-  Object.freeze(out);
-  if (depth <= CACHED_DEPTH) deepFrozen.add(out);
+  if (depth <= CACHED_DEPTH) markFrozen(out);
+  else Object.freeze(out);
   height = h;
   return out;
 }
@@ -250,7 +290,7 @@ function sortedObjectText(keys: string[], members: string[]): string {
 }
 
 function copyUnfrozen(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null || deepFrozen.has(value)) return value;
+  if (typeof value !== 'object' || value === null || markOf(value) !== undefined) return value;
   if (Array.isArray(value)) return value.map(copyUnfrozen);
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return value; // not JSON: left as freezeCanonical leaves it
@@ -260,12 +300,12 @@ function copyUnfrozen(value: unknown): unknown {
 
 /** Whether `value` was deep-frozen by `freezeCanonical` (so anything derived from it may be cached by identity). */
 export function isCanonicalFrozen(value: unknown): value is object {
-  return typeof value === 'object' && value !== null && deepFrozen.has(value);
+  return typeof value === 'object' && value !== null && markOf(value) !== undefined;
 }
 
 function freeze(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return true;
-  if (deepFrozen.has(value)) return true;
+  if (markOf(value) !== undefined) return true;
   let ok = true;
   if (Array.isArray(value)) {
     for (const item of value) ok = freeze(item) && ok;
@@ -275,48 +315,8 @@ function freeze(value: unknown): boolean {
     for (const k of Object.keys(value)) ok = freeze((value as Record<string, unknown>)[k]) && ok;
   }
   if (!ok) return false;
-  Object.freeze(value);
-  deepFrozen.add(value);
+  markFrozen(value);
   return true;
-}
-
-/**
- * A text about to be kept, as one flat string. Texts are built by
- * concatenation, which V8 keeps as a tree of the pieces (a rope) until
- * something reads the characters; a kept rope held hundreds of small strings
- * alive per record for as long as the record lived (issue #24, where GC was
- * ~11% of busy time: 4,096 kept contract copies took 137 MB and a 250 ms full
- * GC with rope texts, 82 MB and 55 ms flat). Scanning the text once makes V8
- * flatten it, and checks what RFC 8785 §3.2.2.2 guarantees: control
- * characters are escaped, so the text holds no raw U+0000.
- */
-function kept(text: string): string {
-  if (text.indexOf('\u0000') !== -1) throw new TypeError('canonical text holds a raw U+0000');
-  return text;
-}
-
-/**
- * A string JSON.stringify leaves as it is between quotes: no quote, backslash,
- * control character (RFC 8785 §3.2.2.2 escapes exactly those) or surrogate
- * (a pair is fine but goes the long way, a lone one is refused there).
- */
-const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
-
-/**
- * `"key":` for a member name, checked and quoted once per distinct name: the
- * same few dozen names recur in every record (issue #24 profile: quoting them
- * was a third of writing a record). Bounded, as names come from parsed input too.
- */
-const quotedKeys = new Map<string, string>();
-const MAX_QUOTED_KEYS = 4096;
-function quotedKey(k: string): string {
-  let q = quotedKeys.get(k);
-  if (q === undefined) {
-    if (!k.isWellFormed()) throw invalidRequest('key holds a lone surrogate');
-    q = `${JSON.stringify(k)}:`;
-    if (quotedKeys.size < MAX_QUOTED_KEYS) quotedKeys.set(k, q);
-  }
-  return q;
 }
 
 /** Levels of nesting beneath the value `write` last returned (0 for a scalar); a variable, not a field, so no object is allocated per value. */
@@ -347,17 +347,17 @@ function write(value: unknown, depth: number): string {
         height = 0;
         return 'null';
       }
-      const frozen = deepFrozen.has(value);
-      if (frozen) {
-        const hit = texts.get(value);
-        if (hit) {
-          if (depth + hit.height > MAX_DEPTH) throw invalidRequest('value nests too deeply to canonicalise');
-          height = hit.height;
-          return hit.text;
-        }
+      const m = markOf(value);
+      if (m !== undefined && m.text !== undefined) {
+        if (depth + m.height > MAX_DEPTH) throw invalidRequest('value nests too deeply to canonicalise');
+        height = m.height;
+        return m.text;
       }
       const text = Array.isArray(value) ? writeArray(value, depth) : writeObject(value, depth);
-      if (frozen && depth <= CACHED_DEPTH) texts.set(value, { text: kept(text), height });
+      if (m !== undefined && depth <= CACHED_DEPTH) {
+        m.text = kept(text);
+        m.height = height;
+      }
       return text;
     }
     default:
@@ -396,4 +396,4 @@ function writeObject(value: object, depth: number): string {
 }
 
 /** The JCS text of `value` where it is already known (a sealed record once written, its body), without writing anything. */
-export const knownText = (value: object): string | undefined => (deepFrozen.has(value) ? texts.get(value)?.text : undefined);
+export const knownText = (value: object): string | undefined => markOf(value)?.text;

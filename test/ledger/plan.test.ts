@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { streamOf } from '../../src/control/scope.ts';
 import { delegationScope, planOpens, unplacedParents } from '../../src/ledger/plan.ts';
 import type { OpenBudgetRequest } from '../../src/ledger/types.ts';
+import { canonicalText, isCanonicalFrozen, knownText } from '../../src/records/canonical.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
@@ -128,5 +129,20 @@ describe('a task admission planned before its transaction', () => {
     const [issued] = await w.store.control.readStream(streamOfNode(c));
     expect(issued!.payload).toStrictEqual({ parent_id: r.node_id, root_id: r.node_id, depth: 1 });
     await w.store.close();
+  });
+
+  it('hands back the fence set deep-frozen, as a copy: written once for every place that binds it, the heads it was given stay theirs', () => {
+    const space = freshSpace();
+    const head = { project_id: `rw-control:${space}`, branch_id: 'agent:a', position: 3, event_id: 'evt_1', event_digest: `sha-256:${'a'.repeat(64)}` };
+    const base = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), not_after: FAR, dimensions: units };
+    const opens = planOpens([{ ...base, node_id: randomIds.next('dlg') }], [head], randomIds);
+    expect(opens.fence_set).toHaveLength(2);
+    expect(opens.fence_set).toContainEqual(head);
+    expect(isCanonicalFrozen(opens.fence_set)).toBe(true);
+    expect(Object.isFrozen(head)).toBe(false);
+    // Written once as a member of whatever carries it (the admission's digest, the events), then known.
+    expect(knownText(opens.fence_set)).toBeUndefined();
+    const text = JSON.stringify(JSON.parse(canonicalText({ fence_set: opens.fence_set })).fence_set);
+    expect(knownText(opens.fence_set)).toBe(text);
   });
 });
