@@ -213,7 +213,7 @@ let ordered = true;
  * non-finite number, an undefined member, a non-plain object) is refused here
  * with the same errors as {@link write}. Frozen subtrees are copied too (their
  * key order is not known), and only the body is remembered as deep-frozen:
- * an entry per nested object tripled the weak-set entries a call made.
+ * one mark per nested object tripled the entries a call made (as weak-set entries).
  */
 function sortedCopy(value: unknown, depth: number): unknown {
   if (depth > MAX_DEPTH) throw invalidRequest('value nests too deeply to canonicalise');
