@@ -71,8 +71,8 @@ export async function sealContract(
   const text = canonicalText(sealed);
   const signature = signDetachedForRecord(encoder.encode(text), deps.signer.key, { alg: deps.signer.alg, kid: deps.signer.kid });
   const signed = withSignatures(sealed, [signature]);
-  signedTexts.set(signed, text);
-  // Made with this key over these bytes: it verifies (the chain checks it on every call, issue #24).
+  // Made with this key over these bytes: it verifies (the chain checks it on every call, issue #24). So the
+  // signing text is not kept for it: that was a third copy of the contract's text per contract a call holds.
   rememberProvenOn(signed, 0, deps.signer.key);
   return signed;
 }

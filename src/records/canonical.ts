@@ -13,7 +13,7 @@
  *   froze itself are trusted, so a cached text can never go stale.
  */
 import { invalidRequest } from '../errors.ts';
-import { kept, PLAIN, quotedKey } from './json-text.ts';
+import { kept, PLAIN, quotedKey, sortedObjectText } from './json-text.ts';
 import { sortKeys } from './key-order.ts';
 
 const encoder = new TextEncoder();
@@ -98,11 +98,6 @@ export function memberTexts(value: object): Map<string, string> {
   return out;
 }
 
-/** JCS text of the object whose members' texts these are (as `canonicalText` of that object would give). */
-export function composeObjectText(members: ReadonlyMap<string, string>): string {
-  return sortedObjectText([...members.keys()], [...members.values()]);
-}
-
 /**
  * Deep-freezes `value` (plain objects and arrays) in place and returns it, so
  * its canonical text can be cached. A value holding anything else is left as
@@ -120,9 +115,7 @@ export function freezeCanonical<T>(value: T): T {
  * being built) — found when a reload edited an owner binding a sealed record
  * had embedded.
  */
-export function frozenCopy<T>(value: T): T {
-  return freezeCanonical(copyUnfrozen(value) as T);
-}
+export const frozenCopy = <T>(value: T): T => freezeCanonical(copyUnfrozen(value) as T);
 
 /**
  * Like `frozenCopy`, but the JCS text of the copy, and of every object copied,
@@ -130,9 +123,7 @@ export function frozenCopy<T>(value: T): T {
  * wrote a record's body in three walks). Throws where `canonicalText` would,
  * so it is for values about to be canonicalised anyway (a record being sealed).
  */
-export function canonicalCopy<T>(value: T): T {
-  return copyWrite(value, 0) as T;
-}
+export const canonicalCopy = <T>(value: T): T => copyWrite(value, 0) as T;
 
 /** The text `copyWrite` wrote for the value it last returned. */
 let copiedText = '';
@@ -192,7 +183,7 @@ function copyWrite(value: unknown, depth: number): unknown {
   if (depth <= CACHED_DEPTH) markFrozen(out, kept(text), h);
   else markFrozen(out);
   height = h;
-  copiedText = text;
+  copiedText = depth === 0 ? '' : text; // a top-level text is on its mark: not also held here past its object
   return out;
 }
 
@@ -273,22 +264,6 @@ function sortedCopy(value: unknown, depth: number): unknown {
   return out;
 }
 
-/**
- * `{"k":text,…}` in RFC 8785 §3.2.3 order for `keys` and their member texts
- * (same positions; both arrays are the caller's scratch and are reordered in
- * place), without a map or an index array per object (issue #24: copies of
- * sealed records are most of the objects a call allocates).
- */
-function sortedObjectText(keys: string[], members: string[]): string {
-  sortKeys(keys, members);
-  let text = '{';
-  for (let i = 0; i < keys.length; i++) {
-    if (i > 0) text += ',';
-    text += quotedKey(keys[i]!) + members[i]!;
-  }
-  return `${text}}`;
-}
-
 function copyUnfrozen(value: unknown): unknown {
   if (typeof value !== 'object' || value === null || markOf(value) !== undefined) return value;
   if (Array.isArray(value)) return value.map(copyUnfrozen);
@@ -353,12 +328,18 @@ function write(value: unknown, depth: number): string {
         height = m.height;
         return m.text;
       }
-      const text = Array.isArray(value) ? writeArray(value, depth) : writeObject(value, depth);
-      if (m !== undefined && depth <= CACHED_DEPTH) {
-        m.text = kept(text);
-        m.height = height;
+      const from = lent.length;
+      try {
+        const text = Array.isArray(value) ? writeArray(value, depth) : writeObject(value, depth);
+        if (m !== undefined && depth <= CACHED_DEPTH) {
+          m.text = kept(text);
+          m.height = height;
+          for (let i = from; i < lent.length; i += 3) lendText(lent[i] as object, lent[i + 1] as string, text, lent[i + 2] as number);
+        }
+        return text;
+      } finally {
+        lent.length = from;
       }
-      return text;
     }
     default:
       throw invalidRequest(`a ${typeof value} cannot be canonicalised`);
@@ -388,12 +369,32 @@ function writeObject(value: object, depth: number): string {
     const quoted = quotedKey(k);
     const v = (value as Record<string, unknown>)[k];
     if (v === undefined) throw invalidRequest('undefined member cannot be canonicalised', { key: k });
-    text += (i > 0 ? ',' : '') + quoted + write(v, depth + 1);
+    text += (i > 0 ? ',' : '') + quoted;
+    const member = write(v, depth + 1);
+    if (depth === 0 && member.length >= LENT_MIN && typeof v === 'object') lent.push(v, member, text.length);
+    text += member;
     if (height >= h) h = height + 1;
   }
   height = h;
   return `${text}}`;
 }
+
+/**
+ * Issue #24: a record's text holds its body's whole, and the body kept its
+ * own copy beside it (a contract kept its body's, its sealed and its signed
+ * text: 15 KB of strings, most of what a call promoted). Once the record's
+ * text is kept, flat, a member's kept text is re-pointed at its place in it:
+ * a V8 slice, sharing the record's characters. Only for the member's own kept
+ * text (never other content) and long ones; a body in two records (sealed,
+ * then signed) takes the later one's.
+ */
+function lendText(value: object, member: string, text: string, at: number): void {
+  const m = markOf(value);
+  if (m !== undefined && m.text === member) m.text = text.slice(at, at + member.length);
+}
+/** Members (of the top-level object being written) that may lend their texts, flat: member, its text, where it starts. */
+const lent: unknown[] = [];
+const LENT_MIN = 512;
 
 /** The JCS text of `value` where it is already known (a sealed record once written, its body), without writing anything. */
 export const knownText = (value: object): string | undefined => markOf(value)?.text;

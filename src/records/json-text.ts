@@ -4,6 +4,7 @@
  * check each text kept for a record passes.
  */
 import { invalidRequest } from '../errors.ts';
+import { sortKeys } from './key-order.ts';
 
 /**
  * A text about to be kept, as one flat string. Texts are built by
@@ -42,4 +43,25 @@ export function quotedKey(k: string): string {
     if (quotedKeys.size < MAX_QUOTED_KEYS) quotedKeys.set(k, q);
   }
   return q;
+}
+
+/**
+ * `{"k":text,…}` in RFC 8785 §3.2.3 order for `keys` and their member texts
+ * (same positions; both arrays are the caller's scratch and are reordered in
+ * place), without a map or an index array per object (issue #24: copies of
+ * sealed records are most of the objects a call allocates).
+ */
+export function sortedObjectText(keys: string[], members: string[]): string {
+  sortKeys(keys, members);
+  let text = '{';
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0) text += ',';
+    text += quotedKey(keys[i]!) + members[i]!;
+  }
+  return `${text}}`;
+}
+
+/** JCS text of the object whose members' texts these are (as `canonicalText` of that object would give). */
+export function composeObjectText(members: ReadonlyMap<string, string>): string {
+  return sortedObjectText([...members.keys()], [...members.values()]);
 }

@@ -1,11 +1,12 @@
 /**
  * The paths of src/records/canonical.ts besides canonicalText (issue #27
- * mutants): canonicalCopy, memberTexts/composeObjectText, frozenCopy and
+ * mutants): canonicalCopy, memberTexts/frozenCopy and
  * freezeCanonical keep the same refusals, the same nesting bound and the same
  * heights as the one-pass writer.
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalCopy, canonicalText, composeObjectText, freezeCanonical, frozenCopy, isCanonicalFrozen, memberTexts } from '../../src/records/canonical.ts';
+import { canonicalCopy, canonicalText, freezeCanonical, frozenCopy, isCanonicalFrozen, memberTexts } from '../../src/records/canonical.ts';
+import { composeObjectText } from '../../src/records/json-text.ts';
 import { expectCode } from '../helpers/errors.ts';
 
 const nest = (n: number, wrap: (v: unknown) => unknown = (v) => [v], leaf: unknown = 1): unknown => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import canonicalize from 'canonicalize';
-import { canonicalBytes, canonicalCopy, canonicalText, composeObjectText, freezeCanonical, frozenCopy, isCanonicalFrozen, memberTexts } from '../../src/records/canonical.ts';
+import { canonicalBytes, canonicalCopy, canonicalText, freezeCanonical, frozenCopy, isCanonicalFrozen, memberTexts } from '../../src/records/canonical.ts';
+import { composeObjectText } from '../../src/records/json-text.ts';
 import { digestOf, sha256Digest } from '../../src/records/digest.ts';
 import { parseStrictJson } from '../../src/records/strict-json.ts';
 import { expectCode } from '../helpers/errors.ts';
