@@ -14,6 +14,7 @@ import { composeGates } from './compose/gates.ts';
 import { gatewayMetrics, metricLabels, pathEvents } from './compose/path-events.ts';
 import { composePush } from './compose/push.ts';
 import { scheduleSweeps } from './compose/sweeps.ts';
+import { applyV8Flags } from './compose/v8-flags.ts';
 import type { OperatorConsole } from './console/router.ts';
 import { frontDoorSeries } from './console/front-door.ts';
 import { ConsoleSeries } from './console/series.ts';
@@ -85,6 +86,7 @@ export interface Gateway {
  * port first; then every request is answered 503 `unavailable` until ready.)
  */
 export async function startGateway(config: Config, opts: { logger?: Logger; spanExporter?: SpanExporter; reread?: Reread } = {}): Promise<Gateway> {
+  applyV8Flags();
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const store = await openStore(config, { create: true });
   const keyring = await Keyring.open(resolvedPaths(config).keys);
