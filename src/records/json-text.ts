@@ -1,7 +1,8 @@
 /**
  * The text pieces canonical.ts writes JCS from (RFC 8785 §3.2.2): member
- * names quoted once each, the test for strings that need no escaping, and the
- * check each text kept for a record passes.
+ * names quoted once each, the test for strings that need no escaping, the
+ * check each text kept for a record passes, and an object's text joined from
+ * its members' texts in §3.2.3 order.
  */
 import { invalidRequest } from '../errors.ts';
 import { sortKeys } from './key-order.ts';
