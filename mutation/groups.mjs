@@ -81,9 +81,9 @@ export const GROUPS = {
       ...Object.fromEntries(['393:7', '393:26'].map((at) => [`src/records/canonical.ts:${at}`, 'unreachable (defensive): lending runs only for a marked record, whose members the same walk marked, and write returns exactly a member\'s kept text (kept returns its argument), so the check always holds'])),
       'src/records/canonical.ts:396:25': 'equivalent: a stray first entry is never read, since each top-level write reads and truncates from the length it found',
       ...Object.fromEntries(['183:7', '261:7', '326:11', '326:52', '334:32'].map((at) => [`src/records/canonical.ts:${at}`, RECORDS_CACHE])),
-      'src/records/json-text.ts:20:7': 'unreachable: no written text holds a raw U+0000 (PLAIN excludes it, JSON.stringify escapes it), so the check never throws',
-      'src/records/json-text.ts:20:58': 'unreachable: the message of the U+0000 check, which never throws (no written text holds a raw U+0000)',
-      'src/records/json-text.ts:43:9': 'equivalent in effect: `<=` keeps 4,097 names instead of 4,096; canonical-fast-paths.test.ts checks that the bound holds',
+      'src/records/json-text.ts:21:7': 'unreachable: no written text holds a raw U+0000 (PLAIN excludes it, JSON.stringify escapes it), so the check never throws',
+      'src/records/json-text.ts:21:58': 'unreachable: the message of the U+0000 check, which never throws (no written text holds a raw U+0000)',
+      'src/records/json-text.ts:44:9': 'equivalent in effect: `<=` keeps 4,097 names instead of 4,096; canonical-fast-paths.test.ts checks that the bound holds',
       // sortKeys (issue #24): the insertion sort and Array#sort give the same order; the cut-off picks the quicker.
       ...Object.fromEntries(
         ['19:7', '19:26'].map((at) => [`src/records/key-order.ts:${at}`, 'equivalent: below and above the cut-off both paths sort the keys (and their members) into the same order; the cut-off only picks the quicker']),
