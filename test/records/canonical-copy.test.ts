@@ -1,7 +1,7 @@
 /**
  * The paths of src/records/canonical.ts besides canonicalText (issue #27
- * mutants): canonicalCopy, memberTexts/frozenCopy and
- * freezeCanonical keep the same refusals, the same nesting bound and the same
+ * mutants): canonicalCopy, memberTexts/composeObjectText (json-text.ts),
+ * frozenCopy and freezeCanonical keep the same refusals, the same nesting bound and the same
  * heights as the one-pass writer.
  */
 import { describe, expect, it } from 'vitest';
