@@ -45,7 +45,7 @@ import type { Turn } from './gateway/path/turn.ts';
 import { federationOf } from './federation/compose.ts';
 import { federationRouter } from './federation/routes.ts';
 import { notingCaller } from './http/access-log.ts';
-import { createListener, drain, listen } from './http/listener.ts';
+import { createListener, drain, listen, serveApp } from './http/listener.ts';
 import { extendedCardFor, wellKnownRouter } from './http/well-known.ts';
 import { AgentCard } from '@a2a-js/sdk';
 import { Keyring } from './keys/keyring.ts';
@@ -110,7 +110,7 @@ export async function startGateway(config: Config, opts: { logger?: Logger; span
     const { publisher, dispatcher, app } = composed;
     outbox = composed.push?.outbox;
     server.off('request', starting);
-    server.on('request', app);
+    serveApp(server, app);
     outbox?.start();
     // Every open follow-up is in the store: this node takes over those whose lease lapsed (after a restart, a crash elsewhere).
     dispatcher.follower.start();
