@@ -61,6 +61,7 @@ export function* settle(req: SettlementRequest, ids: IdSource, prep: Prepared = 
   yield* appendAudit(batch, audit, req.at, prep.events);
   // A reservation that left `held` here ended its effect's follow-up in the same statement (work-sql.ts workEndsOnResolveSql).
   if (req.ends_follow && !(leftHeld && req.ends_follow === result.effect_id)) batch.endFollow(req.ends_follow);
+  else if (req.ends_follow) batch.followEndsOnResolve(req.ends_follow);
   yield* batch.flush();
   if (req.fences) yield* fencesHold(batch, req.fences);
   return result;

@@ -29,6 +29,11 @@ export class Lru<K, V> {
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as K);
   }
 
+  /** Drops `key`, if held. */
+  delete(key: K): void {
+    this.map.delete(key);
+  }
+
   clear(): void {
     this.map.clear();
   }

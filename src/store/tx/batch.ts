@@ -25,7 +25,7 @@ import type { IdSource } from '../../records/ids.ts';
 import { invalidRequest } from '../../errors.ts';
 import { checkedDocument, contentRowOf, putRecord, recordRowOf } from '../../records/put.ts';
 import { ridersOf } from '../../records/detached.ts';
-import { rememberStored } from '../../records/decode.ts';
+import { forgetFollows, rememberStored } from '../../records/decode.ts';
 import { tx, type BalanceChange, type Claims, type BalanceRow, type EntryRow, type EventRow, type HeadRow, type Lock, type NodeRow, type Program, type ReservationRow, type WorkRow } from './ops.ts';
 
 export class TxBatch {
@@ -46,6 +46,8 @@ export class TxBatch {
   private readonly charges = new Map<string, BalanceChange>();
   private readonly work: WorkRow[] = [];
   private readonly done: string[] = [];
+  /** Effects whose follow-ups this transaction ends without a queued {@link endFollow} (followEndsOnResolve). */
+  private readonly ending: string[] = [];
   /** The retained count a capacity statement read (rootCapacity), and how many nodes this batch had opened then. */
   private retained?: { ns: string; at: string; n: number; opened: number };
   /** The ids this transaction's admission claims (admitTask) and, once a capacity statement counted them, whether none is held. */
@@ -184,6 +186,11 @@ export class TxBatch {
     this.done.push(effectId);
   }
 
+  /** Notes an effect whose follow-up this transaction ends by resolving its reservation (work-sql.ts workEndsOnResolveSql). */
+  followEndsOnResolve(effectId: string): void {
+    this.ending.push(effectId);
+  }
+
   /** Queues a node this transaction opens, with its balances; both are written by {@link writeNodes}, or with the batch at {@link flush}. */
   open(row: NodeRow, balances: BalanceRow[]): void {
     this.nodes.set(row.node_id, row);
@@ -308,15 +315,20 @@ export class TxBatch {
     // One row per stream: its head after the last event this batch appended.
     const heads = [...this.moved].map((k) => this.heads.get(k)!);
     this.moved.clear();
-    const written = yield* tx('writeBatch', { nodes, balances, records, contents, events: this.events.splice(0), heads, reservations: this.reservations.splice(0), entries: this.entries.splice(0), charges: this.takeCharges(), work: this.work.splice(0), done: this.done.splice(0) });
+    const [work, done] = [this.work.splice(0), this.done.splice(0)];
+    const written = yield* tx('writeBatch', { nodes, balances, records, contents, events: this.events.splice(0), heads, reservations: this.reservations.splice(0), entries: this.entries.splice(0), charges: this.takeCharges(), work, done });
     if (written.heads !== written.revisions.length) {
       // A head moved after this transaction's snapshot (PostgreSQL): what the single-row path says on finding it moved.
       throw invalidRequest('a new revision must name the current head as its prior revision', { conflict: 'head_moved' });
     }
     const wrote = new Set(written.revisions);
+    // An admission's records are re-read while its turn is in flight; a verdict's, which ends it, are not (decode.ts).
+    const follows = work.map((w) => w.effect_id);
+    const ended = [...done, ...this.ending.splice(0)];
+    forgetFollows(ended);
     for (const { record, at, document } of queued) {
-      if (wrote.has(record.revision_id) && batched.get(record.record_id)?.record === record) rememberStored(record, document);
-      else yield* putRecord(record, at);
+      if (!wrote.has(record.revision_id) || batched.get(record.record_id)?.record !== record) yield* putRecord(record, at);
+      else if (ended.length === 0) rememberStored(record, document, follows);
     }
   }
 }
