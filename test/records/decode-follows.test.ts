@@ -75,4 +75,21 @@ describe('the store remembers an admission\'s records until its verdict', () => 
       await store.close();
     }
   });
+
+  it('a settlement that ends no follow-up remembers the records it stores', async () => {
+    const store = SqliteStore.open(join(dir, `s${++n}.db`), { create: true });
+    try {
+      const space = freshSpace();
+      await publishAgent(store, space);
+      const root = randomIds.next('dlg');
+      const fence = [...(await store.control.fenceSet([agentScope(space)]))];
+      const budget = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), node_id: root, not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: 5n }], preset: { preset_id: randomIds.next('preset'), max_active_roots: 10, max_per_minute: 100 } };
+      const held = await store.ledger.admitTask(await taskAdmission(store, space, [budget], fence, root));
+      const evidence = grant(10);
+      await store.ledger.settle({ reservation_id: held.reservation_id, outcome: { kind: 'not_dispatched' }, at: NOW(), records: [evidence] });
+      expect(await store.getRecord(evidence.record_id, evidence.revision_id)).toBe(evidence);
+    } finally {
+      await store.close();
+    }
+  });
 });

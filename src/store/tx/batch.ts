@@ -327,8 +327,9 @@ export class TxBatch {
     const ended = [...done, ...this.ending.splice(0)];
     forgetFollows(ended);
     for (const { record, at, document } of queued) {
-      if (!wrote.has(record.revision_id) || batched.get(record.record_id)?.record !== record) yield* putRecord(record, at);
-      else if (ended.length === 0) rememberStored(record, document, follows);
+      if (wrote.has(record.revision_id) && batched.get(record.record_id)?.record === record) {
+        if (ended.length === 0) rememberStored(record, document, follows);
+      } else yield* putRecord(record, at);
     }
   }
 }
