@@ -16,6 +16,7 @@ import { decodeRecord, forgetFollows, rememberStored } from '../../src/records/d
 import { sealRecord } from '../../src/records/envelope.ts';
 import { randomIds } from '../../src/records/ids.ts';
 import { systemClock } from '../../src/records/time.ts';
+import type { AdmissionReceipt, TaskAdmissionRequest } from '../../src/ledger/types.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { actor, agentScope, FAR, freshSpace, NOW, publishAgent, taskAdmission } from '../store/support/fixtures.ts';
 
@@ -45,21 +46,34 @@ describe('rememberStored / forgetFollows', () => {
   });
 });
 
+/**
+ * A fresh SQLite store with one task admitted from a preset root, its follow-up
+ * leased (as store/support/fixtures.ts presetTask does, keeping the request:
+ * its permission decision is a record the admission stores).
+ */
+async function withAdmitted(run: (store: SqliteStore, t: { req: TaskAdmissionRequest; held: AdmissionReceipt; effect: string }) => Promise<void>): Promise<void> {
+  const store = SqliteStore.open(join(dir, `s${++n}.db`), { create: true });
+  try {
+    const space = freshSpace();
+    await publishAgent(store, space);
+    const root = randomIds.next('dlg');
+    const effect = randomIds.next('eff');
+    const fence = [...(await store.control.fenceSet([agentScope(space)]))];
+    const budget = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), node_id: root, not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: 5n }], preset: { preset_id: randomIds.next('preset'), max_active_roots: 10, max_per_minute: 100 } };
+    const follow = { attempt_id: randomIds.next('att'), lease_owner: 'node_test', lease_until: NOW(), deadline: FAR };
+    const req = await taskAdmission(store, space, [budget], fence, root, { effect, follow });
+    const held = await store.ledger.admitTask(req);
+    expect(held.status).toBe('held');
+    await run(store, { req, held, effect });
+  } finally {
+    await store.close();
+  }
+}
+
 describe('the store remembers an admission\'s records until its verdict', () => {
-  it('serves the stored permission decision itself while the turn is in flight, and decodes it again once the verdict ended the follow-up; the verdict\'s receipt is never remembered', async () => {
-    const store = SqliteStore.open(join(dir, `s${++n}.db`), { create: true });
-    try {
-      const space = freshSpace();
-      await publishAgent(store, space);
-      const root = randomIds.next('dlg');
-      const effect = randomIds.next('eff');
-      const fence = [...(await store.control.fenceSet([agentScope(space)]))];
-      const budget = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), node_id: root, not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: 5n }], preset: { preset_id: randomIds.next('preset'), max_active_roots: 10, max_per_minute: 100 } };
-      const follow = { attempt_id: randomIds.next('att'), lease_owner: 'node_test', lease_until: NOW(), deadline: FAR };
-      const req = await taskAdmission(store, space, [budget], fence, root, { effect, follow });
+  it('serves the stored permission decision itself while the turn is in flight, and decodes it again once the verdict ended the follow-up; the verdict\'s receipt is never remembered', () =>
+    withAdmitted(async (store, { req, held, effect }) => {
       const decision = req.admission.decision;
-      const held = await store.ledger.admitTask(req);
-      expect(held.status).toBe('held');
       expect(await store.getRecord(decision.record_id, decision.revision_id), 'in flight: the stored object').toBe(decision);
 
       const receipt = grant(9);
@@ -71,25 +85,12 @@ describe('the store remembers an admission\'s records until its verdict', () => 
       const stored = await store.getRecord(receipt.record_id, receipt.revision_id);
       expect(stored).not.toBe(receipt);
       expect(stored).toStrictEqual(receipt);
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 
-  it('a settlement that ends no follow-up remembers the records it stores', async () => {
-    const store = SqliteStore.open(join(dir, `s${++n}.db`), { create: true });
-    try {
-      const space = freshSpace();
-      await publishAgent(store, space);
-      const root = randomIds.next('dlg');
-      const fence = [...(await store.control.fenceSet([agentScope(space)]))];
-      const budget = { space_id: space, owner_namespace: `ns-${space}`, actor_ref: actor, at: NOW(), node_id: root, not_after: FAR, dimensions: [{ name: 'units', unit: 'admission', ceiling: 5n }], preset: { preset_id: randomIds.next('preset'), max_active_roots: 10, max_per_minute: 100 } };
-      const held = await store.ledger.admitTask(await taskAdmission(store, space, [budget], fence, root));
+  it('a settlement that ends no follow-up remembers the records it stores', () =>
+    withAdmitted(async (store, { held }) => {
       const evidence = grant(10);
       await store.ledger.settle({ reservation_id: held.reservation_id, outcome: { kind: 'not_dispatched' }, at: NOW(), records: [evidence] });
       expect(await store.getRecord(evidence.record_id, evidence.revision_id)).toBe(evidence);
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 });
