@@ -3,6 +3,7 @@
  * deadline, a subscription ends when the caller who asked for it leaves, and
  * shutdown aborts whatever is still in flight. Real sockets on loopback.
  */
+import { getEventListeners } from 'node:events';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -54,6 +55,29 @@ describe('remote call deadlines', () => {
     const f = await failureOf(remote.call(url, 'GetTask', { id: 't' }));
     expect(f).toMatchObject({ transmitted: true, reason: 'call deadline exceeded' });
     await remote.abortAll();
+  });
+
+  it('a call that ended leaves nothing pending: its deadline timer is cleared, its shutdown listener removed', async () => {
+    const url = await serve((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"jsonrpc":"2.0","id":"GetTask","result":{"ok":true}}');
+    });
+    const remote = new RemoteClient({ limits: { callDeadlineMs: 600_000 } });
+    const stopping = (remote as unknown as { stopping: AbortController }).stopping.signal;
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const during = remote.call(url, 'GetTask', { id: 't' });
+    expect(timers()).toBe(before + 1);
+    expect(getEventListeners(stopping, 'abort')).toHaveLength(1);
+    expect(await during).toEqual({ ok: true });
+    expect(timers()).toBe(before);
+    expect(getEventListeners(stopping, 'abort')).toHaveLength(0);
+    // A failed call lets go of them too.
+    await expect(remote.call('http://127.0.0.1:1/', 'GetTask', {})).rejects.toBeInstanceOf(RemoteFailure);
+    expect(timers()).toBe(before);
+    expect(getEventListeners(stopping, 'abort')).toHaveLength(0);
+    await remote.close();
   });
 
   it('abortAll ends a stream and a call in flight (shutdown does not wait for upstream)', async () => {
