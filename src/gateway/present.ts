@@ -178,7 +178,8 @@ export function scrub(value: JsonValue, swaps: ReadonlyArray<[string, string]>):
 
 function swapText(s: string, swaps: ReadonlyArray<[string, string]>): string {
   let out = s;
-  for (const [from, to] of swaps) if (from.length >= MIN_SCRUBBED) out = out.split(from).join(to);
+  // Looked for first: most strings of a reply name no downstream id, and split/join copied each of them.
+  for (const [from, to] of swaps) if (from.length >= MIN_SCRUBBED && out.includes(from)) out = out.split(from).join(to);
   return out;
 }
 
