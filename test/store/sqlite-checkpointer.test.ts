@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { randomIds } from '../../src/records/ids.ts';
-import { BACKSTOP_PAGES, WalCheckpointer } from '../../src/store/sqlite/checkpointer.ts';
+import { BACKSTOP_PAGES, MAX_CATCH_UPS, WalCheckpointer } from '../../src/store/sqlite/checkpointer.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
 
@@ -118,6 +118,69 @@ describe('sqlite WAL checkpointer', () => {
     await fixed.idle();
     expect(fixed.stats).toMatchObject({ checkpoints: 1, interval: 3 });
     await fixed.close();
+    t.db.close();
+  });
+
+  /** A second connection holding a read transaction at the WAL's current end: no checkpoint copies past it. */
+  function pinnedReader(path: string) {
+    const r = new Database(path, { readonly: true });
+    r.prepare('BEGIN').run();
+    r.prepare('SELECT count(*) AS n FROM t').get();
+    return { release: () => (r.prepare('COMMIT').run(), r.close()) };
+  }
+  const walSize = (path: string) => statSync(`${path}-wal`).size;
+
+  it('follows a checkpoint that left frames behind with a catch-up at the next commit, so the WAL starts over instead of growing', async () => {
+    const t = table();
+    const ck = new WalCheckpointer(t.db, 3, 0);
+    t.commit();
+    ck.committed();
+    const reader = pinnedReader(t.path);
+    t.commit();
+    ck.committed();
+    t.commit();
+    ck.committed(); // due: it copies only up to the reader's snapshot
+    await ck.idle();
+    expect(ck.stats).toMatchObject({ checkpoints: 1, catchUps: 0 });
+    expect(ck.stats.last!.checkpointed).toBeLessThan(ck.stats.last!.log);
+    reader.release();
+    t.commit(); // frames are still behind: this BEGIN cannot restart the WAL, so it grows
+    ck.committed(); // one commit of an interval of three, but the last checkpoint left frames behind
+    await ck.idle();
+    expect(ck.stats).toMatchObject({ checkpoints: 2, catchUps: 1, interval: 3 });
+    expect(ck.stats.last!.checkpointed).toBe(ck.stats.last!.log);
+    const grown = walSize(t.path);
+    t.commit(); // every frame is in the database: this BEGIN starts the WAL over from its beginning
+    ck.committed();
+    expect(walSize(t.path)).toBe(grown);
+    await ck.idle();
+    expect(ck.stats.checkpoints).toBe(2); // nothing was behind: back to the interval
+    await ck.close();
+    t.db.close();
+  });
+
+  it(`runs at most ${MAX_CATCH_UPS} catch-ups in a row, then waits for the interval again`, async () => {
+    const t = table();
+    const ck = new WalCheckpointer(t.db, 10, 0);
+    t.commit();
+    const reader = pinnedReader(t.path); // held throughout: every checkpoint leaves the later frames behind
+    const commits = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        t.commit();
+        ck.committed();
+        await ck.idle();
+      }
+    };
+    await commits(10);
+    expect(ck.stats).toMatchObject({ checkpoints: 1, catchUps: 0 });
+    await commits(MAX_CATCH_UPS + 3); // a catch-up at each of the first commits, then none: 3 commits since the last
+    expect(ck.stats).toMatchObject({ checkpoints: 1 + MAX_CATCH_UPS, catchUps: MAX_CATCH_UPS });
+    await commits(7); // the interval's tenth commit since the last catch-up
+    expect(ck.stats).toMatchObject({ checkpoints: 2 + MAX_CATCH_UPS, catchUps: MAX_CATCH_UPS });
+    await commits(1); // after a regular checkpoint, catch-ups again
+    expect(ck.stats).toMatchObject({ checkpoints: 3 + MAX_CATCH_UPS, catchUps: MAX_CATCH_UPS + 1 });
+    reader.release();
+    await ck.close();
     t.db.close();
   });
 

@@ -15,6 +15,16 @@
  * cannot start is given up and the connection goes back to SQLite's default.
  * A checkpoint only moves committed pages from the WAL into the database, so
  * nothing here decides what is durable: the group commit's fsync still does.
+ *
+ * SQLite starts the WAL over from its beginning only at a write transaction's
+ * BEGIN that finds every frame already in the database (sqlite.org "WAL
+ * reset"). A passive checkpoint copies what the WAL held when it began, and
+ * the request connection goes on committing meanwhile, so under steady load a
+ * checkpoint always left frames behind it: the WAL grew by every interval
+ * until the backstop checkpointed it inside a request's COMMIT (issue #24:
+ * 2.8 % of the request thread at c=32, WAL up to 16,000 frames). A checkpoint
+ * that left frames behind is therefore followed by a short one at the next
+ * commit, which copies only those, so the WAL can start over.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -34,6 +44,8 @@ export const CHECKPOINT_EVERY = 16;
 export const CHECKPOINT_FRAMES = 4_000;
 /** Most the interval stretches past its minimum. */
 const MAX_STRETCH = 16;
+/** Most catch-up checkpoints in a row, for a WAL that commits outrun; then the interval again. */
+export const MAX_CATCH_UPS = 2;
 /** The request connection's own automatic checkpoint, while the worker keeps up: ≈ 64 MiB of WAL. */
 export const BACKSTOP_PAGES = 16_000;
 /** SQLite's default, restored when the worker is given up. */
@@ -73,6 +85,8 @@ export interface CheckpointStats {
   checkpoints: number;
   /** Committed transactions between checkpoints now. */
   interval: number;
+  /** Of those, the short ones run at the next commit after one that left frames behind. */
+  catchUps: number;
   /** WAL frames in the log and copied by the last one. */
   last?: { log: number; checkpointed: number; busy: boolean };
   /** Why the worker was given up, if it was. */
@@ -88,6 +102,12 @@ export class WalCheckpointer {
   readonly stats: CheckpointStats;
   /** Transactions the checkpoint under way covers (those since the one before). */
   private covered = 0;
+  /** The checkpoint under way is a catch-up (started before the interval was due). */
+  private catchingUp = false;
+  /** The last checkpoint left frames behind it (commits landed while it ran, or a reader held it back). */
+  private behind = false;
+  /** Catch-ups run in a row (bounded by {@link MAX_CATCH_UPS}). */
+  private inRow = 0;
 
   /**
    * @param db the request connection (a file in WAL mode; anything else is left alone)
@@ -100,7 +120,7 @@ export class WalCheckpointer {
     private readonly frames = CHECKPOINT_FRAMES,
   ) {
     if (!Number.isInteger(every) || every < 1) throw new RangeError('every must be a positive integer');
-    this.stats = { checkpoints: 0, interval: every };
+    this.stats = { checkpoints: 0, catchUps: 0, interval: every };
     if (!isWalFile(db)) this.stats.failed = 'not a WAL file';
     else db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   }
@@ -111,7 +131,13 @@ export class WalCheckpointer {
    * batch's COMMIT and its callers' answers (group-commit.ts).
    */
   committed(): void {
-    if (this.stats.failed !== undefined || ++this.since < this.stats.interval || this.running) return;
+    if (this.stats.failed !== undefined) return;
+    this.since++;
+    if (this.running) return;
+    const catchUp = this.since < this.stats.interval;
+    if (catchUp && !(this.behind && this.inRow < MAX_CATCH_UPS)) return;
+    this.inRow = catchUp ? this.inRow + 1 : 0;
+    this.catchingUp = catchUp;
     this.covered = this.since;
     this.since = 0;
     this.running = true;
@@ -159,9 +185,13 @@ export class WalCheckpointer {
   private settle(reply: Reply): void {
     if (!reply.ok) return this.giveUp(reply.message);
     this.stats.checkpoints++;
+    if (this.catchingUp) this.stats.catchUps++;
     this.stats.last = { log: reply.log, checkpointed: reply.checkpointed, busy: reply.busy !== 0 };
-    // The WAL restarts after a complete checkpoint, so its length is about what the covered transactions wrote.
-    if (this.frames > 0) {
+    this.behind = this.since > 0 || reply.checkpointed < reply.log;
+    if (!this.behind) this.inRow = 0;
+    // The WAL restarts after a complete checkpoint, so its length is about what the covered transactions wrote
+    // (a catch-up's is the whole WAL it could not restart, so it says nothing about the interval).
+    if (this.frames > 0 && !this.catchingUp) {
       const due = Math.round((this.covered * this.frames) / Math.max(1, reply.log));
       this.stats.interval = Math.min(this.every * MAX_STRETCH, Math.max(this.every, due));
     }
