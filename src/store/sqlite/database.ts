@@ -63,6 +63,21 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   }
 }
 
+/**
+ * Page cache per connection, KiB. SQLite's default is 2 MiB: with a million
+ * retained records the request path's index pages no longer fit it, and
+ * admission grew 1.79× from 10^3 to 10^6 records (issue #15). Not more than
+ * 16 MiB either: when a B-tree page split reorders its sibling pages, SQLite
+ * 3.53 renumbers one through the pending-byte page (~262,145), and the COMMIT
+ * that follows then walks every page in the cache to drop those past the end
+ * of the file (pcache1TruncateUnsafe), ~0.35 ms at 64 MiB. Linux perf of the
+ * request thread (issue #24): that walk was 1.8 % of it at c=1 and 2.3 % at
+ * c=32 with 64 MiB, 0.5 % and 0.7 % with 16 MiB; admission at 10^6 retained
+ * records against 10^3 was 0.87× with 16 MiB (bench/growth.ts), reads from
+ * the file 0.01 %.
+ */
+export const PAGE_CACHE_KIB = 16_384;
+
 function connect(path: string, opts: OpenOptions): Db {
   let db: Db | undefined;
   try {
@@ -72,10 +87,7 @@ function connect(path: string, opts: OpenOptions): Db {
     db.pragma('foreign_keys = ON');
     // Deleted and overwritten cells are zeroed, so purged content does not linger in free pages (issue 25 item 16).
     db.pragma('secure_delete = ON');
-    // 64 MiB of page cache (SQLite's default is 2 MiB): with a million retained
-    // records the request path's index pages no longer fit the default, and
-    // admission grew 1.79× from 10^3 to 10^6 records instead of 1.50× (issue #15).
-    db.pragma('cache_size = -65536');
+    db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
     // Statement journals and transient tables in memory (issue #24). A statement that writes more than one row or
     // fires a trigger needs a statement journal; with temp_store = FILE (this build's default) such statements cost
     // far more here — a two-row INSERT into ledger_nodes 290 µs instead of 28, a root's one-row INSERT (its trigger)
