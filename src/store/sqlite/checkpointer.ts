@@ -102,11 +102,9 @@ export class WalCheckpointer {
   readonly stats: CheckpointStats;
   /** Transactions the checkpoint under way covers (those since the one before). */
   private covered = 0;
-  /** The checkpoint under way is a catch-up (started before the interval was due). */
-  private catchingUp = false;
   /** The last checkpoint left frames behind it (commits landed while it ran, or a reader held it back). */
   private behind = false;
-  /** Catch-ups run in a row (bounded by {@link MAX_CATCH_UPS}). */
+  /** Catch-ups run in a row, the one under way included (bounded by {@link MAX_CATCH_UPS}); 0 while a regular one runs. */
   private inRow = 0;
 
   /**
@@ -137,7 +135,6 @@ export class WalCheckpointer {
     const catchUp = this.since < this.stats.interval;
     if (catchUp && !(this.behind && this.inRow < MAX_CATCH_UPS)) return;
     this.inRow = catchUp ? this.inRow + 1 : 0;
-    this.catchingUp = catchUp;
     this.covered = this.since;
     this.since = 0;
     this.running = true;
@@ -184,14 +181,15 @@ export class WalCheckpointer {
 
   private settle(reply: Reply): void {
     if (!reply.ok) return this.giveUp(reply.message);
+    const catchUp = this.inRow > 0;
     this.stats.checkpoints++;
-    if (this.catchingUp) this.stats.catchUps++;
+    if (catchUp) this.stats.catchUps++;
     this.stats.last = { log: reply.log, checkpointed: reply.checkpointed, busy: reply.busy !== 0 };
     this.behind = this.since > 0 || reply.checkpointed < reply.log;
     if (!this.behind) this.inRow = 0;
     // The WAL restarts after a complete checkpoint, so its length is about what the covered transactions wrote
     // (a catch-up's is the whole WAL it could not restart, so it says nothing about the interval).
-    if (this.frames > 0 && !this.catchingUp) {
+    if (this.frames > 0 && !catchUp) {
       const due = Math.round((this.covered * this.frames) / Math.max(1, reply.log));
       this.stats.interval = Math.min(this.every * MAX_STRETCH, Math.max(this.every, due));
     }
