@@ -35,7 +35,7 @@ export function sqlTally(begin: string): { tally: SqlTally; note(text: string): 
       tally.writeTransactions++;
       tally.inWrite = true;
     } else if (/^(COMMIT|ROLLBACK)$/.test(sql)) tally.inWrite = false;
-    else if (!/^(COMMIT|ROLLBACK|SAVEPOINT|RELEASE|ROLLBACK TO)\b|^PRAGMA synchronous =/.test(sql)) {
+    else if (!/^(COMMIT|ROLLBACK|SAVEPOINT|RELEASE|ROLLBACK TO)\b/.test(sql)) {
       tally.statements++;
       tally.byText.set(sql, (tally.byText.get(sql) ?? 0) + 1);
     }

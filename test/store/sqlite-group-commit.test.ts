@@ -13,6 +13,7 @@ import { randomIds } from '../../src/records/ids.ts';
 import { GroupCommit } from '../../src/store/sqlite/group-commit.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { expectCodeAsync } from '../helpers/errors.ts';
+import { watchOutsideWrites } from '../helpers/sqlite-writes.ts';
 import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-group-'));
@@ -52,11 +53,50 @@ describe('sqlite group commit: the store', () => {
     expect(results).toHaveLength(20);
     expect(store.writeStats.transactions - before.transactions).toBe(1);
     expect(store.writeStats.programs - before.programs).toBe(20);
-    // Made durable by an fsync of the WAL after the COMMIT, which ran with the connection's FULL set aside and restored.
+    // Made durable by an fsync of the WAL after the COMMIT: the connection, taken over by the group commit, does not sync on COMMIT.
     expect(store.writeStats.syncs - before.syncs).toBeGreaterThanOrEqual(1);
-    expect(store.handle.pragma('synchronous', { simple: true })).toBe(2n);
+    expect(store.handle.pragma('synchronous', { simple: true })).toBe(1n);
     expect(await unitsOf(store, c.root)).toMatchObject({ reserved: '20', consumed: '0' });
     for (const r of requests) expect((await store.ledger.reservation(r.reservation_id))?.status).toBe('held');
+    await store.close();
+  });
+
+  it('every other write on the connection is a program too: identity claims, card history, content purges', async () => {
+    const store = fresh();
+    const writes = watchOutsideWrites();
+    try {
+      writes.watch(store.handle);
+      const before = { ...store.writeStats };
+      // Each resolves only after its transaction's COMMIT and the fsync after it.
+      expect(await store.meta.claimIdentity('gw_a', () => '{"v":1}', '2030-01-01T00:00:00.000Z')).toBe('{"v":1}');
+      expect(await store.meta.claimIdentity('gw_a', (stored) => `${stored}!`, '2030-01-01T00:00:01.000Z')).toBe('{"v":1}!');
+      await store.meta.appendCard('https://agent.test', 'card_a', '{"card":1}', '2030-01-01T00:00:02.000Z');
+      await store.content.purge('2030-01-01T00:00:00.000Z', 'ret_a', '2030-01-01T00:00:03.000Z');
+      expect(writes.outside).toEqual([]);
+      expect(store.writeStats.transactions - before.transactions).toBe(4);
+      expect(store.writeStats.syncs - before.syncs).toBe(4);
+      expect(await store.meta.lastCard('https://agent.test', 'card_a')).toBe('{"card":1}');
+    } finally {
+      writes.restore();
+      await store.close();
+    }
+  });
+
+  it('a transaction runs no PRAGMA synchronous: the connection stays NORMAL, the fsync is the group commit\'s', async () => {
+    const store = fresh();
+    const { requests } = await setup(store, 100n, 3);
+    const execs: string[] = [];
+    const exec = store.handle.exec.bind(store.handle);
+    store.handle.exec = (sql: string) => (execs.push(sql), exec(sql));
+    try {
+      for (const r of requests) await store.ledger.admit(r);
+    } finally {
+      store.handle.exec = exec;
+    }
+    // busy_timeout 0 around each BEGIN IMMEDIATE (group-commit.ts begin) and back; nothing about synchronous.
+    expect(execs.filter((s) => /synchronous/i.test(s))).toEqual([]);
+    expect(execs).toHaveLength(2 * 3);
+    expect(store.handle.pragma('synchronous', { simple: true })).toBe(1n);
     await store.close();
   });
 
@@ -248,7 +288,7 @@ describe('sqlite group commit: the batcher', () => {
     const { db, m, gc, aState, syncFirst } = await firstCommitted();
     // Committed — the row is there for reads — but not synced: nobody is answered, and the COMMIT did not sync inline.
     expect(rows(db)).toEqual(['a']);
-    expect(db.pragma('synchronous', { simple: true })).toBe(2); // restored after the batch
+    expect(db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL since the group commit took the connection over
     const b = gc.submit(() => db.prepare("INSERT INTO t VALUES ('b')").run());
     const bState = settledYet(b);
     await turns();

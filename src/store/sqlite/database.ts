@@ -1,7 +1,9 @@
 /**
  * Opening the embedded SQLite file. Durability settings are not negotiable:
  * WAL with synchronous=FULL so an acknowledged write survives power loss
- * (group commits sync the WAL themselves, after COMMIT: group-commit.ts), and
+ * (once the store's group commit takes the connection over, every write is
+ * one of its batches and it syncs the WAL itself, after COMMIT, with the
+ * connection at synchronous=NORMAL: group-commit.ts), and
  * writers take the lock up front (BEGIN IMMEDIATE) so two processes never
  * discover a conflict half-way through a transaction.
  *

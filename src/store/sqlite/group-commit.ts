@@ -32,8 +32,15 @@
  * leaves the durability of every unsynced batch unknown: their callers get
  * storage_error and the store takes no more writes (retrying an fsync can
  * succeed without the lost pages, as PostgreSQL learnt); a restart recovers
- * from what the disk holds. Other writers on this connection keep
- * synchronous=FULL.
+ * from what the disk holds.
+ *
+ * So the connection runs at synchronous=NORMAL from the moment a group commit
+ * takes it over, and every write on it must be a program submitted here
+ * (SqliteStore routes push, work queue, content and identity writes here too).
+ * Issue #24: it was set to NORMAL and back around each batch, two PRAGMA
+ * statements compiled afresh per transaction (SQLite applies a pragma when it
+ * compiles it), while those other writers committed on their own with
+ * synchronous=FULL, each an fsync inside its statement, on the event loop.
  *
  * better-sqlite3 is synchronous, so a batch runs start to finish inside one
  * callback: no read of this connection can observe a half-finished batch.
@@ -99,8 +106,6 @@ export class GroupCommit {
   private readonly sql;
   /** The fsync of committed batches, where commits leave it to us (WAL with synchronous FULL); else COMMIT syncs. */
   private readonly wal: WalSyncer | undefined;
-  /** The connection's own synchronous level, restored after each batch. */
-  private readonly level: number;
   private unsynced: Committed[] = [];
   /** The batches the fsync under way covers (undefined: none under way). */
   private syncing: Committed[] | undefined;
@@ -124,10 +129,11 @@ export class GroupCommit {
     if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError('maxBatch must be a positive integer');
     this.maxBatch = maxBatch;
     this.onCommit = opts.onCommit;
-    const level = (this.level = Number(db.pragma('synchronous', { simple: true })));
     this.busyMs = Number(db.pragma('busy_timeout', { simple: true }));
-    const full = level >= 2;
+    const full = Number(db.pragma('synchronous', { simple: true })) >= 2;
     this.wal = full && isWalFile(db) ? (sync ?? walSync(db.name)) : undefined;
+    // From here COMMIT writes the WAL without syncing it; the fsync is ours (above).
+    if (this.wal) db.pragma('synchronous = NORMAL');
     // Prepared once: the batch's bookends run for every program.
     const prepare = (text: string) => db.prepare(text);
     this.sql = {
@@ -264,17 +270,6 @@ export class GroupCommit {
 
   /** BEGIN IMMEDIATE, one SAVEPOINT per program (none for a lone one), COMMIT; throws (after rolling back) if the transaction as a whole fails. */
   private transaction(batch: Pending[], block: boolean): Outcome[] {
-    // Not prepared statements: SQLite applies this pragma when it compiles it, not when it runs. exec, not
-    // pragma(): that helper prepares and reads back a result, ~25 µs a call under load (c=1 profile, issue #24).
-    if (this.wal) this.db.exec('PRAGMA synchronous = NORMAL');
-    try {
-      return this.programs(batch, block);
-    } finally {
-      if (this.wal) this.db.exec(`PRAGMA synchronous = ${this.level}`);
-    }
-  }
-
-  private programs(batch: Pending[], block: boolean): Outcome[] {
     const { db, sql } = this;
     this.begin(block);
     try {
@@ -300,6 +295,8 @@ export class GroupCommit {
    */
   private begin(block: boolean): void {
     if (block || this.busyMs === 0) return void this.sql.begin.run();
+    // Not a prepared statement: SQLite applies a pragma when it compiles it. exec, not pragma(): that helper also
+    // reads back a result, ~25 µs a call under load (c=1 profile, issue #24).
     this.db.exec('PRAGMA busy_timeout = 0');
     try {
       this.sql.begin.run();

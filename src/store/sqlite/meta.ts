@@ -1,8 +1,13 @@
-/** MetaStore on SQLite: a claim is one BEGIN IMMEDIATE transaction, so two starting nodes cannot both win. */
+/**
+ * MetaStore on SQLite: a claim is one program of the group commit (one BEGIN
+ * IMMEDIATE transaction, or a savepoint in one), so two starting nodes cannot
+ * both win, and, as every write on the connection, it is answered once durable.
+ */
 import type { MetaStore } from '../meta.ts';
-import { immediate, type Db } from './database.ts';
+import type { Db } from './database.ts';
+import type { SqliteRunners } from './push.ts';
 
-export function sqliteMeta(db: Db, guard: <T>(fn: () => T) => T): MetaStore {
+export function sqliteMeta(db: Db, { guard, write }: SqliteRunners): MetaStore {
   const identity = db.prepare<[string], { document: string }>('SELECT document FROM gateway_identity WHERE gateway_id = ?');
   const putIdentity = db.prepare(
     'INSERT INTO gateway_identity(gateway_id, document, claimed_at) VALUES (?, ?, ?) ON CONFLICT(gateway_id) DO UPDATE SET document = excluded.document, claimed_at = excluded.claimed_at',
@@ -12,15 +17,13 @@ export function sqliteMeta(db: Db, guard: <T>(fn: () => T) => T): MetaStore {
   const appendCard = db.prepare('INSERT INTO card_history(origin, agent_card_id, document, accepted_at) VALUES (?, ?, ?, ?)');
   return {
     claimIdentity: async (gatewayId, decide, at) =>
-      guard(() =>
-        immediate(db, () => {
-          const stored = identity.get(gatewayId)?.document;
-          const next = decide(stored);
-          if (next !== stored) putIdentity.run(gatewayId, next, at);
-          return next;
-        }),
-      ),
+      write(() => {
+        const stored = identity.get(gatewayId)?.document;
+        const next = decide(stored);
+        if (next !== stored) putIdentity.run(gatewayId, next, at);
+        return next;
+      }),
     lastCard: async (origin, id) => guard(() => lastCard.get(origin, id)?.document),
-    appendCard: async (origin, id, document, at) => guard(() => void appendCard.run(origin, id, document, at)),
+    appendCard: async (origin, id, document, at) => write(() => void appendCard.run(origin, id, document, at)),
   };
 }

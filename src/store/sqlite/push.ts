@@ -4,13 +4,20 @@ import type { PushStore } from '../port.ts';
 import { composePush, type PushDialect } from '../push-sql.ts';
 import type { Db } from './database.ts';
 
-/** `guard` turns driver errors into storage_error (SqliteStore's). */
-export function sqlitePush(db: Db, guard: <T>(fn: () => T) => T): PushStore {
-  return composePush(sqliteDialect(db, guard));
+/** What the shared-statement dialect runs its statements with (SqliteStore's). */
+export interface SqliteRunners {
+  /** Runs a read, turning driver errors into storage_error. */
+  guard: <T>(fn: () => T) => T;
+  /** Runs a write as a program of the store's group commit: it settles once the write is durable (group-commit.ts). */
+  write: <T>(fn: () => T) => Promise<T>;
 }
 
-/** The shared-statement dialect (push, work queue) on one SQLite handle. */
-export function sqliteDialect(db: Db, guard: <T>(fn: () => T) => T): PushDialect {
+export function sqlitePush(db: Db, run: SqliteRunners): PushStore {
+  return composePush(sqliteDialect(db, run));
+}
+
+/** The shared-statement dialect (push, work queue, content) on one SQLite handle. */
+export function sqliteDialect(db: Db, { guard, write }: SqliteRunners): PushDialect {
   const cache = new Map<string, Database.Statement>();
   const prepare = (sql: string) => {
     let stmt = cache.get(sql);
@@ -26,13 +33,13 @@ export function sqliteDialect(db: Db, guard: <T>(fn: () => T) => T): PushDialect
     p: (n) => `@p${n}`,
     // A write statement takes the database's write lock before it reads, so claims never interleave.
     lock: '',
-    all: async <T>(sql: string, params: readonly unknown[]) =>
-      guard(() => {
-        const stmt = prepare(sql);
-        const bound = Object.fromEntries(params.map((v, i) => [`p${i + 1}`, v]));
-        if (stmt.reader) return stmt.all(bound) as T[];
-        stmt.run(bound);
-        return [];
-      }),
+    all: async <T>(sql: string, params: readonly unknown[]) => {
+      const stmt = guard(() => prepare(sql));
+      const bound = Object.fromEntries(params.map((v, i) => [`p${i + 1}`, v]));
+      if (stmt.readonly) return guard(() => stmt.all(bound) as T[]);
+      // A write (RETURNING or not) shares the group commit's transaction and fsync: the connection does not sync
+      // on COMMIT itself (group-commit.ts).
+      return write(() => (stmt.reader ? (stmt.all(bound) as T[]) : (stmt.run(bound), [])));
+    },
   };
 }

@@ -78,14 +78,16 @@ export class SqliteStore implements Store {
     };
     this.control = composeControl(run, reads, ids);
     this.ledger = composeLedger(run, reads, ids, limits);
-    this.push = sqlitePush(db, (fn) => this.guard(fn));
-    this.work = composeWork(sqliteDialect(db, (fn) => this.guard(fn)));
+    // Their writes too are programs of the group commit: the connection does not sync on COMMIT (group-commit.ts).
+    const runners = { guard: <T>(fn: () => T) => this.guard(fn), write: <T>(fn: () => T) => this.commits.submit(fn) };
+    this.push = sqlitePush(db, runners);
+    this.work = composeWork(sqliteDialect(db, runners));
     // After the worker's checkpoint under way, if any: it holds the checkpoint lock, and a purge's TRUNCATE would find it busy.
-    this.content = composeContent(sqliteDialect(db, (fn) => this.guard(fn)), async () => {
+    this.content = composeContent(sqliteDialect(db, runners), async () => {
       await this.checkpoints.idle();
       return this.guard(() => checkpointTruncate(db));
     });
-    this.meta = sqliteMeta(db, (fn) => this.guard(fn));
+    this.meta = sqliteMeta(db, runners);
     const scans = new Map<string, Database.Statement>(); // a fixed handful of texts
     const dialect = {
       p: () => '?',
