@@ -13,6 +13,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomIds } from '../../src/records/ids.ts';
@@ -31,6 +33,26 @@ function locked(busyTimeoutMs: number) {
   other.pragma('busy_timeout = 0');
   other.exec('BEGIN IMMEDIATE');
   return { store, other };
+}
+
+/**
+ * Another thread's connection to `file` that begins `begin` (after a read, with `read`) and ends it `ms`
+ * later, whatever this thread is doing: it can end while this thread waits inside SQLite. Resolves once it holds
+ * the lock; `released` once it let go.
+ */
+async function heldElsewhere(file: string, begin: 'BEGIN' | 'BEGIN IMMEDIATE', ms: number, read = false) {
+  const worker = new Worker(
+    `const { parentPort, workerData: w } = require('node:worker_threads');
+     const db = new (require('better-sqlite3'))(w.file);
+     db.exec(w.begin);
+     if (w.read) db.prepare('SELECT count(*) FROM records').get();
+     parentPort.postMessage('held');
+     setTimeout(() => { db.exec('COMMIT'); db.close(); parentPort.postMessage('released'); }, w.ms);`,
+    { eval: true, workerData: { file, begin, ms, read } },
+  );
+  await once(worker, 'message');
+  const released = once(worker, 'message').then(() => worker.terminate());
+  return { released };
 }
 
 /** How many of `writes` have settled, counted as they do. */
@@ -56,6 +78,10 @@ describe('sqlite group commit: a write lock another connection holds', () => {
     await nextTurn();
     expect(settled()).toBe(0);
     expect(store.writeStats.transactions).toBe(before.transactions);
+    // Reads go on meanwhile, although the connection's busy_timeout is 0 (a WAL reader never waits for a writer).
+    expect(store.handle.pragma('busy_timeout', { simple: true })).toBe(0n);
+    expect(await store.getRecord('dlg_absent')).toBeUndefined();
+    expect(await store.push.configs('att_absent')).toEqual([]);
     other.exec('COMMIT');
     await Promise.all([first, ...later]);
     expect(store.writeStats.transactions - before.transactions).toBe(1);
@@ -72,6 +98,29 @@ describe('sqlite group commit: a write lock another connection holds', () => {
     other.exec('COMMIT');
     await publishAgent(store, freshSpace());
     other.close();
+    await store.close();
+  });
+
+  it('closing waits for it inside SQLite for as long as the busy timeout: a lock let go meanwhile lets the queued write commit', async () => {
+    const file = join(dir, `${randomIds.next('db')}.db`);
+    const store = SqliteStore.open(file, { create: true, busyTimeoutMs: 10_000 });
+    const other = await heldElsewhere(file, 'BEGIN IMMEDIATE', 150);
+    const write = publishAgent(store, freshSpace());
+    await nextTurn();
+    // The connection's own busy_timeout is 0 (group-commit.ts): closing sets the configured one back for its wait.
+    await store.close();
+    await write; // committed and synced by the close, not refused with SQLITE_BUSY
+    await other.released;
+  });
+
+  it('a retention reclaim waits (at most 1 s) for another connection\'s read to end, then truncates the WAL', async () => {
+    const file = join(dir, `${randomIds.next('db')}.db`);
+    const store = SqliteStore.open(file, { create: true });
+    await publishAgent(store, freshSpace());
+    const reader = await heldElsewhere(file, 'BEGIN', 150, true);
+    // wal_checkpoint(TRUNCATE) waits in SQLite's busy handler for readers of the WAL; with the connection's own 0 it would give up at once.
+    expect(await store.content.reclaim()).toBe(true);
+    await reader.released;
     await store.close();
   });
 

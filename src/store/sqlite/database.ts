@@ -190,16 +190,18 @@ function writeMarker(path: string, marker: StoreMarker): void {
  * Copies every WAL frame into the database and truncates the WAL, so older
  * versions of purged rows no longer sit in it. False when another connection's
  * read kept frames the checkpoint could not copy (the next purge retries).
+ * `busyMs`: the store's configured busy_timeout (the connection's own is 0
+ * while a group commit holds it: group-commit.ts).
  */
-export function checkpointTruncate(db: Db): boolean {
+export function checkpointTruncate(db: Db, busyMs: number): boolean {
   // The wait for other processes' readers and writers blocks this process's event loop: bound it well below busy_timeout.
-  const busy = db.pragma('busy_timeout', { simple: true }) as number | bigint;
-  db.pragma(`busy_timeout = ${Math.min(Number(busy), CHECKPOINT_WAIT_MS)}`);
+  const before = db.pragma('busy_timeout', { simple: true }) as number | bigint;
+  db.pragma(`busy_timeout = ${Math.min(busyMs, CHECKPOINT_WAIT_MS)}`);
   try {
     const [row] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number | bigint }>;
     return Number(row?.busy ?? 1) === 0;
   } finally {
-    db.pragma(`busy_timeout = ${Number(busy)}`);
+    db.pragma(`busy_timeout = ${Number(before)}`);
   }
 }
 

@@ -53,6 +53,16 @@
  * {@link LOCK_RETRY_MAX_MS} between tries) while the event loop serves on;
  * programs submitted meanwhile join the batch. It fails with storage_error
  * (`SQLITE_BUSY`) once the connection's busy_timeout has passed, as before.
+ *
+ * So the connection's own busy_timeout is 0 too, from the takeover on (issue
+ * #24: it was set to 0 and back around each BEGIN, another two PRAGMA
+ * compiles per transaction). Every write is a batch here, and a read in WAL
+ * mode meets a lock only while another connection recovers the WAL after a
+ * crash, which cannot happen while this connection keeps the WAL index
+ * open (sqlite.org/wal.html "Sometimes Queries Return SQLITE_BUSY In WAL
+ * Mode"; the in-process retries of a read that races a commit are SQLite's
+ * own, not the busy handler). Only closing, which is synchronous, waits in
+ * SQLite: its busy_timeout is set back for that.
  */
 import { storageError } from '../../errors.ts';
 import { isWalFile, type Db } from './database.ts';
@@ -101,8 +111,8 @@ export class GroupCommit {
   private scheduled = false;
   /** The wait for a write lock another connection holds: when it began, the next pause, and the timer of the next try. */
   private lockWait: { since: number; pauseMs: number; timer: NodeJS.Timeout } | undefined;
-  /** The connection's busy_timeout: how long a batch waits for the write lock before it fails. */
-  private readonly busyMs: number;
+  /** The connection's busy_timeout as it was handed over: how long a batch waits for the write lock before it fails. */
+  readonly busyMs: number;
   private readonly sql;
   /** The fsync of committed batches, where commits leave it to us (WAL with synchronous FULL); else COMMIT syncs. */
   private readonly wal: WalSyncer | undefined;
@@ -134,6 +144,8 @@ export class GroupCommit {
     this.wal = full && isWalFile(db) ? (sync ?? walSync(db.name)) : undefined;
     // From here COMMIT writes the WAL without syncing it; the fsync is ours (above).
     if (this.wal) db.pragma('synchronous = NORMAL');
+    // …and BEGIN IMMEDIATE never sleeps in SQLite's busy handler: a lock another connection holds is waited for on a timer.
+    if (this.busyMs > 0) db.pragma('busy_timeout = 0');
     // Prepared once: the batch's bookends run for every program.
     const prepare = (text: string) => db.prepare(text);
     this.sql = {
@@ -165,7 +177,8 @@ export class GroupCommit {
   private drain(): void {
     if (this.lockWait) clearTimeout(this.lockWait.timer);
     this.lockWait = undefined;
-    // Closing is synchronous: here the batch waits for the lock inside SQLite's busy handler.
+    // Closing is synchronous: here the batch waits for the lock inside SQLite's busy handler, as long as configured.
+    if (this.queue.length > 0 && this.busyMs > 0) this.db.pragma(`busy_timeout = ${this.busyMs}`);
     while (this.queue.length > 0) this.flush(true);
     if (!this.wal || (this.unsynced.length === 0 && !this.syncing)) return;
     // This fsync covers the batches an fsync under way covers too; its callback then settles nothing (a promise settles once).
@@ -289,21 +302,16 @@ export class GroupCommit {
   }
 
   /**
-   * BEGIN IMMEDIATE; unless `block`, without SQLite's busy handler (busy_timeout
-   * 0 for this statement only): a lock another connection holds throws
-   * LockTaken at once instead of sleeping on the event loop.
+   * BEGIN IMMEDIATE; unless `block` (closing: the busy handler waits), a lock
+   * another connection holds throws LockTaken at once (the connection's
+   * busy_timeout is 0) instead of sleeping on the event loop.
    */
   private begin(block: boolean): void {
-    if (block || this.busyMs === 0) return void this.sql.begin.run();
-    // Not a prepared statement: SQLite applies a pragma when it compiles it. exec, not pragma(): that helper also
-    // reads back a result, ~25 µs a call under load (c=1 profile, issue #24).
-    this.db.exec('PRAGMA busy_timeout = 0');
+    if (block) return void this.sql.begin.run();
     try {
       this.sql.begin.run();
     } catch (err) {
       throw isBusy(err) ? new LockTaken(err) : err;
-    } finally {
-      this.db.exec(`PRAGMA busy_timeout = ${this.busyMs}`);
     }
   }
 

@@ -85,7 +85,7 @@ export class SqliteStore implements Store {
     // After the worker's checkpoint under way, if any: it holds the checkpoint lock, and a purge's TRUNCATE would find it busy.
     this.content = composeContent(sqliteDialect(db, runners), async () => {
       await this.checkpoints.idle();
-      return this.guard(() => checkpointTruncate(db));
+      return this.guard(() => checkpointTruncate(db, this.commits.busyMs));
     });
     this.meta = sqliteMeta(db, runners);
     const scans = new Map<string, Database.Statement>(); // a fixed handful of texts
