@@ -52,7 +52,8 @@
  * lock without waiting, and where it is taken waits on a timer (at most
  * {@link LOCK_RETRY_MAX_MS} between tries) while the event loop serves on;
  * programs submitted meanwhile join the batch. It fails with storage_error
- * (`SQLITE_BUSY`) once the connection's busy_timeout has passed, as before.
+ * (`SQLITE_BUSY`) once the busy_timeout the connection was opened with has
+ * passed, as before.
  *
  * So the connection's own busy_timeout is 0 too, from the takeover on (issue
  * #24: it was set to 0 and back around each BEGIN, another two PRAGMA
