@@ -1,9 +1,7 @@
 /**
  * Counts SQL statements by normalised text (issue #24: statements are
  * counted, never timed). Write transactions are counted apart; the other
- * transaction bookends, and the group commit's switch of the connection's
- * sync level around each batch (group-commit.ts), are not statements of the
- * work itself.
+ * transaction bookends are not statements of the work itself.
  */
 import Database from 'better-sqlite3';
 
@@ -43,18 +41,25 @@ export function sqlTally(begin: string): { tally: SqlTally; note(text: string): 
   return { tally, note };
 }
 
-/** Counts what better-sqlite3 executes in this worker until `restore()`. */
-export function countSqlite(): { tally: SqlTally; restore(): void } {
-  const { tally, note } = sqlTally('BEGIN IMMEDIATE');
-  const proto = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+/** Calls `hook` with every prepared statement better-sqlite3 executes in this worker, before it runs; returns the undo. */
+export function onSqliteStatements(hook: (stmt: Database.Statement) => void): () => void {
+  const probe = new Database(':memory:');
+  const proto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+  probe.close();
   const originals = new Map<string, (...a: unknown[]) => unknown>();
   for (const m of ['run', 'get', 'all', 'iterate']) {
     const orig = proto[m]!;
     originals.set(m, orig);
-    proto[m] = function (this: { source: string }, ...args: unknown[]) {
-      note(this.source);
+    proto[m] = function (this: Database.Statement, ...args: unknown[]) {
+      hook(this);
       return orig.apply(this, args);
     };
   }
-  return { tally, restore: () => originals.forEach((fn, m) => (proto[m] = fn)) };
+  return () => originals.forEach((fn, m) => (proto[m] = fn));
+}
+
+/** Counts what better-sqlite3 executes in this worker until `restore()`. */
+export function countSqlite(): { tally: SqlTally; restore(): void } {
+  const { tally, note } = sqlTally('BEGIN IMMEDIATE');
+  return { tally, restore: onSqliteStatements((stmt) => note(stmt.source)) };
 }

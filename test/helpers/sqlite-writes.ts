@@ -7,6 +7,7 @@
  * `restore()`; only connections passed to `watch` are judged.
  */
 import Database from 'better-sqlite3';
+import { onSqliteStatements } from './sql-tally.ts';
 
 /** What a connection may run outside a transaction without writing anything: its transaction control and settings. */
 const CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|END|PRAGMA)\b/i;
@@ -22,28 +23,23 @@ export interface WriteWatch {
 export function watchOutsideWrites(): WriteWatch {
   const watched = new WeakSet<object>();
   const outside: string[] = [];
-  const probe = new Database(':memory:');
-  const stmtProto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
-  const dbProto = Object.getPrototypeOf(probe) as Record<string, (...a: unknown[]) => unknown>;
-  probe.close();
-  const restores: Array<() => void> = [];
   const judge = (db: Database.Database, sql: string, readonly: boolean) => {
     if (watched.has(db) && !readonly && !db.inTransaction && !CONTROL.test(sql)) outside.push(sql.replace(/\s+/g, ' ').trim().slice(0, 120));
   };
-  for (const m of ['run', 'get', 'all', 'iterate']) {
-    const orig = stmtProto[m]!;
-    stmtProto[m] = function (this: Database.Statement, ...args: unknown[]) {
-      judge(this.database, this.source, this.readonly);
-      return orig.apply(this, args);
-    };
-    restores.push(() => (stmtProto[m] = orig));
-  }
+  const restoreStatements = onSqliteStatements((stmt) => judge(stmt.database, stmt.source, stmt.readonly));
+  const dbProto = Database.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
   const exec = dbProto.exec!;
   dbProto.exec = function (this: Database.Database, sql: unknown) {
     // exec runs a script of any statements: judged as a write unless it is transaction control or a setting.
     judge(this, String(sql), false);
     return exec.call(this, sql);
   };
-  restores.push(() => (dbProto.exec = exec));
-  return { watch: (db) => void watched.add(db), outside, restore: () => restores.forEach((r) => r()) };
+  return {
+    watch: (db) => void watched.add(db),
+    outside,
+    restore: () => {
+      restoreStatements();
+      dbProto.exec = exec;
+    },
+  };
 }
