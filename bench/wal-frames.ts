@@ -21,7 +21,7 @@ import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { LoadGenerator, warmJit } from './lib/load.ts';
-import { removeTemp, tempDir } from './lib/proc.ts';
+import { removeTemp, straceAttached, tempDir } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 import { batonSendMessage, startBaton, startHonestAgent } from './lib/world.ts';
 
@@ -42,7 +42,7 @@ try {
   await gen.phase(1_000);
   // -xx -s 8: each write's first 8 bytes, every one in hex (-x would print a printable byte as itself), enough for a frame header's page number and commit size.
   const strace = spawn('strace', ['-f', '-xx', '-s', '8', '-e', 'trace=pwrite64', '-p', String(baton.pid), '-o', trace], { stdio: ['ignore', 'ignore', 'pipe'] });
-  await attached(strace.stderr!);
+  await straceAttached(strace.stderr!);
   const r = await gen.phase(120_000, calls);
   strace.kill('SIGINT');
   await new Promise((resolve) => strace.once('exit', resolve));
@@ -94,19 +94,3 @@ try {
   removeTemp(work);
 }
 process.exit(0);
-
-/** Resolves once strace says it attached to the process (its first line on stderr), or rejects after 10 s. */
-function attached(stderr: NodeJS.ReadableStream): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('strace did not attach within 10 s')), 10_000);
-    let seen = '';
-    stderr.setEncoding('utf8');
-    stderr.on('data', (chunk: string) => {
-      seen += chunk;
-      if (/attached/.test(seen)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-}
