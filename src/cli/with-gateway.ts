@@ -4,18 +4,22 @@
  * card, which would move its agent stream). Operator commands use this so
  * the CLI and the operator API share one implementation.
  */
-import { resolvedPaths } from '../config.ts';
-import { RemoteClient } from '../gateway/remote.ts';
-import { Keyring } from '../keys/keyring.ts';
-import { createLogger } from '../log.ts';
-import { composeGateway } from '../main.ts';
-import { openStore } from '../store/open.ts';
+import type { composeGateway } from '../main.ts';
 import type { Store } from '../store/port.ts';
 import type { CliContext } from './context.ts';
 
 export type GatewayCore = Awaited<ReturnType<typeof composeGateway>>;
 
 export async function withGateway<T>(ctx: CliContext, fn: (core: GatewayCore, store: Store) => Promise<T>): Promise<T> {
+  // The gateway's modules load when a command runs, not when the CLI starts (`baton --help`, `config check`).
+  const [{ resolvedPaths }, { RemoteClient }, { Keyring }, { createLogger }, { composeGateway }, { openStore }] = await Promise.all([
+    import('../config.ts'),
+    import('../gateway/remote.ts'),
+    import('../keys/keyring.ts'),
+    import('../log.ts'),
+    import('../main.ts'),
+    import('../store/open.ts'),
+  ]);
   const config = ctx.config();
   const store = await openStore(config, { create: false });
   const remote = new RemoteClient({ limits: config.remote });

@@ -15,8 +15,9 @@ import type { AttemptBody } from '../attempts/record.ts';
 import type { Checkpoint } from './checkpoints.ts';
 import { scopeIn, type OperatorDeps } from './deps.ts';
 import type { Lineage } from './lineage.ts';
+import { CARD_STATES } from './card-states.ts';
 
-export const CARD_STATES = ['active', 'suspended', 'revoked', 'retired'] as const;
+export { CARD_STATES };
 
 export interface ControlActionDeps extends Pick<OperatorDeps, 'store' | 'escalations' | 'gatewayActor' | 'spaceId'> {
   lineage: Lineage;

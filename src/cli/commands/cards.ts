@@ -4,28 +4,11 @@
  * checks a remote card with the same verifier the gateway uses and prints the
  * verification record.
  */
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { resolvedPaths } from '../../config.ts';
-import { createDocumentFetcher, jwksFetcherOf } from '../../cards/fetch.ts';
-import { parseJwks } from '../../cards/jwks.ts';
-import { loadCardPublisher } from '../../cards/publisher.ts';
-import { CardResolver } from '../../cards/resolver.ts';
-import { originOf, TrustStore } from '../../cards/trust-store.ts';
-import { parseCardJson, verifyCardBytes, type CardVerification } from '../../cards/verify.ts';
-import { Keyring } from '../../keys/keyring.ts';
-import { systemClock } from '../../records/time.ts';
 import type { CliContext } from '../context.ts';
 import type { CardRefresh } from '../../operator/reload.ts';
 import { callOperatorApi, OperatorApiError } from '../operator-api.ts';
-
-interface VerifyOptions {
-  jwks?: string;
-  allowJku: string[];
-  origin?: string;
-  json?: boolean;
-}
+import type { VerifyOptions } from './cards-run.ts';
 
 export function register(program: Command, ctx: CliContext): void {
   const cards = program.command('cards').description("Baton's own Agent Cards and verification of remote ones");
@@ -34,17 +17,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command('sign')
     .description('validate and sign every card source; write public cards and JWKS into the well-known directory')
     .option('--out <dir>', 'output directory (default: config wellKnownDir)')
-    .action(async (o: { out?: string }) => {
-      const config = ctx.config();
-      const keyring = await Keyring.open(resolvedPaths(config).keys);
-      const publisher = await loadCardPublisher({ cardsDir: config.cardsDir, keyring, publicUrl: config.publicUrl });
-      const files = await publisher.writeWellKnown(resolve(o.out ?? config.wellKnownDir));
-      for (const c of publisher.cards) {
-        const kids = c.params.signer.keys.map((k) => k.key_id).join(', ');
-        console.log(`${c.slug}${c.primary ? ' (primary)' : ''}: ${c.publicCard.digest} signed by ${kids}${c.extendedCard ? ' [+extended, not written]' : ''}`);
-      }
-      for (const f of files) console.log(`wrote ${f}`);
-    });
+    .action(async (o: { out?: string }) => (await import('./cards-run.ts')).signCards(ctx, o));
 
   cards
     .command('verify <target>')
@@ -54,7 +27,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--origin <origin>', 'origin whose trust applies to a card file (default: its first interface URL)')
     .option('--json', 'print the whole record including the card')
     .action(async (target: string, o: VerifyOptions) => {
-      const record = await verifyTarget(target, o, ctx);
+      const record = await (await import('./cards-run.ts')).verifyTarget(target, o, ctx);
       const { card: _card, rw003: _rw003, ...summary } = record;
       console.log(JSON.stringify(o.json ? record : summary, null, 2));
     });
@@ -78,27 +51,4 @@ export function register(program: Command, ctx: CliContext): void {
         process.exitCode = 1;
       }
     });
-}
-
-async function verifyTarget(target: string, o: VerifyOptions, ctx: CliContext): Promise<CardVerification> {
-  const config = ctx.config();
-  const fetcher = createDocumentFetcher();
-  const trust = await TrustStore.fromConfig(
-    { pinnedJwks: config.trust.pinnedJwks, jkuAllowedOrigins: [...config.trust.jkuAllowedOrigins, ...o.allowJku] },
-    { readFile: (p) => readFile(p), fetchJwks: jwksFetcherOf(fetcher) },
-  );
-  const isUrl = /^https?:\/\//i.test(target);
-  const bytes = isUrl ? undefined : await readFile(target);
-  const origin = o.origin ?? (isUrl ? originOf(target) : firstInterfaceOrigin(bytes!));
-  if (o.jwks) trust.pin(origin, await parseJwks(await readFile(o.jwks)));
-  if (isUrl) return new CardResolver({ fetch: fetcher, trust }).resolve(target);
-  return verifyCardBytes({ bytes: bytes!, origin, source: resolve(target) }, { trust, clock: systemClock });
-}
-
-// Which origin a card file claims; its pinned keys must then have signed it.
-function firstInterfaceOrigin(bytes: Uint8Array): string {
-  const card = parseCardJson(bytes) as { supportedInterfaces?: Array<{ url?: unknown }> };
-  const url = card.supportedInterfaces?.[0]?.url;
-  if (typeof url !== 'string') throw new TypeError('card file names no interface URL; pass --origin');
-  return originOf(url);
 }

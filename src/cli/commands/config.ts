@@ -1,7 +1,5 @@
 /** `baton config check`: validate a configuration without starting anything. */
 import type { Command } from 'commander';
-import { checkKeys } from '../config/key-checks.ts';
-import { checkNetwork } from '../config/network-checks.ts';
 import { renderProblems } from '../config/problems.ts';
 import { checkStatic } from '../config/static-checks.ts';
 import type { CliContext } from '../context.ts';
@@ -18,9 +16,10 @@ export function register(program: Command, ctx: CliContext): void {
       const file = ctx.configFile();
       const { config: parsed, source, problems } = checkStatic(file ? { file } : {});
       if (parsed) {
+        const { checkKeys } = await import('../config/key-checks.ts');
         const keys = await checkKeys(parsed, problems);
         problems.push(...keys.problems);
-        if (!opts.offline) problems.push(...(await checkNetwork(parsed, keys.trust, problems)));
+        if (!opts.offline) problems.push(...(await (await import('../config/network-checks.ts')).checkNetwork(parsed, keys.trust, problems)));
       }
       console.log(opts.json ? JSON.stringify({ source, problems }, null, 2) : renderProblems(problems, source));
       process.exitCode = problems.some((p) => p.severity === 'error') ? 1 : 0;

@@ -1,8 +1,6 @@
 /** `baton init`: create the data directory, database and dev keys explicitly. */
 import type { Command } from 'commander';
 import { resolvedPaths } from '../../config.ts';
-import { Keyring } from '../../keys/keyring.ts';
-import { openStore } from '../../store/open.ts';
 import type { CliContext } from '../context.ts';
 
 export function register(program: Command, ctx: CliContext): void {
@@ -11,6 +9,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('create the database and generate dev signing keys (serve does this on first start too)')
     .action(async () => {
       const config = ctx.config();
+      const [{ Keyring }, { openStore }] = await Promise.all([import('../../keys/keyring.ts'), import('../../store/open.ts')]);
       const store = await openStore(config, { create: true });
       await store.close();
       const keys = await Keyring.open(resolvedPaths(config).keys);

@@ -5,13 +5,13 @@
  */
 import { Option, type Command } from 'commander';
 import { resolvedPaths } from '../../config.ts';
-import { Keyring, type KeyEntry } from '../../keys/keyring.ts';
+import type { KeyEntry, Keyring } from '../../keys/keyring.ts';
 import type { SigningAlg } from '../../records/signature.ts';
 import type { CliContext } from '../context.ts';
 
 export function register(program: Command, ctx: CliContext): void {
   const keys = program.command('keys').description('card-signing keys (ES256, EdDSA); private keys stay in the key directory');
-  const open = () => Keyring.open(resolvedPaths(ctx.config()).keys);
+  const open = async () => (await import('../../keys/keyring.ts')).Keyring.open(resolvedPaths(ctx.config()).keys);
 
   keys
     .command('list')

@@ -1,9 +1,6 @@
 /** `baton serve`: run the gateway until SIGINT/SIGTERM. */
 import type { Command } from 'commander';
-import { startGateway } from '../../main.ts';
-import { routeConsole } from '../../http/sdk-console.ts';
 import { renderProblems } from '../config/problems.ts';
-import { checkKeys } from '../config/key-checks.ts';
 import { checkStatic } from '../config/static-checks.ts';
 import type { CliContext } from '../context.ts';
 import { announceReady, isClusterWorker, MAX_WORKERS, parseWorkers, superviseWorkers } from '../workers.ts';
@@ -23,7 +20,7 @@ export function register(program: Command, ctx: CliContext): void {
       const file = ctx.configFile();
       const { config, source, problems } = checkStatic(file ? { file } : {});
       // Key files too, read as the gateway reads them: a bad one is named here, not a crash at start.
-      if (config) problems.push(...(await checkKeys(config, problems)).problems);
+      if (config) problems.push(...(await (await import('../config/key-checks.ts')).checkKeys(config, problems)).problems);
       if (problems.length > 0) console.error(renderProblems(problems, source));
       if (!config || problems.some((p) => p.severity === 'error')) {
         console.error('baton: not starting: the configuration has errors');
@@ -44,6 +41,8 @@ export function register(program: Command, ctx: CliContext): void {
         if (r.config && opts.port !== undefined) r.config.port = Number(opts.port);
         return r;
       };
+      // The gateway's modules load here, after the checks: a refused start, and every other command, never loads them.
+      const [{ startGateway }, { routeConsole }] = await Promise.all([import('../../main.ts'), import('../../http/sdk-console.ts')]);
       const gw = await startGateway(config, { reread });
       // The SDK's console output becomes structured log lines (src/http/sdk-console.ts); the process is ours now.
       routeConsole(gw.logger);
