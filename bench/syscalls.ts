@@ -86,23 +86,17 @@ try {
   const per = (n: number) => round(n / Math.max(1, r.requests), 2);
   const table = (m: Map<string, number>) => Object.fromEntries([...m].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, per(v)]));
   const total = (m: Map<string, number>) => per([...m.values()].reduce((a, b) => a + b, 0));
-  process.stdout.write(
-    `${JSON.stringify(
-      {
-        c,
-        calls: r.requests,
-        errors: r.errors,
-        requestThread: { total: total(main), bySyscall: table(main) },
-        otherThreads: { total: total(others), bySyscall: table(others) },
-        calibration: calibrate(baton.dir),
-      },
-      null,
-      1,
-    )}\n`,
-  );
+  const result = {
+    c,
+    calls: r.requests,
+    errors: r.errors,
+    requestThread: { total: total(main), bySyscall: table(main) },
+    otherThreads: { total: total(others), bySyscall: table(others) },
+    calibration: calibrate(baton.dir),
+  };
+  process.stdout.write(`${JSON.stringify(result, null, 1)}\n`);
 } finally {
-  await baton.stop();
-  await agent.stop();
+  await Promise.all([baton.stop(), agent.stop()]);
   removeTemp(work);
 }
 process.exit(0);
