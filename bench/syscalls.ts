@@ -17,20 +17,14 @@
  * this machine. Prints one JSON object. Needs `strace` (Debian package); a
  * development tool, not part of `npm run bench`.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { LoadGenerator, warmJit } from './lib/load.ts';
-import { removeTemp, straceAttached, tempDir } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
-import { batonSendMessage, startBaton, startHonestAgent } from './lib/world.ts';
+import { requireStrace, tracedCalls } from './lib/traced.ts';
 
 const c = Number(process.argv[2] ?? 1);
 const calls = Number(process.argv[3] ?? 100);
-if (spawnSync('strace', ['-V']).status !== 0) {
-  console.error('syscalls: needs strace on PATH (Debian: apt-get install strace)');
-  process.exit(2);
-}
+requireStrace('syscalls');
 
 /** Microseconds per WAL-frame-shaped write pair and per bare system call, in `dir`. */
 function calibrate(dir: string): { frameWriteUs: number; bareSyscallUs: number } {
@@ -57,22 +51,8 @@ function calibrate(dir: string): { frameWriteUs: number; bareSyscallUs: number }
   return { frameWriteUs: round(frameWriteUs, 2), bareSyscallUs: round(bareSyscallUs, 2) };
 }
 
-const work = tempDir('syscalls');
-const trace = join(work, 'strace.txt');
-const agent = await startHonestAgent();
-const baton = await startBaton(agent, 3_600);
-try {
-  await warmJit(batonSendMessage(baton.url, 'warm'), 2_000, 30_000);
-  const gen = new LoadGenerator(batonSendMessage(baton.url, 'syscalls'), c);
-  await gen.phase(1_000);
-  // -f follows every thread; with -o each line of the trace starts with the thread id.
-  const strace = spawn('strace', ['-f', '-p', String(baton.pid), '-o', trace], { stdio: ['ignore', 'ignore', 'pipe'] });
-  await straceAttached(strace.stderr!);
-  const r = await gen.phase(120_000, calls);
-  strace.kill('SIGINT');
-  await new Promise((resolve) => strace.once('exit', resolve));
-  await gen.close();
-
+// -f follows every thread; with -o each line of the trace starts with the thread id.
+await tracedCalls('syscalls', ['-f'], c, calls, ({ trace, baton, requests, errors }) => {
   const main = new Map<string, number>();
   const others = new Map<string, number>();
   // A call interrupted by another thread's line is printed as "<unfinished ...>", then "<... name resumed>": counted once, at its start.
@@ -83,20 +63,17 @@ try {
     const into = Number(m[1]) === baton.pid ? main : others;
     into.set(m[2]!, (into.get(m[2]!) ?? 0) + 1);
   }
-  const per = (n: number) => round(n / Math.max(1, r.requests), 2);
+  const per = (n: number) => round(n / Math.max(1, requests), 2);
   const table = (m: Map<string, number>) => Object.fromEntries([...m].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, per(v)]));
   const total = (m: Map<string, number>) => per([...m.values()].reduce((a, b) => a + b, 0));
   const result = {
     c,
-    calls: r.requests,
-    errors: r.errors,
+    calls: requests,
+    errors,
     requestThread: { total: total(main), bySyscall: table(main) },
     otherThreads: { total: total(others), bySyscall: table(others) },
     calibration: calibrate(baton.dir),
   };
   process.stdout.write(`${JSON.stringify(result, null, 1)}\n`);
-} finally {
-  await Promise.all([baton.stop(), agent.stop()]);
-  removeTemp(work);
-}
+});
 process.exit(0);

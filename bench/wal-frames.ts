@@ -16,37 +16,18 @@
  * B-tree. Needs `strace` (Debian package); a development tool, not part of
  * `npm run bench`.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { LoadGenerator, warmJit } from './lib/load.ts';
-import { removeTemp, straceAttached, tempDir } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
-import { batonSendMessage, startBaton, startHonestAgent } from './lib/world.ts';
+import { requireStrace, tracedCalls } from './lib/traced.ts';
 
 const c = Number(process.argv[2] ?? 1);
 const calls = Number(process.argv[3] ?? 40);
-if (spawnSync('strace', ['-V']).status !== 0) {
-  console.error('wal-frames: needs strace on PATH (Debian: apt-get install strace)');
-  process.exit(2);
-}
+requireStrace('wal-frames');
 
-const work = tempDir('walframes');
-const trace = join(work, 'strace.txt');
-const agent = await startHonestAgent();
-const baton = await startBaton(agent, 3_600);
-try {
-  await warmJit(batonSendMessage(baton.url, 'warm'), 2_000, 30_000);
-  const gen = new LoadGenerator(batonSendMessage(baton.url, 'frames'), c);
-  await gen.phase(1_000);
-  // -xx -s 8: each write's first 8 bytes, every one in hex (-x would print a printable byte as itself), enough for a frame header's page number and commit size.
-  const strace = spawn('strace', ['-f', '-xx', '-s', '8', '-e', 'trace=pwrite64', '-p', String(baton.pid), '-o', trace], { stdio: ['ignore', 'ignore', 'pipe'] });
-  await straceAttached(strace.stderr!);
-  const r = await gen.phase(120_000, calls);
-  strace.kill('SIGINT');
-  await new Promise((resolve) => strace.once('exit', resolve));
-  await gen.close();
+// -xx -s 8: each write's first 8 bytes, every one in hex (-x would print a printable byte as itself), enough for a frame header's page number and commit size.
+await tracedCalls('walframes', ['-f', '-xx', '-s', '8', '-e', 'trace=pwrite64'], c, calls, ({ trace, work, baton, requests, errors }) => {
   // A copy of the database and its WAL as they stand: dbstat over it names each page's B-tree.
   const copy = join(work, 'copy.db');
   cpSync(join(baton.dir, 'baton.db'), copy);
@@ -72,13 +53,13 @@ try {
     const tree = pages.get(page) ?? '(page freed or not in the copy)';
     byTree.set(tree, (byTree.get(tree) ?? 0) + 1);
   }
-  const per = (n: number) => round(n / Math.max(1, r.requests), 2);
+  const per = (n: number) => round(n / Math.max(1, requests), 2);
   process.stdout.write(
     `${JSON.stringify(
       {
         c,
-        calls: r.requests,
-        errors: r.errors,
+        calls: requests,
+        errors,
         framesPerCall: per(frames),
         commitsPerCall: per(commits),
         framesPerCommit: round(frames / Math.max(1, commits), 1),
@@ -88,9 +69,5 @@ try {
       1,
     )}\n`,
   );
-} finally {
-  await baton.stop();
-  await agent.stop();
-  removeTemp(work);
-}
+});
 process.exit(0);

@@ -205,19 +205,3 @@ export async function stopAllLines(): Promise<void> {
     ),
   );
 }
-
-/** Resolves once strace says it attached to the process (its first line on stderr), or rejects after 10 s. */
-export function straceAttached(stderr: NodeJS.ReadableStream): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('strace did not attach within 10 s')), 10_000);
-    let seen = '';
-    stderr.setEncoding('utf8');
-    stderr.on('data', (chunk: string) => {
-      seen += chunk;
-      if (/attached/.test(seen)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-}
