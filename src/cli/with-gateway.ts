@@ -4,6 +4,7 @@
  * card, which would move its agent stream). Operator commands use this so
  * the CLI and the operator API share one implementation.
  */
+import { resolvedPaths } from '../config.ts';
 import type { composeGateway } from '../main.ts';
 import type { Store } from '../store/port.ts';
 import type { CliContext } from './context.ts';
@@ -12,8 +13,7 @@ export type GatewayCore = Awaited<ReturnType<typeof composeGateway>>;
 
 export async function withGateway<T>(ctx: CliContext, fn: (core: GatewayCore, store: Store) => Promise<T>): Promise<T> {
   // The gateway's modules load when a command runs, not when the CLI starts (`baton --help`, `config check`).
-  const [{ resolvedPaths }, { RemoteClient }, { Keyring }, { createLogger }, { composeGateway }, { openStore }] = await Promise.all([
-    import('../config.ts'),
+  const [{ RemoteClient }, { Keyring }, { createLogger }, { composeGateway }, { openStore }] = await Promise.all([
     import('../gateway/remote.ts'),
     import('../keys/keyring.ts'),
     import('../log.ts'),

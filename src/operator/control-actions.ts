@@ -17,8 +17,6 @@ import { scopeIn, type OperatorDeps } from './deps.ts';
 import type { Lineage } from './lineage.ts';
 import { CARD_STATES } from './card-states.ts';
 
-export { CARD_STATES };
-
 export interface ControlActionDeps extends Pick<OperatorDeps, 'store' | 'escalations' | 'gatewayActor' | 'spaceId'> {
   lineage: Lineage;
   /** The attempts that may still be running (src/operator/queries.ts). */

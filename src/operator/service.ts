@@ -26,7 +26,8 @@ import type { DeliveryStatus } from '../store/port.ts';
 import type { RequestState } from '../gates/rules.ts';
 import { Checkpoints, type Checkpoint } from './checkpoints.ts';
 import { ApprovalDesk, type ApprovalDetail, type ApprovalOutcome, type ApprovalSummary } from './approvals.ts';
-import { ControlActions, type CARD_STATES } from './control-actions.ts';
+import type { CARD_STATES } from './card-states.ts';
+import { ControlActions } from './control-actions.ts';
 import type { OperatorDeps } from './deps.ts';
 import { Lineage } from './lineage.ts';
 import { OperatorQueries } from './queries.ts';
@@ -35,7 +36,7 @@ import { Reassignment, type ReassignRequest, type Reassigned } from './reassignm
 export type { Checkpoint } from './checkpoints.ts';
 export type { ApprovalDetail, ApprovalOutcome, ApprovalSummary } from './approvals.ts';
 export type { OperatorDeps } from './deps.ts';
-export { CARD_STATES } from './control-actions.ts';
+export { CARD_STATES } from './card-states.ts';
 export { BREAKER_TRIGGERS, type BreakerTrigger } from '../control/breaker.ts';
 
 type Attempt = SealedRecord<AttemptBody>;
