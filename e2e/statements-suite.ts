@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig, resolvedPaths } from '../src/config.ts';
 import { composeGateway } from '../src/main.ts';
 import { createLogger } from '../src/log.ts';
@@ -22,6 +22,8 @@ import type { Store } from '../src/store/port.ts';
 import { spawnAgent, type SpawnedAgent } from './harness/process.ts';
 import type { SqlTally } from '../test/helpers/sql-tally.ts';
 import { countHashes } from '../test/helpers/hash-tally.ts';
+import { until } from '../test/helpers/until.ts';
+import type { Dispatcher } from '../src/gateway/dispatcher.ts';
 
 /** Statements counted by a store's driver wrapper (test/helpers/sql-tally.ts for SQLite). */
 export type { SqlTally };
@@ -65,6 +67,9 @@ export function statementsSuite(name: keyof typeof MAX_STATEMENTS, setup: () => 
     let agent: SpawnedAgent;
     /** Slow enough that a turn outlives follow.recordTaskAfterMs: its remote task id is recorded before the verdict. */
     let plodder: SpawnedAgent;
+    /** Slow enough (three 600 ms steps) that its turns are still open when a sweep pass runs. */
+    let sloth: SpawnedAgent;
+    let dispatcher: Dispatcher;
     let server: Server;
     let remote: RemoteClient;
     let store: Store;
@@ -75,11 +80,14 @@ export function statementsSuite(name: keyof typeof MAX_STATEMENTS, setup: () => 
     beforeAll(async () => {
       agent = await spawnAgent({ behaviour: 'honest', name: 'honest', stepMs: 0 });
       plodder = await spawnAgent({ behaviour: 'honest', name: 'plodder', stepMs: 200 });
+      sloth = await spawnAgent({ behaviour: 'honest', name: 'sloth', stepMs: 600 });
       dir = mkdtempSync(join(tmpdir(), 'baton-stmt-'));
       const jwks = join(dir, 'honest.jwks.json');
       writeFileSync(jwks, JSON.stringify(agent.jwks));
       const plodderJwks = join(dir, 'plodder.jwks.json');
       writeFileSync(plodderJwks, JSON.stringify(plodder.jwks));
+      const slothJwks = join(dir, 'sloth.jwks.json');
+      writeFileSync(slothJwks, JSON.stringify(sloth.jwks));
       const s = await setup();
       const file = join(dir, 'baton.json');
       writeFileSync(
@@ -88,10 +96,11 @@ export function statementsSuite(name: keyof typeof MAX_STATEMENTS, setup: () => 
           port: 0,
           dataDir: dir,
           logLevel: 'silent',
-          trust: { pinnedJwks: { [agent.url]: jwks, [plodder.url]: plodderJwks }, jkuAllowedOrigins: [] },
+          trust: { pinnedJwks: { [agent.url]: jwks, [plodder.url]: plodderJwks, [sloth.url]: slothJwks }, jkuAllowedOrigins: [] },
           delegatees: [
             { id: 'honest', cardUrl: `${agent.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true },
             { id: 'plodder', cardUrl: `${plodder.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true },
+            { id: 'sloth', cardUrl: `${sloth.url}/.well-known/agent-card.json`, acceptance: { minArtifacts: 1 }, allowHttp: true },
           ],
           callers: [{ id: 'planner', apiKeySha256: createHash('sha256').update(KEY).digest('hex'), preset: 'standard' }],
           presets: [{ id: 'standard', maxInvocations: 5, lifetimeSeconds: 3600, maxActiveRoots: 1024, maxPerMinute: 100_000 }],
@@ -105,7 +114,8 @@ export function statementsSuite(name: keyof typeof MAX_STATEMENTS, setup: () => 
       url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       remote = new RemoteClient({ limits: config.remote });
       const keyring = await Keyring.open(resolvedPaths(config).keys);
-      const { app } = await composeGateway(config, { store, keyring, publicUrl: url, logger: createLogger({ level: 'silent' }), remote });
+      const { app, dispatcher: d } = await composeGateway(config, { store, keyring, publicUrl: url, logger: createLogger({ level: 'silent' }), remote });
+      dispatcher = d;
       server.on('request', app);
     }, 60_000);
     afterAll(async () => {
@@ -115,6 +125,7 @@ export function statementsSuite(name: keyof typeof MAX_STATEMENTS, setup: () => 
       await store?.close();
       await agent?.stop();
       await plodder?.stop();
+      await sloth?.stop();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
@@ -166,5 +177,25 @@ export function statementsSuite(name: keyof typeof MAX_STATEMENTS, setup: () => 
         expect(revisions[1]!.remote.task_id, delegatee).toMatch(/\S/);
       }
     });
+
+    it('a revocation sweep over the turns this gateway admitted reads their fences in one statement and rebuilds none of them', async () => {
+      await send('sloth'); // warm: the card fetched and verified
+      // The gateway hands each turn it admitted to its stopper (dispatcher.ts admitTurnUntraced): awaited here.
+      const admitted = vi.spyOn(dispatcher.stopper, 'admitted');
+      const turns = Array.from({ length: 3 }, () => send('sloth'));
+      try {
+        await until(() => admitted.mock.calls.length === 3, 400, 10, 'three turns admitted');
+        expect((await store.work.list(10, dispatcher.deps.gatewayActor.object_id)).map((r) => r.effect_id).sort()).toEqual(admitted.mock.calls.map(([t]) => t.effect_id).sort());
+        tally.reset();
+        expect(await dispatcher.sweepRevocations()).toBe(0);
+        const texts = [...tally.byText].map(([k, v]) => `${v}× ${k.slice(0, 100)}`).join('\n');
+        // The work-queue page, then the heads of every fenced stream; no record, reservation or decision read back.
+        expect(tally.statements, texts).toBe(2);
+        expect([...tally.byText.keys()].filter((t) => /control_heads/.test(t)), texts).toHaveLength(1);
+      } finally {
+        admitted.mockRestore();
+        for (const task of await Promise.all(turns)) expect(task).toMatchObject({ state: 'TASK_STATE_COMPLETED', verified: true });
+      }
+    }, 30_000);
   });
 }

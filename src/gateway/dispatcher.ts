@@ -176,6 +176,7 @@ export class Dispatcher {
     const turn = await runAdmission(this.deps, { variant: 'resumed', callerId: prior.body.caller_id, delegateeId, operation: 'a2a.SendMessage', message, resumed: { prior, contracts, checkpoint } });
     // No gate step runs for a resumed attempt (path/steps.ts): it is admitted or refused, never held.
     if ('held' in turn) throw new Error('a resumed attempt was held at the gate');
+    this.stopper.admitted(turn);
     const sent = await send(this.deps, turn, wireParams(this.deps, turn, { message }, false), false);
     this.inBackground(completeQuietly(this.deps, turn, sent, this.deps.clock.now().getTime() + this.deps.follow.blockingWaitMs));
     if (sent.kind === 'reply' && sent.result.task) turn.remoteTaskId ??= (sent.result.task as { id?: string }).id;
@@ -242,8 +243,10 @@ export class Dispatcher {
   }
 
   /** Steps 2–4 of a send: validated request in, admitted turn out (first turn or follow-up), by the path's table (path/steps.ts). */
-  private admitTurnUntraced(caller: Caller, delegateeId: string, req: ValidSend, operation: string): Promise<AdmittedTurn | { held: Json }> {
-    return runAdmission(this.deps, { variant: req.taskId ? 'followUp' : 'first', callerId: caller.id, sender: caller, delegateeId, operation, message: req.message, send: req });
+  private async admitTurnUntraced(caller: Caller, delegateeId: string, req: ValidSend, operation: string): Promise<AdmittedTurn | { held: Json }> {
+    const turn = await runAdmission(this.deps, { variant: req.taskId ? 'followUp' : 'first', callerId: caller.id, sender: caller, delegateeId, operation, message: req.message, send: req });
+    if (!('held' in turn)) this.stopper.admitted(turn);
+    return turn;
   }
 
   private inBackground(p: Promise<unknown>): void {

@@ -7,7 +7,8 @@
  * reads back, and commits each open turn's verdict from what the read says.
  */
 import { fingerprint, isTerminal, TaskView } from '../attempts/task-view.ts';
-import type { ControlBoundaryRef } from '../control/fence.ts';
+import { checkFences, streamsToRead, type ControlBoundaryRef, type StreamHead } from '../control/fence.ts';
+import { streamKey, type StreamId } from '../control/scope.ts';
 import { utc } from '../records/time.ts';
 import type { AttemptBody } from '../attempts/record.ts';
 import type { Attempt } from './attempts.ts';
@@ -16,16 +17,23 @@ import { findByContext } from './path/follow.ts';
 import { rebuildTurn } from './path/rebuild-turn.ts';
 import { pinnedTarget } from './path/resolve-target.ts';
 import type { Turn } from './path/turn.ts';
-import { fencesCurrent, readBack, storedView } from './path/read-back.ts';
+import { readBack, storedView } from './path/read-back.ts';
 import { verdict } from './path/verify.ts';
 
 export type StopCause = NonNullable<AttemptBody['cancel_cause']>['cause'];
+
+type Fenced = Pick<Turn, 'fence_set' | 'scopes'>;
+
+/** Most open turns whose fences this process remembers; past it the sweep reads a turn's from the store, as for one admitted elsewhere. */
+const FENCED_LIMIT = 10_000;
+/** Streams per heads read: few enough that the statement stays prepared (sqlite/ops.ts keeps those of up to 64 streams). */
+const HEADS_PER_READ = 64;
 
 export class Stopper {
   /** Attempts being stopped in this process: the sweep and an operator action must not both cancel and escalate. */
   private readonly stopping = new Set<string>();
   /** What each open turn fenced: immutable per turn, so read once, not on every pass (bounded by the open turns). */
-  private readonly fenced = new Map<string, Pick<Turn, 'fence_set' | 'scopes'>>();
+  private readonly fenced = new Map<string, Fenced>();
   /**
    * Turns this process already asked to stop: one stop (and at most one
    * escalation) each, not one per pass while the delegatee takes its time;
@@ -35,13 +43,28 @@ export class Stopper {
 
   constructor(private readonly deps: PathDeps) {}
 
-  /** One pass over the open turns; returns how many attempts it asked to stop. */
+  /**
+   * A turn this process just admitted: what it fenced, so the sweep need not
+   * rebuild it from the store (issue #24: at c=32 the sweep's rebuilds were
+   * six reads for one call in three). The admission's own fence set and scopes,
+   * which a rebuild re-derives from its decision and leaf contract.
+   */
+  admitted(turn: Pick<Turn, 'effect_id'> & Fenced): void {
+    if (this.fenced.size < FENCED_LIMIT) this.fenced.set(turn.effect_id, { fence_set: turn.fence_set, scopes: turn.scopes });
+  }
+
+  /**
+   * One pass over the open turns; returns how many attempts it asked to stop.
+   * The heads of every stream the open turns fenced are read together, not
+   * turn by turn: a fence that moves is seen by this pass or the next either way.
+   */
   async sweep(limit = 10_000): Promise<number> {
     let stopped = 0;
     const rows = await this.deps.store.work.list(limit, this.deps.gatewayActor.object_id);
     const open = new Set(rows.map((r) => r.effect_id));
     for (const id of this.fenced.keys()) if (!open.has(id)) this.fenced.delete(id);
     for (const id of this.stopped) if (!open.has(id)) this.stopped.delete(id);
+    const watched: Array<{ row: (typeof rows)[number]; fenced: Fenced }> = [];
     for (const row of rows) {
       if (this.stopping.has(row.attempt_id) || this.stopped.has(row.effect_id)) continue;
       try {
@@ -51,7 +74,15 @@ export class Stopper {
           if (!t) continue;
           this.fenced.set(row.effect_id, (fenced = { fence_set: t.fence_set, scopes: t.scopes }));
         }
-        if (await fencesCurrent(this.deps.store, fenced.fence_set, fenced.scopes)) continue;
+        watched.push({ row, fenced });
+      } catch (err) {
+        await this.escalate(row.attempt_id, undefined, [`stopping failed: ${err instanceof Error ? err.message : String(err)}`]);
+      }
+    }
+    const heads = await this.headsOf(watched.map((w) => w.fenced));
+    for (const { row, fenced } of watched) {
+      if (checkFences(fenced.fence_set, fenced.scopes, heads).length === 0) continue;
+      try {
         const turn = await rebuildTurn(this.deps, row);
         if (!turn) continue;
         const { cause, detail, by, movedAt } = await this.whyStale(turn.fence_set);
@@ -68,6 +99,16 @@ export class Stopper {
       }
     }
     return stopped;
+  }
+
+  /** The heads of every stream the turns fenced, each stream read once, {@link HEADS_PER_READ} to a statement. */
+  private async headsOf(turns: readonly Fenced[]): Promise<Map<string, StreamHead>> {
+    const streams = new Map<string, StreamId>();
+    for (const t of turns) for (const s of streamsToRead(t.fence_set, t.scopes)) streams.set(streamKey(s), s);
+    const all = [...streams.values()];
+    const heads = new Map<string, StreamHead>();
+    for (let i = 0; i < all.length; i += HEADS_PER_READ) for (const [k, h] of await this.deps.store.control.heads(all.slice(i, i + HEADS_PER_READ))) heads.set(k, h);
+    return heads;
   }
 
   /** Asks a running attempt to stop; returns its newest revision. */
