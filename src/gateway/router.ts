@@ -56,10 +56,11 @@ export function gatewayRouter(deps: GatewayRouterDeps): Router {
   };
   // v0.3 callers go through the SDK's compatibility layer (A2A-Version 0.3, or none: A2A §3.6.1) into the same handler.
   const legacyCompat = { enabled: true };
-  // One handler per binding: it renders errors for the binding it serves.
+  // One handler per binding: it renders errors for the binding it serves. Each binding's chain is a router of its
+  // own, one layer of `on`: a request for another path is matched against it once, not once per step (issue #24).
   const mountOn = (on: Router, base: string, handler: (transport: Binding) => BatonA2AHandler, delegatee?: string) => {
-    on.use(`${base}/a2a/jsonrpc`, requestSpan('jsonrpc', delegatee), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), legacyFileBytes('jsonrpc'), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler('jsonrpc'), userBuilder, legacyCompat }));
-    on.use(`${base}/a2a/rest`, requestSpan('rest', delegatee), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), legacyFileBytes('rest'), stash(facts, 'rest'), restStatusNames, legacyRoutesOnly, restHandler({ requestHandler: handler('rest'), userBuilder, legacyCompat }), noRoute);
+    on.use(`${base}/a2a/jsonrpc`, Router().use(requestSpan('jsonrpc', delegatee), authenticate(deps, facts, 'jsonrpc'), ...strictBody(limit, 'jsonrpc'), legacyFileBytes('jsonrpc'), stash(facts, 'jsonrpc'), jsonRpcHandler({ requestHandler: handler('jsonrpc'), userBuilder, legacyCompat })));
+    on.use(`${base}/a2a/rest`, Router().use(requestSpan('rest', delegatee), authenticate(deps, facts, 'rest'), ...strictBody(limit, 'rest'), legacyFileBytes('rest'), stash(facts, 'rest'), restStatusNames, legacyRoutesOnly, restHandler({ requestHandler: handler('rest'), userBuilder, legacyCompat }), noRoute));
   };
   // Baton's own card advertises /a2a/*: a message there names its delegatee in metadata.
   mountOn(router, '', (transport) => new BatonA2AHandler({ card: deps.ownCard, extendedCard: deps.ownExtendedCard, push: deps.push }, deps.dispatcher, facts, transport));
