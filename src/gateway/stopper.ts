@@ -46,7 +46,7 @@ export class Stopper {
   /**
    * A turn this process just admitted: what it fenced, so the sweep need not
    * rebuild it from the store (issue #24: at c=32 the sweep's rebuilds were
-   * six reads for one call in three). The admission's own fence set and scopes,
+   * six reads for about one call in three). The admission's own fence set and scopes,
    * which a rebuild re-derives from its decision and leaf contract.
    */
   admitted(turn: Pick<Turn, 'effect_id'> & Fenced): void {
@@ -82,6 +82,8 @@ export class Stopper {
     const heads = await this.headsOf(watched.map((w) => w.fenced));
     for (const { row, fenced } of watched) {
       if (checkFences(fenced.fence_set, fenced.scopes, heads).length === 0) continue;
+      // An operator's stop (or CancelTask) of the attempt may be under way since the first loop looked.
+      if (this.stopping.has(row.attempt_id) || this.stopped.has(row.effect_id)) continue;
       try {
         const turn = await rebuildTurn(this.deps, row);
         if (!turn) continue;
