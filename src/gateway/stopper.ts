@@ -11,6 +11,7 @@ import { checkFences, streamsToRead, type ControlBoundaryRef, type StreamHead } 
 import { streamKey, type StreamId } from '../control/scope.ts';
 import { utc } from '../records/time.ts';
 import type { AttemptBody } from '../attempts/record.ts';
+import type { WorkRow } from '../store/tx/ops.ts';
 import type { Attempt } from './attempts.ts';
 import type { PathDeps } from './path/deps.ts';
 import { findByContext } from './path/follow.ts';
@@ -64,26 +65,12 @@ export class Stopper {
     const open = new Set(rows.map((r) => r.effect_id));
     for (const id of this.fenced.keys()) if (!open.has(id)) this.fenced.delete(id);
     for (const id of this.stopped) if (!open.has(id)) this.stopped.delete(id);
-    const watched: Array<{ row: (typeof rows)[number]; fenced: Fenced }> = [];
-    for (const row of rows) {
-      if (this.stopping.has(row.attempt_id) || this.stopped.has(row.effect_id)) continue;
-      try {
-        let fenced = this.fenced.get(row.effect_id);
-        if (!fenced) {
-          const t = await rebuildTurn(this.deps, row);
-          if (!t) continue;
-          this.fenced.set(row.effect_id, (fenced = { fence_set: t.fence_set, scopes: t.scopes }));
-        }
-        watched.push({ row, fenced });
-      } catch (err) {
-        await this.escalate(row.attempt_id, undefined, [`stopping failed: ${err instanceof Error ? err.message : String(err)}`]);
-      }
-    }
+    const watched = await this.watched(rows);
     const heads = await this.headsOf(watched.map((w) => w.fenced));
     for (const { row, fenced } of watched) {
       if (checkFences(fenced.fence_set, fenced.scopes, heads).length === 0) continue;
-      // An operator's stop (or CancelTask) of the attempt may be under way since the first loop looked.
-      if (this.stopping.has(row.attempt_id) || this.stopped.has(row.effect_id)) continue;
+      // An operator's stop (or CancelTask) of the attempt may be under way since `watched` looked.
+      if (this.leftAlone(row)) continue;
       try {
         const turn = await rebuildTurn(this.deps, row);
         if (!turn) continue;
@@ -96,11 +83,40 @@ export class Stopper {
         await this.deps.events.emit({ type: 'stopped', cause, delegatee: turn.attempt.body.delegatee_id, ...(seconds !== undefined ? { seconds } : {}) });
         if (by) await this.deps.events.emit({ type: 'signal', signal: { kind: 'stopped', by, delegation: turn.attempt.body.delegation_ref.object_id, detail } });
       } catch (err) {
-        // One attempt's failure must not end the pass for the others; it is handed to the operator.
-        await this.escalate(row.attempt_id, undefined, [`stopping failed: ${err instanceof Error ? err.message : String(err)}`]);
+        await this.stoppingFailed(row, err);
       }
     }
     return stopped;
+  }
+
+  /** The open turns this pass checks, each with what it fenced (remembered, or rebuilt from the store once). */
+  private async watched(rows: readonly WorkRow[]): Promise<Array<{ row: WorkRow; fenced: Fenced }>> {
+    const out: Array<{ row: WorkRow; fenced: Fenced }> = [];
+    for (const row of rows) {
+      if (this.leftAlone(row)) continue;
+      try {
+        let fenced = this.fenced.get(row.effect_id);
+        if (!fenced) {
+          const t = await rebuildTurn(this.deps, row);
+          if (!t) continue;
+          this.fenced.set(row.effect_id, (fenced = { fence_set: t.fence_set, scopes: t.scopes }));
+        }
+        out.push({ row, fenced });
+      } catch (err) {
+        await this.stoppingFailed(row, err);
+      }
+    }
+    return out;
+  }
+
+  /** Being stopped in this process now, or already asked to stop by an earlier pass. */
+  private leftAlone(row: WorkRow): boolean {
+    return this.stopping.has(row.attempt_id) || this.stopped.has(row.effect_id);
+  }
+
+  /** One attempt's failure must not end the pass for the others; it is handed to the operator. */
+  private stoppingFailed(row: WorkRow, err: unknown): Promise<void> {
+    return this.escalate(row.attempt_id, undefined, [`stopping failed: ${err instanceof Error ? err.message : String(err)}`]);
   }
 
   /** The heads of every stream the turns fenced, each stream read once, {@link HEADS_PER_READ} to a statement. */
