@@ -35,8 +35,9 @@ export const Config = z.strictObject({
   store: z
     .discriminatedUnion('kind', [
       z.strictObject({ kind: z.literal('sqlite'), path: z.string().optional() }),
-      // preparedStatements: off only behind a pooler that cannot keep them (src/store/postgres/prepared.ts).
-      z.strictObject({ kind: z.literal('postgres'), url: z.string().min(1), preparedStatements: z.boolean().optional() }),
+      // preparedStatements: off only behind a pooler that cannot keep them (src/store/postgres/prepared.ts);
+      // analyzeEvery: committed transactions between checks for tables that outgrew their statistics, 0 off (statistics.ts).
+      z.strictObject({ kind: z.literal('postgres'), url: z.string().min(1), preparedStatements: z.boolean().optional(), analyzeEvery: z.number().int().min(0).optional() }),
     ])
     .default({ kind: 'sqlite' }),
   /** Remote card verification (RW-003 §4, A2A §8.4). */

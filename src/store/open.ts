@@ -8,6 +8,9 @@ import { SqliteStore } from './sqlite/store.ts';
 
 export async function openStore(config: Config, opts: { create?: boolean } = {}): Promise<Store> {
   if (config.store.kind === 'sqlite') return SqliteStore.open(resolvedPaths(config).sqlite, { create: opts.create ?? true });
-  if (config.store.kind === 'postgres') return PgStore.open(config.store.url, { preparedStatements: config.store.preparedStatements ?? true });
+  if (config.store.kind === 'postgres') return PgStore.open(config.store.url, {
+      preparedStatements: config.store.preparedStatements ?? true,
+      ...(config.store.analyzeEvery !== undefined ? { analyzeEvery: config.store.analyzeEvery } : {}),
+    });
   throw unsupported('unknown store kind');
 }

@@ -30,6 +30,7 @@ import { pgDialect, pgPush } from './push.ts';
 import { PG_MIGRATIONS } from './schema.ts';
 import { tablesOf, type MetaStore } from '../meta.ts';
 import { pgMeta } from './meta.ts';
+import { CHECK_EVERY, GrowthStatistics } from './statistics.ts';
 
 const MAX_ATTEMPTS = 25;
 /** int8 as BigInt: budgets never pass through a lossy number. */
@@ -44,6 +45,8 @@ export interface PgStoreOptions {
   max?: number;
   /** Parameterised statements prepared once per connection (prepared.ts); off behind a pooler that cannot keep them. Default on. */
   preparedStatements?: boolean;
+  /** Committed transactions between two checks for tables that have outgrown their statistics (statistics.ts); 0: none. */
+  analyzeEvery?: number;
 }
 
 export class PgStore implements Store {
@@ -55,6 +58,8 @@ export class PgStore implements Store {
   readonly audit: AuditReads;
   readonly gauges: GaugeReads;
   readonly meta: MetaStore;
+  /** Analyzes this schema's tables while they outgrow what the planner knows of them (statistics.ts). */
+  readonly statistics: GrowthStatistics;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -62,7 +67,9 @@ export class PgStore implements Store {
     private readonly names: StatementNames | undefined,
     ids: IdSource,
     limits: LedgerLimits,
+    analyzeEvery: number,
   ) {
+    this.statistics = new GrowthStatistics(async (sql) => (await this.pool.query(sql)).rows as unknown[], analyzeEvery);
     const run = <R>(make: () => Program<R>) => this.transaction(make);
     const reads: StoreReads = {
       head: (s) => this.one<HeadRow>('SELECT * FROM control_heads WHERE project_id = $1 AND branch_id = $2', [s.project_id, s.branch_id]),
@@ -117,7 +124,7 @@ export class PgStore implements Store {
     // between pg-pool's own listeners (seen once in ~6 runs of e2e/pg-terminate under load, the process died).
     // The failure still reaches whichever query or transaction was using it; an 'error' never ends the process.
     pool.on('connect', (client) => void client.on('error', () => {}));
-    const store = new PgStore(pool, names, opts.ids ?? randomIds, opts.limits ?? LEDGER_LIMITS);
+    const store = new PgStore(pool, names, opts.ids ?? randomIds, opts.limits ?? LEDGER_LIMITS, opts.analyzeEvery ?? CHECK_EVERY);
     await store.migrate();
     return store;
   }
@@ -159,6 +166,7 @@ export class PgStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.statistics.settled();
     await this.pool.end();
   }
 
@@ -219,6 +227,7 @@ export class PgStore implements Store {
       try {
         const result = await body(session, planned);
         await session.commit();
+        this.statistics.committed();
         return result;
       } catch (err) {
         const lost = lease.broken() ?? (connectionLost(err) ? err : undefined);
