@@ -3,8 +3,9 @@
  * issue #24): a plan PostgreSQL cached while a table was a few pages long
  * stays in use as the table grows, until an ANALYZE of the table invalidates
  * it. The store analyzes the tables of its schema that have doubled since the
- * planner last recorded their size, on its own every so many committed
- * transactions, so the fence read stops scanning control_heads whole.
+ * planner last recorded their size (its own tables only, in a schema it may
+ * share), on its own every so many committed transactions, so the fence read
+ * stops scanning control_heads whole.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,8 +39,8 @@ describe.skipIf(!PG_URL)('postgres: statistics of a young schema', () => {
       [from, from + n - 1],
     );
   /** What the planner last recorded of control_heads' size (0 before any ANALYZE or VACUUM). */
-  const plannedPages = async () =>
-    (await admin.query<{ relpages: number }>("SELECT relpages FROM pg_class WHERE relname = 'control_heads' AND relnamespace = current_schema()::regnamespace")).rows[0]!.relpages;
+  const plannedPages = async (table = 'control_heads') =>
+    (await admin.query<{ relpages: number }>('SELECT relpages FROM pg_class WHERE relname = $1 AND relnamespace = current_schema()::regnamespace', [table])).rows[0]!.relpages;
   const scanOfHeads = async () => {
     const { rows } = await admin.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>("EXPLAIN (FORMAT JSON) EXECUTE fence_read('{rw-control:grown}', '{agent:a7}')");
     return nodesOf(rows[0]!['QUERY PLAN'][0].Plan).find((n) => n['Relation Name'] === 'control_heads');
@@ -58,12 +59,17 @@ describe.skipIf(!PG_URL)('postgres: statistics of a young schema', () => {
       expect((await scanOfHeads())?.['Node Type']).toBe('Seq Scan');
 
       await grow(1, 40_000);
+      // Another application's table in the same schema, grown as much: not Baton's to analyze.
+      await admin.query('CREATE TABLE not_batons (x int) WITH (autovacuum_enabled = false); INSERT INTO not_batons SELECT generate_series(1, 100000)');
       // The planner has not recorded the table's size, and nothing invalidated the plan (unless the server reset
       // its caches, which other sessions' DDL can cause: not asserted).
       expect(await plannedPages()).toBe(0);
 
-      expect(await store.statistics.refresh()).toContain('control_heads');
+      const analyzed = await store.statistics.refresh();
+      expect(analyzed).toContain('control_heads');
+      expect(analyzed).not.toContain('not_batons');
       expect(await plannedPages()).toBeGreaterThan(MIN_PAGES);
+      expect(await plannedPages('not_batons')).toBe(0);
       const after = await scanOfHeads();
       expect(after?.['Node Type']).toBe('Index Scan');
       expect(after?.['Index Name']).toBe('control_heads_pkey');

@@ -12,7 +12,7 @@
  * after one ANALYZE the same load ran at 152 calls/s on 4.0 ms of server CPU
  * per call, every read an index probe.
  *
- * So this process analyzes its schema's tables while they are young: every
+ * So this process analyzes its own tables while they are young: every
  * {@link GrowthStatistics.every} committed transactions it compares each
  * table's size with the size the planner last recorded for it (pg_class.
  * relpages, set by ANALYZE and VACUUM, 0 before either), and analyzes those
@@ -59,12 +59,18 @@ export class GrowthStatistics {
 
   /**
    * @param query the store's pool, as a simple query
+   * @param tables Baton's own tables: the only ones it analyzes, in a schema it may share
    * @param every committed transactions between two checks (0: only {@link refresh} called by hand)
    */
   constructor(
     private readonly query: PoolQuery,
+    tables: readonly string[],
     readonly every = CHECK_EVERY,
-  ) {}
+  ) {
+    this.tables = new Set(tables);
+  }
+
+  private readonly tables: ReadonlySet<string>;
 
   /** Called after each committed transaction; every `every`th starts a check unless one is under way. */
   committed(): void {
@@ -87,7 +93,7 @@ export class GrowthStatistics {
 
   private async check(): Promise<string[]> {
     this.stats.checks++;
-    const grown = (await this.query(SIZES_SQL)).map((row) => SizeRow.parse(row)).filter((t) => t.pages >= MIN_PAGES && t.pages >= 2 * Math.max(t.planned, this.asked.get(t.name) ?? 0));
+    const grown = (await this.query(SIZES_SQL)).map((row) => SizeRow.parse(row)).filter((t) => this.tables.has(t.name) && t.pages >= MIN_PAGES && t.pages >= 2 * Math.max(t.planned, this.asked.get(t.name) ?? 0));
     if (grown.length === 0) return [];
     for (const t of grown) this.asked.set(t.name, t.pages);
     await this.query(`ANALYZE (SKIP_LOCKED) ${grown.map((t) => quoted(t.name)).join(', ')}`);

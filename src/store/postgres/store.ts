@@ -69,7 +69,7 @@ export class PgStore implements Store {
     limits: LedgerLimits,
     analyzeEvery: number,
   ) {
-    this.statistics = new GrowthStatistics(async (sql) => (await this.pool.query(sql)).rows as unknown[], analyzeEvery);
+    this.statistics = new GrowthStatistics(async (sql) => (await this.pool.query(sql)).rows as unknown[], tablesOf(PG_MIGRATIONS), analyzeEvery);
     const run = <R>(make: () => Program<R>) => this.transaction(make);
     const reads: StoreReads = {
       head: (s) => this.one<HeadRow>('SELECT * FROM control_heads WHERE project_id = $1 AND branch_id = $2', [s.project_id, s.branch_id]),
