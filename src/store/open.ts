@@ -8,9 +8,9 @@ import { SqliteStore } from './sqlite/store.ts';
 
 export async function openStore(config: Config, opts: { create?: boolean } = {}): Promise<Store> {
   if (config.store.kind === 'sqlite') return SqliteStore.open(resolvedPaths(config).sqlite, { create: opts.create ?? true });
-  if (config.store.kind === 'postgres') return PgStore.open(config.store.url, {
-      preparedStatements: config.store.preparedStatements ?? true,
-      ...(config.store.analyzeEvery !== undefined ? { analyzeEvery: config.store.analyzeEvery } : {}),
-    });
+  if (config.store.kind === 'postgres') {
+    const { url, preparedStatements, analyzeEvery } = config.store;
+    return PgStore.open(url, { preparedStatements: preparedStatements ?? true, ...(analyzeEvery !== undefined ? { analyzeEvery } : {}) });
+  }
   throw unsupported('unknown store kind');
 }

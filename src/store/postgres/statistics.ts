@@ -51,6 +51,7 @@ const SizeRow = z.object({ name: z.string().min(1), planned: z.number().int().mi
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 export class GrowthStatistics {
+  private readonly tables: ReadonlySet<string>;
   private commits = 0;
   private running: Promise<string[]> | undefined;
   /** Pages of each table when this process last asked for its ANALYZE: not asked again before it doubles from there. */
@@ -69,8 +70,6 @@ export class GrowthStatistics {
   ) {
     this.tables = new Set(tables);
   }
-
-  private readonly tables: ReadonlySet<string>;
 
   /** Called after each committed transaction; every `every`th starts a check unless one is under way. */
   committed(): void {
@@ -93,7 +92,8 @@ export class GrowthStatistics {
 
   private async check(): Promise<string[]> {
     this.stats.checks++;
-    const grown = (await this.query(SIZES_SQL)).map((row) => SizeRow.parse(row)).filter((t) => this.tables.has(t.name) && t.pages >= MIN_PAGES && t.pages >= 2 * Math.max(t.planned, this.asked.get(t.name) ?? 0));
+    const sizes = (await this.query(SIZES_SQL)).map((row) => SizeRow.parse(row));
+    const grown = sizes.filter((t) => this.tables.has(t.name) && t.pages >= MIN_PAGES && t.pages >= 2 * Math.max(t.planned, this.asked.get(t.name) ?? 0));
     if (grown.length === 0) return [];
     for (const t of grown) this.asked.set(t.name, t.pages);
     await this.query(`ANALYZE (SKIP_LOCKED) ${grown.map((t) => quoted(t.name)).join(', ')}`);

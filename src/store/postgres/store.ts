@@ -58,7 +58,7 @@ export class PgStore implements Store {
   readonly audit: AuditReads;
   readonly gauges: GaugeReads;
   readonly meta: MetaStore;
-  /** Analyzes this schema's tables while they outgrow what the planner knows of them (statistics.ts). */
+  /** Analyzes Baton's tables while they outgrow what the planner knows of them (statistics.ts). */
   readonly statistics: GrowthStatistics;
 
   private constructor(
