@@ -7,60 +7,49 @@
  * share), on its own every so many committed transactions, so the fence read
  * stops scanning control_heads whole.
  */
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { READS } from '../../src/store/postgres/reads.ts';
 import { PgStore } from '../../src/store/postgres/store.ts';
 import { MIN_PAGES } from '../../src/store/postgres/statistics.ts';
 import { freshSpace, publishAgent } from './support/fixtures.ts';
-import { freshSchema, PG_URL } from './support/pg.ts';
+import { PG_URL, schemaWithAdmin } from './support/pg.ts';
 
 type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
 const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
 
 describe.skipIf(!PG_URL)('postgres: statistics of a young schema', () => {
-  let db: Awaited<ReturnType<typeof freshSchema>>;
-  let admin: pg.Client;
-  beforeAll(async () => {
-    db = await freshSchema();
-    admin = new pg.Client({ connectionString: db.url });
-    await admin.connect();
-  });
-  afterAll(async () => {
-    await admin?.end();
-    await db?.drop();
-  });
+  const ctx = schemaWithAdmin();
 
   /** `n` heads more in control_heads, written straight into the table (the planner only sees its size). */
   const grow = (from: number, n: number) =>
-    admin.query(
+    ctx.admin.query(
       `INSERT INTO control_heads(project_id, branch_id, scope_kind, position, event_id, event_digest, state)
        SELECT 'rw-control:grown', 'agent:a' || g, 'agent', 1, 'evt_' || g, 'sha256:x', 'active' FROM generate_series($1::int, $2::int) g`,
       [from, from + n - 1],
     );
   /** What the planner last recorded of control_heads' size (0 before any ANALYZE or VACUUM). */
   const plannedPages = async (table = 'control_heads') =>
-    (await admin.query<{ relpages: number }>('SELECT relpages FROM pg_class WHERE relname = $1 AND relnamespace = current_schema()::regnamespace', [table])).rows[0]!.relpages;
+    (await ctx.admin.query<{ relpages: number }>('SELECT relpages FROM pg_class WHERE relname = $1 AND relnamespace = current_schema()::regnamespace', [table])).rows[0]!.relpages;
   const scanOfHeads = async () => {
-    const { rows } = await admin.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>("EXPLAIN (FORMAT JSON) EXECUTE fence_read('{rw-control:grown}', '{agent:a7}')");
+    const { rows } = await ctx.admin.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>("EXPLAIN (FORMAT JSON) EXECUTE fence_read('{rw-control:grown}', '{agent:a7}')");
     return nodesOf(rows[0]!['QUERY PLAN'][0].Plan).find((n) => n['Relation Name'] === 'control_heads');
   };
 
   it('analyzes a table that outgrew its statistics, so a plan cached while it was small is made again for its size', async () => {
-    const store = await PgStore.open(db.url, { max: 2, analyzeEvery: 0 });
+    const store = await PgStore.open(ctx.db.url, { max: 2, analyzeEvery: 0 });
     // Only the store analyzes this table here: autovacuum might, between two lines of the test.
-    await admin.query('ALTER TABLE control_heads SET (autovacuum_enabled = false)');
+    await ctx.admin.query('ALTER TABLE control_heads SET (autovacuum_enabled = false)');
     try {
       // The fence read, as the store sends it, cached as a generic plan while control_heads is empty (as the store's
       // own named statements are after a few executions).
       const { text } = READS.streamHeads([{ project_id: 'p', branch_id: 'b' }], 'none').statements[0]!;
-      await admin.query('SET plan_cache_mode = force_generic_plan');
-      await admin.query(`PREPARE fence_read(text[], text[]) AS ${text}`);
+      await ctx.admin.query('SET plan_cache_mode = force_generic_plan');
+      await ctx.admin.query(`PREPARE fence_read(text[], text[]) AS ${text}`);
       expect((await scanOfHeads())?.['Node Type']).toBe('Seq Scan');
 
       await grow(1, 40_000);
       // Another application's table in the same schema, grown as much: not Baton's to analyze.
-      await admin.query('CREATE TABLE not_batons (x int) WITH (autovacuum_enabled = false); INSERT INTO not_batons SELECT generate_series(1, 100000)');
+      await ctx.admin.query('CREATE TABLE not_batons (x int) WITH (autovacuum_enabled = false); INSERT INTO not_batons SELECT generate_series(1, 100000)');
       // The planner has not recorded the table's size, and nothing invalidated the plan (unless the server reset
       // its caches, which other sessions' DDL can cause: not asserted).
       expect(await plannedPages()).toBe(0);
@@ -81,12 +70,12 @@ describe.skipIf(!PG_URL)('postgres: statistics of a young schema', () => {
       expect(store.statistics.stats).toMatchObject({ checks: 3, analyzed: 2, failures: 0 });
     } finally {
       await store.close();
-      await admin.query('DEALLOCATE fence_read');
+      await ctx.admin.query('DEALLOCATE fence_read');
     }
   });
 
   it('checks every so many committed transactions, after the commit, one check at a time', async () => {
-    const store = await PgStore.open(db.url, { max: 2, analyzeEvery: 3 });
+    const store = await PgStore.open(ctx.db.url, { max: 2, analyzeEvery: 3 });
     try {
       const space = freshSpace();
       await publishAgent(store, space, 'one');
