@@ -8,9 +8,11 @@
  * stops scanning control_heads whole.
  */
 import { describe, expect, it } from 'vitest';
+import { Config } from '../../src/config.ts';
+import { openStore } from '../../src/store/open.ts';
 import { READS } from '../../src/store/postgres/reads.ts';
 import { PgStore } from '../../src/store/postgres/store.ts';
-import { MIN_PAGES } from '../../src/store/postgres/statistics.ts';
+import { CHECK_EVERY, MIN_PAGES } from '../../src/store/postgres/statistics.ts';
 import { freshSpace, publishAgent } from './support/fixtures.ts';
 import { PG_URL, schemaWithAdmin } from './support/pg.ts';
 
@@ -72,6 +74,21 @@ describe.skipIf(!PG_URL)('postgres: statistics of a young schema', () => {
       await store.close();
       await ctx.admin.query('DEALLOCATE fence_read');
     }
+  });
+
+  it('takes its interval from the configuration (store.analyzeEvery), 500 by default, 0 for off', async () => {
+    const opened = async (extra: object) => {
+      const store = (await openStore(Config.parse({ store: { kind: 'postgres', url: ctx.db.url, ...extra } }))) as PgStore;
+      const every = store.statistics.every;
+      await store.close();
+      return every;
+    };
+    expect(CHECK_EVERY).toBe(500);
+    expect(await opened({})).toBe(500);
+    expect(await opened({ analyzeEvery: 0 })).toBe(0);
+    expect(await opened({ analyzeEvery: 40 })).toBe(40);
+    expect(Config.safeParse({ store: { kind: 'postgres', url: ctx.db.url, analyzeEvery: -1 } }).success).toBe(false);
+    expect(Config.safeParse({ store: { kind: 'postgres', url: ctx.db.url, analyzeEvery: 2.5 } }).success).toBe(false);
   });
 
   it('checks every so many committed transactions, after the commit, one check at a time', async () => {
