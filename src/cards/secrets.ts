@@ -65,7 +65,7 @@ function findSecret(value: unknown, path: string[]): { path: string; kind: strin
     }
     return undefined;
   }
-  const record = value as Record<string, unknown>;
+  const record = isJws(value) ? jwsView(value) : (value as Record<string, unknown>);
   if (typeof record.kty === 'string' && PRIVATE_JWK_MEMBERS.some((m) => m in record)) {
     return { path: pointer(path), kind: 'private or symmetric JWK' };
   }
@@ -76,6 +76,32 @@ function findSecret(value: unknown, path: string[]): { path: string; kind: strin
     if (hit) return hit;
   }
   return undefined;
+}
+
+/** A JWS in the JSON serialization: a card's signatures (A2A AgentCardSignature), a continuity attestation. */
+function isJws(value: object): value is { protected: string; signature: string } {
+  const v = value as Record<string, unknown>;
+  return typeof v.protected === 'string' && typeof v.signature === 'string';
+}
+
+/**
+ * A JWS as the scan sees it. `signature` is base64url of a signature's random
+ * bytes: it carries nothing a publisher wrote, and it matched the `sk-` shape
+ * by chance in a generated ES256 signature (a card refusing itself at
+ * start-up). `protected` is scanned as the JSON header it encodes, where a
+ * publisher's values are.
+ */
+function jwsView(jws: { protected: string; signature: string }): Record<string, unknown> {
+  const { signature: _opaque, ...rest } = jws as Record<string, unknown> & { protected: string };
+  return { ...{}, ...rest, protected: decodedHeader(rest.protected) };
+}
+
+function decodedHeader(b64url: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(b64url, 'base64url').toString('utf8')) as unknown;
+  } catch {
+    return b64url;
+  }
 }
 
 /** RFC 6901 JSON pointer. */

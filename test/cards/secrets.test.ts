@@ -37,4 +37,33 @@ describe('credential tripwire (RW-003 §4.3)', () => {
       password: '',
     });
   });
+
+  describe('JWS signatures: the card\'s own, and a continuity attestation', () => {
+    const header = (h: object) => Buffer.from(JSON.stringify(h)).toString('base64url');
+    // The shape CI met: a generated ES256 signature whose base64url held "-sk-" and 20 more characters.
+    const signature = `MEUCIQDx9${'-sk-'}Qm7Hc2pV1bN8dK4fR0tY6wZ3aE5gJ9uL_sO2iX`;
+
+    it('does not read a signature value as a credential', () => {
+      assertNoSecrets({ name: 'a', signatures: [{ protected: header({ alg: 'ES256', kid: 'k1' }), signature }] });
+    });
+
+    it('does not read a nested attestation\'s signature as a credential', () => {
+      assertNoSecrets({ params: { continuity: { attestation: { protected: header({ alg: 'ES256', kid: 'k1' }), signature } } } });
+    });
+
+    it('scans the protected header it encodes, and reports the path inside it', () => {
+      const e = expectCode(
+        () => assertNoSecrets({ signatures: [{ protected: header({ alg: 'ES256', jku: 'https://bob:s3cret@keys.example/jwks' }), signature: 'x' }] }),
+        'invalid_request',
+      );
+      expect(e.details).toEqual({ path: '/signatures/0/protected/jku' });
+    });
+
+    it('still scans the unprotected header, and a "signature" member anywhere else', () => {
+      const inHeader = expectCode(() => assertNoSecrets({ signatures: [{ protected: header({ alg: 'ES256' }), signature: 'x', header: { note: signature } }] }), 'invalid_request');
+      expect(inHeader.details).toEqual({ path: '/signatures/0/header/note' });
+      const elsewhere = expectCode(() => assertNoSecrets({ skills: [{ signature }] }), 'invalid_request');
+      expect(elsewhere.details).toEqual({ path: '/skills/0/signature' });
+    });
+  });
 });
