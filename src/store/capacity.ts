@@ -102,6 +102,30 @@ export const liveRootTriggersSql = (dialect: 'sqlite' | 'postgres'): string => {
 };
 
 /**
+ * Migration 25 (issue #24): the refresh a new unresolved reservation runs,
+ * with the rule's answer written in instead of read. The reservation just
+ * inserted is unresolved and visible to its own AFTER trigger, so ROOT_LIVE
+ * holds (its second EXISTS finds it) and UNRESOLVED is 1: the refresh of
+ * migration 14 computed exactly this, with three reads of the root's
+ * reservations. Those reads were the costly ones: a long-lived root holding
+ * most of the table's reservations skews the planner's statistics, and
+ * PostgreSQL ran each as a sequential scan, about 0.6 ms of server CPU per
+ * admission after a few thousand (auto_explain, bench/admission.ts).
+ * Nothing is written when the row already says so.
+ */
+export const liveRootOnReserveSql = (dialect: 'sqlite' | 'postgres'): string => {
+  const add = `INSERT INTO ledger_live_roots(root_id, owner_namespace, preset_id, space_id, not_after, unresolved)
+     SELECT n.node_id, n.owner_namespace, n.preset_id, n.space_id, n.not_after, 1
+     FROM ledger_nodes n WHERE n.node_id = NEW.root_id AND n.parent_id IS NULL
+   ON CONFLICT (root_id) DO UPDATE SET unresolved = 1 WHERE ledger_live_roots.unresolved <> 1`;
+  if (dialect === 'sqlite') {
+    return `DROP TRIGGER ledger_live_root_on_reserve;
+  CREATE TRIGGER ledger_live_root_on_reserve AFTER INSERT ON ledger_reservations WHEN ${unresolvedIn('NEW')} BEGIN ${add}; END;`;
+  }
+  return `CREATE OR REPLACE FUNCTION ledger_live_root_on_reserve() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN ${add}; RETURN NULL; END $fn$;`;
+};
+
+/**
  * Forgets roots that expired by `at` without ever being reserved
  * against: no count includes them (every count needs an unexpired root or an
  * unresolved reservation) and admission refuses an expired chain, so without

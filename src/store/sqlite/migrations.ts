@@ -4,7 +4,7 @@
  * integer is read back as a BigInt (see database.ts). Each migration's DDL is
  * written once for both dialects (core-sql.ts, push-sql.ts, meta.ts, work-sql.ts).
  */
-import { CAPACITY_INDEXES, DROP_NAMESPACE_INDEX_SQLITE, DROP_UNREAD_INDEXES, liveRootsTableSql, liveRootTriggersSql, presetWindowSql, PRUNE_ON_ISSUE_SQLITE, UNRESOLVED_COUNTER_SQLITE } from '../capacity.ts';
+import { CAPACITY_INDEXES, DROP_NAMESPACE_INDEX_SQLITE, DROP_UNREAD_INDEXES, liveRootOnReserveSql, liveRootsTableSql, liveRootTriggersSql, presetWindowSql, PRUNE_ON_ISSUE_SQLITE, UNRESOLVED_COUNTER_SQLITE } from '../capacity.ts';
 import { controlLedgerTablesSql, SQLITE_DDL, recordsWithoutDigestIndexSqlite, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
@@ -47,4 +47,5 @@ export const MIGRATIONS: readonly Migration[] = [
   // SQLite transaction has no round trips to save. Kept as a version so that both dialects name the same schema.
   { version: 23, sql: '' },
   { version: 24, sql: presetWindowSql('sqlite') },
+  { version: 25, sql: liveRootOnReserveSql('sqlite') },
 ];
