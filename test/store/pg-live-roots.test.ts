@@ -1,7 +1,8 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgStore } from '../../src/store/postgres/store.ts';
 import { freshSchema, PG_URL } from './support/pg.ts';
+import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
 import { liveRootsAgreeWithTheRule, presetRateAcrossMigration24, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots, type CountQuery } from './support/live-roots.ts';
 
 /**
@@ -25,6 +26,9 @@ async function onStore(url: string, fn: (store: PgStore, count: CountQuery, clie
   }
 }
 
+/** The store as migration 25 left it: no unresolved counter, the namespace index still there. */
+const UNDO_26 = 'DROP FUNCTION ledger_unresolved_count() CASCADE; DROP TABLE ledger_unresolved_counts; CREATE INDEX ledger_reservations_live ON ledger_reservations(owner_namespace, status);';
+
 describe.skipIf(!PG_URL)('postgres: live roots', () => {
   let db: Awaited<ReturnType<typeof freshSchema>>;
   beforeAll(async () => {
@@ -32,7 +36,7 @@ describe.skipIf(!PG_URL)('postgres: live roots', () => {
   });
   afterAll(async () => db?.drop());
 
-  it('capacity counts over the live-root table agree with the rule over every ledger row', () => onStore(db.url, (store, count) => liveRootsAgreeWithTheRule(store, count, 25)), 180_000);
+  it('capacity counts over the live-root table agree with the rule over every ledger row', () => onStore(db.url, (store, count) => liveRootsAgreeWithTheRule(store, count, 25, 'stripes')), 180_000);
 
   it('opening a root forgets never-reserved roots that expired a margin before it', () => onStore(db.url, pruneForgetsExpiredRoots));
 
@@ -44,7 +48,7 @@ describe.skipIf(!PG_URL)('postgres: live roots', () => {
       await onStore(own.url, (store, count, client) =>
         presetRateAcrossMigration24(store, count, async () => {
           await client.query(`DROP TRIGGER ledger_preset_window_on_issue ON ledger_nodes; DROP FUNCTION ledger_preset_window_on_issue();
-            DROP TABLE ledger_preset_windows; DELETE FROM schema_migrations WHERE version >= 24`);
+            DROP TABLE ledger_preset_windows; ${UNDO_26} DELETE FROM schema_migrations WHERE version >= 24`);
           await store.close();
           return PgStore.open(own.url, { max: 2 });
         }),
@@ -52,5 +56,77 @@ describe.skipIf(!PG_URL)('postgres: live roots', () => {
     } finally {
       await own.drop();
     }
+  });
+
+  describe('the unresolved counter (migration 26)', () => {
+    const evidence = { object_id: 'vr_1', revision_id: 'rev_1', content_digest: `sha256:${'b'.repeat(64)}` };
+    const settle = (store: PgStore, reservation_id: string, outcome: 'measured' | 'unknown') =>
+      store.ledger.settle({ reservation_id, outcome: outcome === 'measured' ? { kind: 'measured', actual: new Map([['units', 1n]]) } : { kind: 'unknown' }, evidence, at: new Date().toISOString() });
+    const counted = async (client: pg.Client, ns: string) =>
+      Number((await client.query<{ n: string | null }>('SELECT sum(n) AS n FROM ledger_unresolved_counts WHERE owner_namespace = $1', [ns])).rows[0]!.n ?? 0);
+    const held = async (client: pg.Client, ns: string) =>
+      Number((await client.query<{ n: string }>("SELECT count(*) AS n FROM ledger_reservations WHERE owner_namespace = $1 AND status IN ('held', 'unknown')", [ns])).rows[0]!.n);
+
+    it('counts the unresolved reservations a store already holds, the triggers keep counting, and the namespace index goes', async () => {
+      const own = await freshSchema();
+      try {
+        await onStore(own.url, async (first, _count, client) => {
+          let store = first;
+          const space = freshSpace();
+          const ns = `ns-${space}`;
+          await publishAgent(store, space);
+          const c = await chain(store, space, { root: 100n });
+          const ids: string[] = [];
+          for (let i = 0; i < 5; i++) {
+            const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
+            await store.ledger.admit(req);
+            ids.push(req.reservation_id);
+          }
+          await store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf, { units: 1n }, 'consume')); // never unresolved
+          await settle(store, ids[0]!, 'measured');
+          await settle(store, ids[1]!, 'unknown'); // still unresolved
+          expect(await counted(client, ns)).toBe(4);
+          await client.query(`${UNDO_26} DELETE FROM schema_migrations WHERE version >= 26`);
+          await store.close();
+          store = await PgStore.open(own.url, { max: 2 });
+          expect(await counted(client, ns), 'filled from the rows').toBe(4);
+          expect((await client.query("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'ledger_reservations_live'")).rowCount, 'index dropped').toBe(0);
+          await settle(store, ids[2]!, 'measured');
+          await settle(store, ids[3]!, 'measured');
+          expect(await counted(client, ns)).toBe(2);
+          await store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf));
+          expect(await counted(client, ns)).toBe(3);
+          return store;
+        });
+      } finally {
+        await own.drop();
+      }
+    });
+
+    it('two stores admitting and resolving at once on their own connections: the stripes sum to the unresolved rows', async () => {
+      await onStore(db.url, async (a, _count, client) => {
+        const b = await PgStore.open(db.url, { max: 4 });
+        try {
+          const space = freshSpace();
+          const ns = `ns-${space}`;
+          await publishAgent(a, space);
+          const c = await chain(a, space, { root: 1_000n });
+          const admitOn = async (store: PgStore) => {
+            const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
+            await store.ledger.admit(req);
+            return req.reservation_id;
+          };
+          const ids = await Promise.all(Array.from({ length: 24 }, (_, i) => admitOn(i % 2 === 0 ? a : b)));
+          // Resolved on the other store than admitted: the -1 lands on another connection's stripe.
+          await Promise.all(ids.slice(0, 10).map((id, i) => settle(i % 2 === 0 ? b : a, id, i % 3 === 0 ? 'unknown' : 'measured')));
+          const stripes = Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM ledger_unresolved_counts WHERE owner_namespace = $1', [ns])).rows[0]!.n);
+          expect(stripes, 'more than one connection counted').toBeGreaterThan(1);
+          expect(await counted(client, ns)).toBe(await held(client, ns));
+          expect(await counted(client, ns)).toBe(24 - 10 + 4); // the 4 settled unknown stay unresolved
+        } finally {
+          await b.close();
+        }
+      });
+    });
   });
 });

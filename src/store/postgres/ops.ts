@@ -112,7 +112,7 @@ export function pgOps(client: Queryable): PgTxOps {
     node: (id, lock) => one<NodeRow>(`SELECT * FROM ledger_nodes WHERE node_id = $1${lockSql(lock)}`, [id]),
     countDescendants: (root) => count('SELECT count(*) AS n FROM ledger_nodes WHERE root_id = $1 AND parent_id IS NOT NULL', [root]),
     rootCapacity: (...args) => read(READS.rootCapacity(...args)) as Promise<RootCapacity>,
-    countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2')), [ns, at]),
+    countRetained: (ns, at) => count(retainedSql((name) => (name === 'ns' ? '$1' : '$2'), 'stripes'), [ns, at]),
     // Row locks: the order of reads is the order of locks (src/ledger/programs.ts admitIn).
     serialWriters: async () => false,
     lockPreset: async (preset) => void (await read(READS.lockPreset(preset))),

@@ -48,4 +48,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 23, sql: '' },
   { version: 24, sql: presetWindowSql('sqlite') },
   { version: 25, sql: liveRootOnReserveSql('sqlite') },
+  // PostgreSQL's migration 26 adds the unresolved counter SQLite has had since 16 (capacity.ts UNRESOLVED_COUNTER_PG).
+  { version: 26, sql: '' },
 ];

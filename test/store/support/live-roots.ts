@@ -71,7 +71,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 const expected = (err: unknown) => ['context_invalidated', 'deny', 'limit_exceeded', 'invalid_request'].some((code) => isBatonError(err, code as never));
 
 /** `unresolved`: how the store under test counts a namespace's unresolved reservations (its dialect's retainedSql). */
-export async function liveRootsAgreeWithTheRule(store: Store, count: CountQuery, runs: number, unresolved: Unresolved = 'rows'): Promise<void> {
+export async function liveRootsAgreeWithTheRule(store: Store, count: CountQuery, runs: number, unresolved: Unresolved): Promise<void> {
   await fc.assert(
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), async (steps) => {
       const space = freshSpace();
