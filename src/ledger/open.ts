@@ -137,9 +137,12 @@ function* descendantsIn(batch: TxBatch, rootId: string): Program<number> {
 function* placeRoot(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits): Program<{ root_id: string; depth: number }> {
   // The counts below read the nodes and live roots: those this transaction opened are written first.
   yield* batch.writeNodes();
-  if (req.preset) yield* tx('lockPreset', req.preset.preset_id);
-  // Every count in one statement (issue #24), read after the preset's lock, with the prune of the namespace's live roots.
   const since = new Date(Date.parse(req.at) - 60_000).toISOString();
+  if (req.preset) {
+    const { preset_id, max_active_roots, max_per_minute } = req.preset;
+    yield* tx('lockPreset', { preset_id, at: req.at, since, max_active_roots, max_per_minute });
+  }
+  // Every count in one statement (issue #24), read after the preset's lock, with the prune of the namespace's live roots.
   // The admission's claims ride along (admitTask): its own read of them is then one statement saved.
   const claims = batch.claimsToCount();
   const capacity = yield* tx('rootCapacity', req.owner_namespace, req.at, liveRootPruneHorizon(req.at), req.preset ? { preset_id: req.preset.preset_id, since } : undefined, claims);

@@ -392,6 +392,34 @@ export const presetWindowSql = (dialect: 'sqlite' | 'postgres'): string => {
     FOR EACH STATEMENT EXECUTE FUNCTION ledger_preset_window_on_issue();`;
 };
 
+export const PRESET_HOLD_FN = 'baton_preset_hold';
+
+/**
+ * PostgreSQL migration 27 (issue #24): a preset's lock and its limits in one
+ * statement, for a planned transaction to send with its write
+ * (postgres/transaction.ts). The lock used to be taken in the admission's
+ * first round trip and held while the gateway's event loop got round to the
+ * write: at c=32 about six of ten pooled connections waited on it, and two
+ * gateway processes served fewer calls than one. Now the first round trip
+ * counts without the lock, and this takes it where the write is, with no
+ * client in between, and counts again under it. In READ COMMITTED each
+ * statement of a volatile function reads a fresh snapshot, so the counts
+ * after the lock see every root committed by the transaction that held it
+ * before: ADR-0014's preset limits stay exact across processes. No room left
+ * fails the statement as a missed plan (BT001, rows-sql.ts), so the COMMIT
+ * behind it is skipped and the program runs again the plain way, which locks
+ * first and refuses with the bound it reached.
+ */
+export const PRESET_HOLD_FN_SQL = `CREATE OR REPLACE FUNCTION ${PRESET_HOLD_FN}(p_preset text, p_at text, p_since text, p_max_active bigint, p_per_minute bigint)
+  RETURNS boolean LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+  INSERT INTO preset_locks(preset_id) VALUES (p_preset) ON CONFLICT (preset_id) DO UPDATE SET preset_id = excluded.preset_id;
+  IF (${presetActiveRootsSql((n) => `p_${n}`)}) >= p_max_active OR (${presetIssuedSinceSql((n) => `p_${n}`)}) >= p_per_minute THEN
+    RAISE EXCEPTION 'the preset has no room left under its lock' USING ERRCODE = 'BT001';
+  END IF;
+  RETURN true;
+END $fn$`;
+
 /** `p(name)` renders a placeholder for the combined capacity statement (`before`: the prune horizon). */
 export type RootCapacityPlaceholder = (name: 'ns' | 'at' | 'preset' | 'since' | 'before' | 'effect' | 'reservation') => string;
 

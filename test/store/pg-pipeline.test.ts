@@ -170,12 +170,14 @@ describe.skipIf(!PG_URL)('postgres: pipelines', () => {
       trips.length = 0;
       const receipt = await store.ledger.admitTask(req);
       expect(receipt).toMatchObject({ status: 'held', replayed: false });
-      // Its reads with BEGIN; its write with COMMIT.
+      // Its reads with BEGIN; its preset's lock (limits checked again under it), then its write, with COMMIT.
       expect(trips.map((t) => [t.texts[0], t.texts.at(-1)])).toStrictEqual([
         ['BEGIN', expect.stringMatching(/^SELECT h\.\* FROM control_heads/)],
-        [expect.stringMatching(/^WITH w0 AS \(INSERT INTO ledger_nodes/), 'COMMIT'],
+        [expect.stringMatching(/^SELECT baton_preset_hold\(/), 'COMMIT'],
       ]);
-      expect(trips[0]!.texts).toHaveLength(6);
+      expect(trips[0]!.texts).toHaveLength(5);
+      expect(trips[0]!.texts.some((t) => t.includes('preset_locks')), 'no preset lock in the first round trip').toBe(false);
+      expect(trips[1]!.texts[1]).toMatch(/^WITH w0 AS \(INSERT INTO ledger_nodes/);
 
       // The same request again: its nodes exist, so it asks for its claims where the new streams were read ahead.
       trips.length = 0;

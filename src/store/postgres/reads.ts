@@ -5,8 +5,8 @@
  * same statements, so a read sent ahead is the read the program would have
  * made.
  */
-import { capacityOf, pruneThenCapacitySql } from '../capacity.ts';
-import type { Call, HeadRow, Lock, NodeRow, ReservationRow, TxOps } from '../tx/ops.ts';
+import { capacityOf, PRESET_HOLD_FN, pruneThenCapacitySql } from '../capacity.ts';
+import type { Call, HeadRow, Lock, NodeRow, PresetHold, ReservationRow, TxOps } from '../tx/ops.ts';
 import type { Statement, StatementResult } from './pipeline.ts';
 import { lineageSql } from '../tx/rows-sql.ts';
 
@@ -41,8 +41,8 @@ export const READS: Specs = {
     decode: (r) => rows(r) as HeadRow[],
   }),
   // One statement whether or not the preset has locked before: the upsert locks the row it finds or inserts.
-  lockPreset: (preset) => ({
-    statements: [{ text: 'INSERT INTO preset_locks(preset_id) VALUES ($1) ON CONFLICT (preset_id) DO UPDATE SET preset_id = excluded.preset_id', values: [preset] }],
+  lockPreset: (hold) => ({
+    statements: [{ text: 'INSERT INTO preset_locks(preset_id) VALUES ($1) ON CONFLICT (preset_id) DO UPDATE SET preset_id = excluded.preset_id', values: [hold.preset_id] }],
     decode: () => undefined,
   }),
   rootCapacity: (ns, at, before, preset, claims) => {
@@ -70,6 +70,16 @@ export const READS: Specs = {
     decode: (r) => rows(r) as ReservationRow[],
   }),
 };
+
+/**
+ * The preset's lock taken where a planned transaction's write goes, with its
+ * limits checked under it (capacity.ts PRESET_HOLD_FN_SQL): the statement
+ * fails with BT001, a missed plan, when the preset has no room left by then.
+ */
+export const holdPresetStatement = (hold: PresetHold): Statement => ({
+  text: `SELECT ${PRESET_HOLD_FN}($1, $2, $3, $4, $5)`,
+  values: [hold.preset_id, hold.at, hold.since, hold.max_active_roots, hold.max_per_minute],
+});
 
 type CapacityParam = 'ns' | 'at' | 'before' | 'preset' | 'since' | 'effect' | 'reservation';
 /** The capacity statement's text and parameter order, built once for each of its four variants (about 1.5 KB each). */

@@ -4,7 +4,7 @@
  * work-sql.ts) in PostgreSQL types. Migrations run under an advisory lock so several Baton processes
  * starting together against one database migrate it exactly once.
  */
-import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootOnReserveSql, liveRootsTableSql, liveRootTriggersSql, presetWindowSql, UNRESOLVED_COUNTER_PG } from '../capacity.ts';
+import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootOnReserveSql, liveRootsTableSql, liveRootTriggersSql, presetWindowSql, PRESET_HOLD_FN_SQL, UNRESOLVED_COUNTER_PG } from '../capacity.ts';
 import { controlLedgerTablesSql, PG_DDL, RECORDS_WITHOUT_DIGEST_INDEX_PG, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
@@ -48,4 +48,6 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   { version: 25, sql: liveRootOnReserveSql('postgres') },
   // The unresolved counter SQLite has had since its migration 16, striped so that admissions do not queue on it.
   { version: 26, sql: UNRESOLVED_COUNTER_PG },
+  // A planned transaction takes its preset's lock with its write, and checks the preset's limits under it (transaction.ts).
+  { version: 27, sql: PRESET_HOLD_FN_SQL },
 ];

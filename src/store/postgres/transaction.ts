@@ -31,15 +31,15 @@
  * else first, or finishes with reads left over, missed its plan: the
  * transaction rolls back and the program runs the plain way. The reads ahead
  * are the program's own, in its own order, so they take its locks in its
- * order.
+ * order — but for a preset's lock, which waits for the write (NOT_AHEAD).
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { BatchWrites, BatchWritten, Call, OpName, Program, RootCapacity } from '../tx/ops.ts';
+import type { BatchWrites, BatchWritten, Call, OpName, PresetHold, Program, RootCapacity } from '../tx/ops.ts';
 import { dispatch, type AsyncTxOps } from '../tx/run.ts';
 import { checkedResult } from '../tx/rows.ts';
 import { PlanMissed } from './failure.ts';
 import type { Statement } from './pipeline.ts';
-import { readSpec, type ReadSpec } from './reads.ts';
+import { holdPresetStatement, readSpec, type ReadSpec } from './reads.ts';
 import type { PgSession } from './session.ts';
 
 /** The PostgreSQL primitives, and a batch's write as one statement that fails unless it writes what was planned. */
@@ -63,6 +63,13 @@ const PRESUMED: Partial<Record<OpName, () => unknown>> = {
   serialWriters: () => false,
 };
 
+/**
+ * Calls answered without a read ahead: `serialWriters` sends nothing, and a
+ * preset's lock goes with the write (capacity.ts PRESET_HOLD_FN_SQL), so that
+ * no admission holds it while its client works.
+ */
+const NOT_AHEAD: ReadonlySet<OpName> = new Set(['serialWriters', 'lockPreset']);
+
 /** Most reads sent ahead of one program. */
 const MAX_AHEAD = 16;
 
@@ -81,7 +88,7 @@ export function readsAhead<R>(make: () => Program<R>): { call: Call; spec: ReadS
         if (spec) reads.push({ call, spec });
         break;
       }
-      if (call.op !== 'serialWriters') reads.push({ call, spec: readSpec(call)! });
+      if (!NOT_AHEAD.has(call.op)) reads.push({ call, spec: readSpec(call)! });
       step = program.next(presume());
     }
   } catch {
@@ -115,7 +122,12 @@ export async function runTransaction<R>(make: () => Program<R>, ops: PgTxOps, se
     }
   };
   const answerOf = async (call: Call): Promise<unknown> => {
-    if (ahead.length > 0 && call.op !== 'serialWriters') {
+    if (planned && call.op === 'lockPreset') {
+      // Taken, and the preset's limits checked again, in the round trip of the write (see NOT_AHEAD).
+      session.defer(holdPresetStatement(call.args[0] as PresetHold));
+      return undefined;
+    }
+    if (ahead.length > 0 && !NOT_AHEAD.has(call.op)) {
       const read = ahead.shift()!;
       if (!isDeepStrictEqual(read.call, call)) throw new PlanMissed(`the program asked for ${call.op} where ${read.call.op} was read ahead`);
       return read.answer;

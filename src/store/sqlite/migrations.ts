@@ -50,4 +50,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 25, sql: liveRootOnReserveSql('sqlite') },
   // PostgreSQL's migration 26 adds the unresolved counter SQLite has had since 16 (capacity.ts UNRESOLVED_COUNTER_PG).
   { version: 26, sql: '' },
+  // PostgreSQL's migration 27 adds the preset hold its planned transactions send with their write; SQLite's writers are serial.
+  { version: 27, sql: '' },
 ];

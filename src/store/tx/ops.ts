@@ -136,8 +136,13 @@ export interface TxOps {
    * read early is what reading it later would return, and the order of reads takes no locks. No SQL.
    */
   serialWriters(): boolean;
-  /** Serialises issuance from one preset across processes (a row lock; a no-op where writers are already serial). */
-  lockPreset(presetId: string): void;
+  /**
+   * Serialises issuance from one preset across processes (a row lock; a no-op where writers are already serial).
+   * Carries the preset's limits and the instants its counts are taken at (rootCapacity's `at` and `since`): a
+   * store that takes the lock later than asked (PostgreSQL's planned transaction, postgres/transaction.ts) checks
+   * them again under it.
+   */
+  lockPreset(hold: PresetHold): void;
   /**
    * A new root's ADR-0014 capacity (capacity.ts rootCapacitySql): the active roots and retained records
    * of its namespace and, for a preset root, the preset's active roots and its roots issued after `since` — after
@@ -197,6 +202,15 @@ export interface RootCapacity {
 }
 
 /** The rows a batch writes at its end (src/store/tx/batch.ts flush). */
+/** A preset's lock, with what its counts must stay under (TxOps.lockPreset). */
+export interface PresetHold {
+  preset_id: string;
+  at: string;
+  since: string;
+  max_active_roots: number;
+  max_per_minute: number;
+}
+
 export interface BatchWrites {
   /** Budget nodes the batch opened and has not written (parents before children), then their balances, charged already: written first. */
   nodes: readonly NodeRow[];
