@@ -2,8 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgStore } from '../../src/store/postgres/store.ts';
 import { freshSchema, PG_URL } from './support/pg.ts';
-import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
-import { liveRootsAgreeWithTheRule, presetRateAcrossMigration24, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots, type CountQuery } from './support/live-roots.ts';
+import { fourUnresolved, liveRootsAgreeWithTheRule, presetRateAcrossMigration24, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots, type CountQuery } from './support/live-roots.ts';
 
 /**
  * A store on `url`, and counts with named placeholders run on a client of its own; both closed after `fn`, which
@@ -59,9 +58,6 @@ describe.skipIf(!PG_URL)('postgres: live roots', () => {
   });
 
   describe('the unresolved counter (migration 26)', () => {
-    const evidence = { object_id: 'vr_1', revision_id: 'rev_1', content_digest: `sha256:${'b'.repeat(64)}` };
-    const settle = (store: PgStore, reservation_id: string, outcome: 'measured' | 'unknown') =>
-      store.ledger.settle({ reservation_id, outcome: outcome === 'measured' ? { kind: 'measured', actual: new Map([['units', 1n]]) } : { kind: 'unknown' }, evidence, at: new Date().toISOString() });
     const counted = async (client: pg.Client, ns: string) =>
       Number((await client.query<{ n: string | null }>('SELECT sum(n) AS n FROM ledger_unresolved_counts WHERE owner_namespace = $1', [ns])).rows[0]!.n ?? 0);
     const held = async (client: pg.Client, ns: string) =>
@@ -72,19 +68,7 @@ describe.skipIf(!PG_URL)('postgres: live roots', () => {
       try {
         await onStore(own.url, async (first, _count, client) => {
           let store = first;
-          const space = freshSpace();
-          const ns = `ns-${space}`;
-          await publishAgent(store, space);
-          const c = await chain(store, space, { root: 100n });
-          const ids: string[] = [];
-          for (let i = 0; i < 5; i++) {
-            const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
-            await store.ledger.admit(req);
-            ids.push(req.reservation_id);
-          }
-          await store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf, { units: 1n }, 'consume')); // never unresolved
-          await settle(store, ids[0]!, 'measured');
-          await settle(store, ids[1]!, 'unknown'); // still unresolved
+          const { ns, ids, settle, admit } = await fourUnresolved(store);
           expect(await counted(client, ns)).toBe(4);
           await client.query(`${UNDO_26} DELETE FROM schema_migrations WHERE version >= 26`);
           await store.close();
@@ -94,7 +78,7 @@ describe.skipIf(!PG_URL)('postgres: live roots', () => {
           await settle(store, ids[2]!, 'measured');
           await settle(store, ids[3]!, 'measured');
           expect(await counted(client, ns)).toBe(2);
-          await store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf));
+          await admit(store);
           expect(await counted(client, ns)).toBe(3);
           return store;
         });
@@ -107,22 +91,14 @@ describe.skipIf(!PG_URL)('postgres: live roots', () => {
       await onStore(db.url, async (a, _count, client) => {
         const b = await PgStore.open(db.url, { max: 4 });
         try {
-          const space = freshSpace();
-          const ns = `ns-${space}`;
-          await publishAgent(a, space);
-          const c = await chain(a, space, { root: 1_000n });
-          const admitOn = async (store: PgStore) => {
-            const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
-            await store.ledger.admit(req);
-            return req.reservation_id;
-          };
-          const ids = await Promise.all(Array.from({ length: 24 }, (_, i) => admitOn(i % 2 === 0 ? a : b)));
+          const { ns, settle, admit } = await fourUnresolved(a);
+          const ids = await Promise.all(Array.from({ length: 24 }, (_, i) => admit(i % 2 === 0 ? a : b)));
           // Resolved on the other store than admitted: the -1 lands on another connection's stripe.
           await Promise.all(ids.slice(0, 10).map((id, i) => settle(i % 2 === 0 ? b : a, id, i % 3 === 0 ? 'unknown' : 'measured')));
           const stripes = Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM ledger_unresolved_counts WHERE owner_namespace = $1', [ns])).rows[0]!.n);
           expect(stripes, 'more than one connection counted').toBeGreaterThan(1);
           expect(await counted(client, ns)).toBe(await held(client, ns));
-          expect(await counted(client, ns)).toBe(24 - 10 + 4); // the 4 settled unknown stay unresolved
+          expect(await counted(client, ns)).toBe(4 + 24 - 10 + 4); // the 4 settled unknown stay unresolved
         } finally {
           await b.close();
         }

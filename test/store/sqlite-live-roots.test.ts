@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import { admission, chain, freshSpace, publishAgent } from './support/fixtures.ts';
-import { liveRootsAgreeWithTheRule, presetRateAcrossMigration24, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots, type CountQuery } from './support/live-roots.ts';
+import { fourUnresolved, liveRootsAgreeWithTheRule, presetRateAcrossMigration24, presetWindowFollowsAnyClock, pruneForgetsExpiredRoots, type CountQuery } from './support/live-roots.ts';
 
 describe('sqlite: live roots', () => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-live-roots-'));
@@ -31,24 +30,9 @@ describe('sqlite: live roots', () => {
   it('migrations 16 and 17 count the unresolved reservations a store already holds, the triggers keep counting, and the namespace index goes', async () => {
     const path = join(dir, 'upgrade.db');
     let store = SqliteStore.open(path, { create: true });
-    const space = freshSpace();
-    const ns = `ns-${space}`;
-    const counter = () => (store.handle.prepare('SELECT n FROM ledger_unresolved_counts WHERE owner_namespace = ?').get(ns) as { n: bigint } | undefined)?.n;
-    const evidence = { object_id: 'vr_1', revision_id: 'rev_1', content_digest: `sha256:${'b'.repeat(64)}` };
-    const settle = (reservation_id: string, outcome: 'measured' | 'unknown') =>
-      store.ledger.settle({ reservation_id, outcome: outcome === 'measured' ? { kind: 'measured', actual: new Map([['units', 1n]]) } : { kind: 'unknown' }, evidence, at: new Date().toISOString() });
     try {
-      await publishAgent(store, space);
-      const c = await chain(store, space, { root: 100n });
-      const ids: string[] = [];
-      for (let i = 0; i < 5; i++) {
-        const req = await admission(store, space, [c.root, c.child, c.leaf], c.leaf);
-        await store.ledger.admit(req);
-        ids.push(req.reservation_id);
-      }
-      await store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf, { units: 1n }, 'consume')); // never unresolved
-      await settle(ids[0]!, 'measured');
-      await settle(ids[1]!, 'unknown'); // still unresolved
+      const { ns, ids, settle, admit } = await fourUnresolved(store);
+      const counter = () => (store.handle.prepare('SELECT n FROM ledger_unresolved_counts WHERE owner_namespace = ?').get(ns) as { n: bigint } | undefined)?.n;
       expect(counter()).toBe(4n);
       // The store as schema 15 left it: no counter, no triggers, the namespace index still there (migration 17 drops it).
       store.handle.exec(`DROP VIEW record_appends; DROP VIEW control_appends; DROP VIEW ledger_journal; DROP TRIGGER attempt_work_ends_on_resolve;
@@ -61,10 +45,10 @@ describe('sqlite: live roots', () => {
       store = SqliteStore.open(path);
       expect(counter(), 'filled from the rows').toBe(4n);
       expect(store.handle.prepare("SELECT name FROM sqlite_master WHERE name = 'ledger_reservations_live'").get(), 'dropped by migration 17').toBeUndefined();
-      await settle(ids[1]!, 'measured');
-      await settle(ids[2]!, 'measured');
+      await settle(store, ids[1]!, 'measured');
+      await settle(store, ids[2]!, 'measured');
       expect(counter()).toBe(2n);
-      await store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf));
+      await admit(store);
       expect(counter()).toBe(3n);
     } finally {
       await store.close();

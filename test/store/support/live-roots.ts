@@ -15,7 +15,7 @@ import { randomIds } from '../../../src/records/ids.ts';
 import type { PresetIssuance } from '../../../src/ledger/types.ts';
 import type { Store } from '../../../src/store/port.ts';
 import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql, type Unresolved } from '../../../src/store/capacity.ts';
-import { actor, admission, agentScope, attemptScope, decision, delegationScope, freshSpace, plannedTask, publishAgent } from './fixtures.ts';
+import { actor, admission, agentScope, attemptScope, chain, decision, delegationScope, freshSpace, plannedTask, publishAgent } from './fixtures.ts';
 
 /** Runs SQL with named placeholders (`:name`) and returns the single count it selects. */
 export type CountQuery = (sql: (p: (name: string) => string) => string, values: Record<string, string>) => Promise<number>;
@@ -245,4 +245,28 @@ export async function presetRateAcrossMigration24<S extends Store>(store: S, cou
   expect(await count(row, { preset: preset.preset_id, since: at2030(1) })).toBe(1);
   expect((await expectCodeAsync(issue(62), 'limit_exceeded')).details).toMatchObject({ bound: 'issuance_rate' });
   return store;
+}
+
+/**
+ * A namespace holding four unresolved reservations on one chain: five held, one consumed (never unresolved), one
+ * of the held settled and one settled unknown (still unresolved). For the tests of the unresolved counter.
+ */
+export async function fourUnresolved(store: Store) {
+  const space = freshSpace();
+  const evidence = { object_id: 'vr_1', revision_id: 'rev_1', content_digest: `sha256:${'b'.repeat(64)}` };
+  const settle = (on: Store, reservation_id: string, outcome: 'measured' | 'unknown') =>
+    on.ledger.settle({ reservation_id, outcome: outcome === 'measured' ? { kind: 'measured', actual: new Map([['units', 1n]]) } : { kind: 'unknown' }, evidence, at: new Date().toISOString() });
+  await publishAgent(store, space);
+  const c = await chain(store, space, { root: 100n });
+  const admit = async (on: Store) => {
+    const req = await admission(on, space, [c.root, c.child, c.leaf], c.leaf);
+    await on.ledger.admit(req);
+    return req.reservation_id;
+  };
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) ids.push(await admit(store));
+  await store.ledger.admit(await admission(store, space, [c.root, c.child, c.leaf], c.leaf, { units: 1n }, 'consume'));
+  await settle(store, ids[0]!, 'measured');
+  await settle(store, ids[1]!, 'unknown');
+  return { space, ns: `ns-${space}`, ids, settle, admit };
 }
