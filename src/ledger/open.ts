@@ -142,7 +142,8 @@ function* placeRoot(req: OpenBudgetRequest, batch: TxBatch, limits: LedgerLimits
     const { preset_id, max_active_roots, max_per_minute } = req.preset;
     yield* tx('lockPreset', { preset_id, at: req.at, since, max_active_roots, max_per_minute });
   }
-  // Every count in one statement (issue #24), read after the preset's lock, with the prune of the namespace's live roots.
+  // Every count in one statement (issue #24), read after the preset's lock (on PostgreSQL's planned path before it,
+  // and checked again under it: TxOps.lockPreset), with the prune of the namespace's live roots.
   // The admission's claims ride along (admitTask): its own read of them is then one statement saved.
   const claims = batch.claimsToCount();
   const capacity = yield* tx('rootCapacity', req.owner_namespace, req.at, liveRootPruneHorizon(req.at), req.preset ? { preset_id: req.preset.preset_id, since } : undefined, claims);

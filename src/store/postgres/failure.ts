@@ -68,8 +68,10 @@ export function stalePlan(err: unknown): boolean {
 /**
  * A transaction missed its plan (postgres/transaction.ts): its batch's write
  * did not write what the plan expected (SQLSTATE BT001, raised by rows-sql.ts
- * PLANNED_FN: something raced it), or its program asked for other reads than
- * were sent ahead. Nothing of it committed; the program runs again the plain way.
+ * PLANNED_FN: something raced it), its preset had no room left once locked
+ * (BT001 too, capacity.ts PRESET_HOLD_FN_SQL), or its program asked for other
+ * reads than were sent ahead. Nothing of it committed; the program runs again
+ * the plain way.
  */
 export function planMissed(err: unknown): boolean {
   return codeOf(err) === 'BT001' || err instanceof PlanMissed;

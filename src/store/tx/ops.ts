@@ -201,7 +201,6 @@ export interface RootCapacity {
   preset_issued: number;
 }
 
-/** The rows a batch writes at its end (src/store/tx/batch.ts flush). */
 /** A preset's lock, with what its counts must stay under (TxOps.lockPreset). */
 export interface PresetHold {
   preset_id: string;
@@ -211,6 +210,7 @@ export interface PresetHold {
   max_per_minute: number;
 }
 
+/** The rows a batch writes at its end (src/store/tx/batch.ts flush). */
 export interface BatchWrites {
   /** Budget nodes the batch opened and has not written (parents before children), then their balances, charged already: written first. */
   nodes: readonly NodeRow[];
