@@ -95,8 +95,9 @@ export class GrowthStatistics {
     const sizes = (await this.query(SIZES_SQL)).map((row) => SizeRow.parse(row));
     const grown = sizes.filter((t) => this.tables.has(t.name) && t.pages >= MIN_PAGES && t.pages >= 2 * Math.max(t.planned, this.asked.get(t.name) ?? 0));
     if (grown.length === 0) return [];
-    for (const t of grown) this.asked.set(t.name, t.pages);
     await this.query(`ANALYZE (SKIP_LOCKED) ${grown.map((t) => quoted(t.name)).join(', ')}`);
+    // Only once it went through: an ANALYZE that failed (a lost connection, a cancelled statement) is asked again next check.
+    for (const t of grown) this.asked.set(t.name, t.pages);
     this.stats.analyzed += grown.length;
     return grown.map((t) => t.name);
   }
