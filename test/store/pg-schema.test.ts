@@ -91,7 +91,7 @@ describe.skipIf(!PG_URL)('one DDL source, two dialects', () => {
   it('creates the same tables, columns, indexes and immutable tables in both', async () => {
     const [lite, post] = [await sqliteShape(), await pgShape()];
     expect(Object.keys(post.columns).sort()).toEqual(Object.keys(lite.columns).sort());
-    // PostgreSQL's unresolved counter is striped, a row per namespace and connection (capacity.ts UNRESOLVED_COUNTER_PG).
+    // PostgreSQL's unresolved counter is striped, a row per namespace and connection (unresolved-sql.ts UNRESOLVED_COUNTER_PG).
     const striped = (cols: string[] | undefined) => cols?.flatMap((c) => (c.startsWith('owner_namespace ') ? [c, 'stripe int not null'] : [c]));
     for (const table of Object.keys(lite.columns)) expect(post.columns[table], table).toEqual(table === 'ledger_unresolved_counts' ? striped(lite.columns[table]) : lite.columns[table]);
     // Both count unresolved reservations in counter rows, and dropped the namespace index only the walk read (17 and 26).

@@ -4,7 +4,7 @@
  * reservation ever made (settled history is kept, ADR-0014), so a scan would
  * grow each admission with the gateway's age (issue #15, flat growth). It
  * also guards migration 17, which dropped the namespace index SQLite no
- * longer reads (src/store/capacity.ts DROP_NAMESPACE_INDEX_SQLITE), and any
+ * longer reads (src/store/unresolved-sql.ts DROP_NAMESPACE_INDEX_SQLITE), and any
  * later index change: dropping ledger_unresolved, for one, fails it. The
  * same statements may not scan ledger_nodes either (every root ever issued):
  * a preset's issuance count walks only its window's gap on ledger_nodes_by_preset

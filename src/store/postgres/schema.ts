@@ -4,7 +4,8 @@
  * work-sql.ts) in PostgreSQL types. Migrations run under an advisory lock so several Baton processes
  * starting together against one database migrate it exactly once.
  */
-import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootOnReserveSql, liveRootsTableSql, liveRootTriggersSql, presetWindowSql, PRESET_HOLD_FN_SQL, UNRESOLVED_COUNTER_PG } from '../capacity.ts';
+import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootOnReserveSql, liveRootsTableSql, liveRootTriggersSql, presetWindowSql, PRESET_HOLD_FN_SQL } from '../capacity.ts';
+import { UNRESOLVED_COUNTER_PG } from '../unresolved-sql.ts';
 import { controlLedgerTablesSql, PG_DDL, RECORDS_WITHOUT_DIGEST_INDEX_PG, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
@@ -26,7 +27,7 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   { version: 13, sql: pushGatewaySql },
   { version: 14, sql: liveRootTriggersSql('postgres') },
   { version: 15, sql: DROP_UNREAD_INDEXES },
-  // SQLite's migration 16 adds the per-namespace unresolved counter (capacity.ts UNRESOLVED_COUNTER_SQLITE); here the
+  // SQLite's migration 16 adds the per-namespace unresolved counter (unresolved-sql.ts UNRESOLVED_COUNTER_SQLITE); here the
   // count stays a walk of the rows, as one counter row per namespace would serialise its admissions. Kept as a
   // version so that both dialects name the same schema generation.
   { version: 16, sql: 'SELECT 1' },

@@ -4,7 +4,8 @@
  * integer is read back as a BigInt (see database.ts). Each migration's DDL is
  * written once for both dialects (core-sql.ts, push-sql.ts, meta.ts, work-sql.ts).
  */
-import { CAPACITY_INDEXES, DROP_NAMESPACE_INDEX_SQLITE, DROP_UNREAD_INDEXES, liveRootOnReserveSql, liveRootsTableSql, liveRootTriggersSql, presetWindowSql, PRUNE_ON_ISSUE_SQLITE, UNRESOLVED_COUNTER_SQLITE } from '../capacity.ts';
+import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootOnReserveSql, liveRootsTableSql, liveRootTriggersSql, presetWindowSql, PRUNE_ON_ISSUE_SQLITE } from '../capacity.ts';
+import { DROP_NAMESPACE_INDEX_SQLITE, UNRESOLVED_COUNTER_SQLITE } from '../unresolved-sql.ts';
 import { controlLedgerTablesSql, SQLITE_DDL, recordsWithoutDigestIndexSqlite, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
 import { pushGatewaySql, pushTablesSql } from '../push-sql.ts';
@@ -48,7 +49,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 23, sql: '' },
   { version: 24, sql: presetWindowSql('sqlite') },
   { version: 25, sql: liveRootOnReserveSql('sqlite') },
-  // PostgreSQL's migration 26 adds the unresolved counter SQLite has had since 16 (capacity.ts UNRESOLVED_COUNTER_PG).
+  // PostgreSQL's migration 26 adds the unresolved counter SQLite has had since 16 (unresolved-sql.ts UNRESOLVED_COUNTER_PG).
   { version: 26, sql: '' },
   // PostgreSQL's migration 27 adds the preset hold its planned transactions send with their write; SQLite's writers are serial.
   { version: 27, sql: '' },

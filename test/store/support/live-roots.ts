@@ -14,7 +14,8 @@ import { expectCodeAsync } from '../../helpers/errors.ts';
 import { randomIds } from '../../../src/records/ids.ts';
 import type { PresetIssuance } from '../../../src/ledger/types.ts';
 import type { Store } from '../../../src/store/port.ts';
-import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql, type Unresolved } from '../../../src/store/capacity.ts';
+import { activeRootsSql, presetActiveRootsSql, presetIssuedSinceSql, retainedSql } from '../../../src/store/capacity.ts';
+import type { Unresolved } from '../../../src/store/unresolved-sql.ts';
 import { actor, admission, agentScope, attemptScope, chain, decision, delegationScope, freshSpace, plannedTask, publishAgent } from './fixtures.ts';
 
 /** Runs SQL with named placeholders (`:name`) and returns the single count it selects. */
