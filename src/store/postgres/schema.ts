@@ -27,11 +27,11 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   { version: 13, sql: pushGatewaySql },
   { version: 14, sql: liveRootTriggersSql('postgres') },
   { version: 15, sql: DROP_UNREAD_INDEXES },
-  // SQLite's migration 16 adds the per-namespace unresolved counter (unresolved-sql.ts UNRESOLVED_COUNTER_SQLITE); here the
-  // count stays a walk of the rows, as one counter row per namespace would serialise its admissions. Kept as a
+  // SQLite's migration 16 adds the per-namespace unresolved counter (unresolved-sql.ts UNRESOLVED_COUNTER_SQLITE); here
+  // it came with migration 26, striped, as one counter row per namespace would serialise its admissions. Kept as a
   // version so that both dialects name the same schema generation.
   { version: 16, sql: 'SELECT 1' },
-  // SQLite's migration 17 drops ledger_reservations_live, unread there since its counter; the walk here reads it.
+  // SQLite's migration 17 drops ledger_reservations_live, unread there since its counter; here migration 26 does.
   { version: 17, sql: 'SELECT 1' },
   // SQLite's migration 18 prunes live roots in the root's insert trigger (capacity.ts PRUNE_ON_ISSUE_SQLITE); here the
   // prune rides in the capacity statement, already one round trip (pruneThenCapacitySql).
