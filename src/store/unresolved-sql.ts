@@ -30,9 +30,10 @@ export type Unresolved = 'counter' | 'stripes';
  * maxRetainedRecords), paid by every admission. A reservation becomes
  * unresolved only when inserted so, and stops being so once (resolve-once,
  * ledger/rules.ts); the triggers also count the other direction and
- * deletions, so the row stays the rule's count whatever writes it. Not on
- * PostgreSQL: there one row per namespace, locked from an admission's insert
- * to its commit, would serialise the namespace's admissions across processes.
+ * deletions, so the row stays the rule's count whatever writes it.
+ * PostgreSQL keeps it striped (migration 26, below): there one row per
+ * namespace, locked from an admission's insert to its commit, would serialise
+ * the namespace's admissions across processes.
  */
 export const UNRESOLVED_COUNTER_SQLITE = `
   CREATE TABLE ledger_unresolved_counts (
