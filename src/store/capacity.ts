@@ -282,6 +282,9 @@ export const presetWindowSql = (dialect: 'sqlite' | 'postgres'): string => {
 
 export const PRESET_HOLD_FN = 'baton_preset_hold';
 
+/** Locks a preset's row (`p` its id), found or inserted: the plain transaction's lockPreset, and the hold below. */
+export const presetLockSql = (p: string) => `INSERT INTO preset_locks(preset_id) VALUES (${p}) ON CONFLICT (preset_id) DO UPDATE SET preset_id = excluded.preset_id`;
+
 /**
  * PostgreSQL migration 27 (issue #24): a preset's lock and its limits in one
  * statement, for a planned transaction to send with its write
@@ -301,7 +304,7 @@ export const PRESET_HOLD_FN = 'baton_preset_hold';
 export const PRESET_HOLD_FN_SQL = `CREATE OR REPLACE FUNCTION ${PRESET_HOLD_FN}(p_preset text, p_at text, p_since text, p_max_active bigint, p_per_minute bigint)
   RETURNS boolean LANGUAGE plpgsql VOLATILE AS $fn$
 BEGIN
-  INSERT INTO preset_locks(preset_id) VALUES (p_preset) ON CONFLICT (preset_id) DO UPDATE SET preset_id = excluded.preset_id;
+  ${presetLockSql('p_preset')};
   IF (${presetActiveRootsSql((n) => `p_${n}`)}) >= p_max_active OR (${presetIssuedSinceSql((n) => `p_${n}`)}) >= p_per_minute THEN
     RAISE EXCEPTION 'the preset has no room left under its lock' USING ERRCODE = 'BT001';
   END IF;

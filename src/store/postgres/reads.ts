@@ -5,7 +5,7 @@
  * same statements, so a read sent ahead is the read the program would have
  * made.
  */
-import { capacityOf, PRESET_HOLD_FN, pruneThenCapacitySql } from '../capacity.ts';
+import { capacityOf, PRESET_HOLD_FN, presetLockSql, pruneThenCapacitySql } from '../capacity.ts';
 import type { Call, HeadRow, Lock, NodeRow, PresetHold, ReservationRow, TxOps } from '../tx/ops.ts';
 import type { Statement, StatementResult } from './pipeline.ts';
 import { lineageSql } from '../tx/rows-sql.ts';
@@ -42,7 +42,7 @@ export const READS: Specs = {
   }),
   // One statement whether or not the preset has locked before: the upsert locks the row it finds or inserts.
   lockPreset: (hold) => ({
-    statements: [{ text: 'INSERT INTO preset_locks(preset_id) VALUES ($1) ON CONFLICT (preset_id) DO UPDATE SET preset_id = excluded.preset_id', values: [hold.preset_id] }],
+    statements: [{ text: presetLockSql('$1'), values: [hold.preset_id] }],
     decode: () => undefined,
   }),
   rootCapacity: (ns, at, before, preset, claims) => {
