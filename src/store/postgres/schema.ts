@@ -4,7 +4,7 @@
  * work-sql.ts) in PostgreSQL types. Migrations run under an advisory lock so several Baton processes
  * starting together against one database migrate it exactly once.
  */
-import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootOnReserveSql, liveRootsTableSql, liveRootTriggersSql, presetWindowSql, PRESET_HOLD_FN_SQL } from '../capacity.ts';
+import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootOnReserveSql, liveRootsTableSql, liveRootTriggersSql, NODES_BY_ROOT_WITH_EXPIRY, presetWindowSql, PRESET_HOLD_FN_SQL } from '../capacity.ts';
 import { UNRESOLVED_COUNTER_PG } from '../unresolved-sql.ts';
 import { controlLedgerTablesSql, PG_DDL, RECORDS_WITHOUT_DIGEST_INDEX_PG, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
@@ -51,4 +51,6 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   { version: 26, sql: UNRESOLVED_COUNTER_PG },
   // A planned transaction takes its preset's lock with its write, and checks the preset's limits under it (transaction.ts).
   { version: 27, sql: PRESET_HOLD_FN_SQL },
+  // The retained count reads nodes' expiry off the index (capacity.ts NODES_BY_ROOT_WITH_EXPIRY).
+  { version: 28, sql: NODES_BY_ROOT_WITH_EXPIRY },
 ];

@@ -4,7 +4,7 @@
  * integer is read back as a BigInt (see database.ts). Each migration's DDL is
  * written once for both dialects (core-sql.ts, push-sql.ts, meta.ts, work-sql.ts).
  */
-import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootOnReserveSql, liveRootsTableSql, liveRootTriggersSql, presetWindowSql, PRUNE_ON_ISSUE_SQLITE } from '../capacity.ts';
+import { CAPACITY_INDEXES, DROP_UNREAD_INDEXES, liveRootOnReserveSql, liveRootsTableSql, liveRootTriggersSql, NODES_BY_ROOT_WITH_EXPIRY, presetWindowSql, PRUNE_ON_ISSUE_SQLITE } from '../capacity.ts';
 import { DROP_NAMESPACE_INDEX_SQLITE, UNRESOLVED_COUNTER_SQLITE } from '../unresolved-sql.ts';
 import { controlLedgerTablesSql, SQLITE_DDL, recordsWithoutDigestIndexSqlite, recordTablesSql } from '../core-sql.ts';
 import { metaTableSql } from '../meta.ts';
@@ -53,4 +53,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 26, sql: '' },
   // PostgreSQL's migration 27 adds the preset hold its planned transactions send with their write; SQLite's writers are serial.
   { version: 27, sql: '' },
+  { version: 28, sql: NODES_BY_ROOT_WITH_EXPIRY },
 ];
