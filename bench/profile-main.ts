@@ -10,6 +10,6 @@ import { profileBaton } from './profile.ts';
 const quick = process.env.BENCH_QUICK !== '0';
 const r = await profileBaton(quick, (s: string) => process.stderr.write(`${s}\n`));
 process.stdout.write(
-  `${JSON.stringify({ requests: r.requests, rps: r.rps, errors: r.errors, busyMs: r.busyMs, busyMsPerRequest: Math.round((100 * r.busyMs) / Math.max(1, r.requests)) / 100, threadsMsPerRequest: r.threadsMsPerRequest, byArea: r.byArea.map((a) => `${a.pct}% ${a.area}`), selfTop: r.selfTop.map((e) => `${e.pct}% ${e.ms}ms ${e.name} ${e.where}`), inclusiveSrc: r.inclusiveSrc.map((e) => `${e.pct}% ${e.name} ${e.where}`) }, null, 1)}\n`,
+  `${JSON.stringify({ requests: r.requests, rps: r.rps, errors: r.errors, busyMs: r.busyMs, busyMsPerRequest: Math.round((100 * r.busyMs) / Math.max(1, r.requests)) / 100, threadsMsPerRequest: r.threadsMsPerRequest, byArea: r.byArea.map((a) => `${a.pct}% ${a.area}`), byOwner: r.byOwner?.map((a) => `${a.pct}% ${a.area}`), selfTop: r.selfTop.map((e) => `${e.pct}% ${e.ms}ms ${e.name} ${e.where}`), inclusiveSrc: r.inclusiveSrc.map((e) => `${e.pct}% ${e.name} ${e.where}`) }, null, 1)}\n`,
 );
 process.exit(0);

@@ -46,6 +46,13 @@ export interface ProfileResults {
   busyMs: number;
   selfTop: ProfileEntry[];
   byArea: Array<{ area: string; ms: number; pct: number }>;
+  /**
+   * Self time again, but a sample in Node's internals or native code is
+   * charged to the nearest JavaScript on its stack that is a package or a
+   * src/ directory ({@link ownerOf}): signing and hashing land on src/records/,
+   * a socket write on whatever wrote. Absent in results from before it was measured.
+   */
+  byOwner?: Array<{ area: string; ms: number; pct: number }>;
   inclusiveSrc: ProfileEntry[];
   /** Whether only the samples inside the measured load window were counted. */
   windowed: boolean;
@@ -79,6 +86,26 @@ export function areaOf(frame: CallFrame): string {
   return u.split('/')[0] ?? u;
 }
 
+/** Areas that are not a package or src/ directory: their samples are charged on to a caller by {@link ownerOf}. */
+const UNOWNED = new Set(['(native/builtin)', 'node: internals', '(program)', '(garbage collector)', '(root)', '(idle)']);
+
+/**
+ * The area that owns a sample at `id`: the nearest frame, from the sample up,
+ * in a package or a src/ directory; the sample's own area when there is none
+ * (GC, the event loop's own work). Memoised per node in `memo`.
+ */
+function ownerOf(id: number, byId: Map<number, ProfileNode>, parent: Map<number, number>, memo: Map<number, string>): string {
+  const known = memo.get(id);
+  if (known !== undefined) return known;
+  const a = areaOf(byId.get(id)!.callFrame);
+  const up = parent.get(id);
+  const owner = !UNOWNED.has(a) ? a : up === undefined ? a : ownerOf(up, byId, parent, memo);
+  // A stack that reaches the root without an owner keeps the sample's own area.
+  const out = UNOWNED.has(owner) ? a : owner;
+  memo.set(id, out);
+  return out;
+}
+
 // tsx-compiled src/ files report meaningless line numbers, so they are named by file only.
 export const keyOf = (f: CallFrame) =>
   `${f.functionName || '(anonymous)'}\u0000${f.url ? (f.url.includes('/node_modules/') || f.url.startsWith('node:') ? `${shortUrl(f.url)}:${f.lineNumber + 1}` : shortUrl(f.url)) : ''}`;
@@ -104,6 +131,8 @@ export function summariseProfile(p: CpuProfile, top = 15, window?: { fromUs: num
   let idle = 0;
   const self = new Map<string, number>();
   const areas = new Map<string, number>();
+  const owners = new Map<string, number>();
+  const ownerMemo = new Map<number, string>();
   const inclusive = new Map<string, number>();
   for (const [id, us] of selfUs) {
     const node = byId.get(id)!;
@@ -116,6 +145,8 @@ export function summariseProfile(p: CpuProfile, top = 15, window?: { fromUs: num
     self.set(k, (self.get(k) ?? 0) + us);
     const a = areaOf(node.callFrame);
     areas.set(a, (areas.get(a) ?? 0) + us);
+    const o = ownerOf(id, byId, parent, ownerMemo);
+    owners.set(o, (owners.get(o) ?? 0) + us);
     const seen = new Set<string>();
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const f = byId.get(cur)!.callFrame;
@@ -132,13 +163,16 @@ export function summariseProfile(p: CpuProfile, top = 15, window?: { fromUs: num
     return { name, where, ms: round(us / 1000, 1), pct: round((100 * us) / busy, 1) };
   };
   const sorted = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]);
+  const shares = (m: Map<string, number>) =>
+    sorted(m)
+      .slice(0, 14)
+      .map(([area, us]) => ({ area, ms: round(us / 1000, 1), pct: round((100 * us) / busy, 1) }));
   return {
     profiledMs: round(total / 1000, 0),
     busyMs: round(busy / 1000, 0),
     selfTop: sorted(self).slice(0, top).map(entry),
-    byArea: sorted(areas)
-      .slice(0, 14)
-      .map(([area, us]) => ({ area, ms: round(us / 1000, 1), pct: round((100 * us) / busy, 1) })),
+    byArea: shares(areas),
+    byOwner: shares(owners),
     inclusiveSrc: sorted(inclusive).slice(0, top).map(entry),
   };
 }
@@ -189,7 +223,7 @@ export async function profileBaton(quick: boolean, log: (s: string) => void): Pr
     }
     const mainIndex = summaries.reduce((best, s, i) => (s.busyMs > summaries[best]!.busyMs ? i : best), 0);
     const main = summaries[mainIndex]!;
-    // BENCH_PROFILE_OUT keeps the main thread's .cpuprofile (for DevTools or bench/callers.ts).
+    // BENCH_PROFILE_OUT keeps the main thread's .cpuprofile (for DevTools, or a summary of your own).
     if (process.env.BENCH_PROFILE_OUT) writeFileSync(process.env.BENCH_PROFILE_OUT, JSON.stringify(profiles[mainIndex]));
     return { requests: r.requests, errors: r.errors, rps: round(r.rps, 1), ...main, windowed, ...(threads ? { threadsMsPerRequest: threads } : {}) };
   } finally {

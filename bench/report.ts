@@ -404,6 +404,11 @@ export function renderMarkdown(r: Results): string {
     out.push('', 'Self time by area:', '');
     out.push(header(['Area', 'self ms', '% of busy']));
     for (const e of p.byArea) out.push(row([e.area, f(e.ms, 1), f(e.pct, 1)]));
+    if (p.byOwner) {
+      out.push('', "Self time by owner: Node's internals and native code charged to the nearest package or src/ directory that called them (GC and the event loop's own work stay as they are):", '');
+      out.push(header(['Owner', 'ms', '% of busy']));
+      for (const e of p.byOwner) out.push(row([e.area, f(e.ms, 1), f(e.pct, 1)]));
+    }
     out.push('', "Inclusive time of Baton's own functions (src/):", '');
     out.push(header(['Function', 'File', 'inclusive ms', '% of busy']));
     for (const e of p.inclusiveSrc) out.push(row([`\`${e.name}\``, e.where, f(e.ms, 1), f(e.pct, 1)]));
