@@ -12,8 +12,10 @@
  * after one ANALYZE the same load ran at 152 calls/s on 4.0 ms of server CPU
  * per call, every read an index probe.
  *
- * So this process analyzes its own tables while they are young: every
- * {@link GrowthStatistics.every} committed transactions it compares each
+ * So this process analyzes its own tables while they are young: after
+ * {@link FIRST_CHECK} committed transactions, then after twice as many again
+ * each time until the gap is {@link GrowthStatistics.every}, then every
+ * `every` committed transactions, it compares each
  * table's size with the size the planner last recorded for it (pg_class.
  * relpages, set by ANALYZE and VACUUM, 0 before either), and analyzes those
  * that have at least doubled. A table is analyzed about log2(size) times in
@@ -42,6 +44,14 @@ export const MIN_PAGES = 16;
 /** Committed transactions between two size checks, by default. */
 export const CHECK_EVERY = 500;
 
+/**
+ * Committed transactions before this process's first check. The gaps double
+ * from here up to `every`: a schema fresh enough for every plan to be a scan
+ * outgrows those plans within the first few hundred transactions, and until a
+ * check re-plans them each costs more the more the tables hold.
+ */
+export const FIRST_CHECK = 32;
+
 // Relations of the schema the connection works in (its search_path), with their size in pages now.
 const SIZES_SQL = `SELECT c.relname AS name, c.relpages::int AS planned, (pg_relation_size(c.oid) / current_setting('block_size')::int)::int AS pages
   FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'`;
@@ -53,6 +63,8 @@ const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export class GrowthStatistics {
   private readonly tables: ReadonlySet<string>;
   private commits = 0;
+  /** Committed transactions from one check to the next: {@link FIRST_CHECK}, doubling up to `every`. */
+  private gap: number;
   private running: Promise<string[]> | undefined;
   /** Pages of each table when this process last asked for its ANALYZE: not asked again before it doubles from there. */
   private readonly asked = new Map<string, number>();
@@ -69,12 +81,14 @@ export class GrowthStatistics {
     readonly every = CHECK_EVERY,
   ) {
     this.tables = new Set(tables);
+    this.gap = Math.min(FIRST_CHECK, every);
   }
 
-  /** Called after each committed transaction; every `every`th starts a check unless one is under way. */
+  /** Called after each committed transaction; starts a check once the gap is reached, unless one is under way. */
   committed(): void {
-    if (this.every <= 0 || ++this.commits < this.every) return;
+    if (this.every <= 0 || ++this.commits < this.gap) return;
     this.commits = 0;
+    this.gap = Math.min(2 * this.gap, this.every);
     if (this.running) return;
     void this.refresh().catch(() => this.stats.failures++);
   }
