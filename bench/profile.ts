@@ -91,19 +91,16 @@ const UNOWNED = new Set(['(native/builtin)', 'node: internals', '(program)', '(g
 
 /**
  * The area that owns a sample at `id`: the nearest frame, from the sample up,
- * in a package or a src/ directory; the sample's own area when there is none
- * (GC, the event loop's own work). Memoised per node in `memo`.
+ * in a package or a src/ directory; undefined when there is none (GC, the
+ * event loop's own work). Memoised per node in `memo`.
  */
-function ownerOf(id: number, byId: Map<number, ProfileNode>, parent: Map<number, number>, memo: Map<number, string>): string {
-  const known = memo.get(id);
-  if (known !== undefined) return known;
+function ownerOf(id: number, byId: Map<number, ProfileNode>, parent: Map<number, number>, memo: Map<number, string | undefined>): string | undefined {
+  if (memo.has(id)) return memo.get(id);
   const a = areaOf(byId.get(id)!.callFrame);
   const up = parent.get(id);
-  const owner = !UNOWNED.has(a) ? a : up === undefined ? a : ownerOf(up, byId, parent, memo);
-  // A stack that reaches the root without an owner keeps the sample's own area.
-  const out = UNOWNED.has(owner) ? a : owner;
-  memo.set(id, out);
-  return out;
+  const owner = !UNOWNED.has(a) ? a : up === undefined ? undefined : ownerOf(up, byId, parent, memo);
+  memo.set(id, owner);
+  return owner;
 }
 
 // tsx-compiled src/ files report meaningless line numbers, so they are named by file only.
@@ -132,7 +129,7 @@ export function summariseProfile(p: CpuProfile, top = 15, window?: { fromUs: num
   const self = new Map<string, number>();
   const areas = new Map<string, number>();
   const owners = new Map<string, number>();
-  const ownerMemo = new Map<number, string>();
+  const ownerMemo = new Map<number, string | undefined>();
   const inclusive = new Map<string, number>();
   for (const [id, us] of selfUs) {
     const node = byId.get(id)!;
@@ -145,7 +142,8 @@ export function summariseProfile(p: CpuProfile, top = 15, window?: { fromUs: num
     self.set(k, (self.get(k) ?? 0) + us);
     const a = areaOf(node.callFrame);
     areas.set(a, (areas.get(a) ?? 0) + us);
-    const o = ownerOf(id, byId, parent, ownerMemo);
+    // A stack with no owner on it keeps the sample's own area.
+    const o = ownerOf(id, byId, parent, ownerMemo) ?? a;
     owners.set(o, (owners.get(o) ?? 0) + us);
     const seen = new Set<string>();
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
